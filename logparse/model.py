@@ -1,0 +1,214 @@
+"""The parse result: launches, their per-rank memory, and line accounting.
+
+This is the JSON contract of ``logparse parse --json`` (documented in the README):
+
+``{"launches": [...], "lines": {"total", "parsed", "noise", "unrecognized"}, "warnings": [...]}``
+
+Units: every ``*_gb`` figure of device memory is GiB (SGLang prints bytes / 2^30 and
+calls it "GB"); HiCache host memory (``hicache_host_gb``) is decimal GB (10^9), as
+SGLang prints it.  Absent values are ``None`` (JSON ``null``), never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Per (rank, worker) fields, in contract order.
+RANK_FIELDS = (
+    "dp_rank", "pp_rank", "tp_rank", "ep_rank", "worker",
+    "avail_before_load_gb", "weights_gb", "avail_after_load_gb", "load_s",
+    "kv_dtype", "kv_tokens", "k_size_gb", "v_size_gb", "kv_size_gb",
+    "avail_after_pool_gb", "graph_gb", "avail_after_graph_gb", "graph_s",
+)
+
+#: Launch fields, in contract order (``ranks`` comes last).
+LAUNCH_FIELDS = (
+    "launch_id", "source", "host", "unit", "pid", "boot", "started_at", "ready_at", "outcome", "error",
+    "sglang_version", "sglang_version_range", "version_evidence",
+    "model_path", "tp_size", "dp_size", "pp_size", "ep_size",
+    "mem_fraction_static", "kv_cache_dtype", "page_size", "context_length",
+    "chunked_prefill_size", "max_running_requests", "max_total_tokens", "speculative_algorithm",
+    "enable_hierarchical_cache", "hicache_ratio", "hicache_size", "enable_dp_attention", "device",
+    "server_args", "server_args_form",
+    "max_total_num_tokens", "max_prefill_tokens", "max_running_requests_effective",
+    "context_len", "available_mem_gb", "available_mem_kind",
+    "hicache_host_gb", "hicache_host_tokens",
+    "first_line", "last_line", "warnings", "ranks",
+)
+
+
+@dataclass(slots=True)
+class RankMemory:
+    dp_rank: int | None = None
+    pp_rank: int | None = None
+    tp_rank: int | None = None
+    ep_rank: int | None = None
+    worker: str = "target"
+    avail_before_load_gb: float | None = None
+    weights_gb: float | None = None
+    avail_after_load_gb: float | None = None
+    load_s: float | None = None
+    kv_dtype: str | None = None
+    kv_tokens: int | None = None
+    k_size_gb: float | None = None
+    v_size_gb: float | None = None
+    kv_size_gb: float | None = None
+    avail_after_pool_gb: float | None = None
+    graph_gb: float | None = None
+    avail_after_graph_gb: float | None = None
+    graph_s: float | None = None
+    # Beyond the contract: pools other than the plain KV pool, kept for explain/diff.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def key(self) -> tuple:
+        return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank, self.worker)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in RANK_FIELDS}
+        if self.extra:
+            d["extra"] = dict(self.extra)
+        return d
+
+
+@dataclass(slots=True)
+class Launch:
+    launch_id: str = ""
+    source: str | None = None
+    host: str | None = None
+    unit: str | None = None
+    pid: int | None = None
+    boot: str | None = None
+    started_at: str | None = None
+    ready_at: str | None = None
+    outcome: str = "incomplete"  # ready | failed | incomplete
+    error: str | None = None
+    sglang_version: str | None = None
+    sglang_version_range: str | None = None
+    version_evidence: list[str] = field(default_factory=list)
+    model_path: str | None = None
+    tp_size: int | None = None
+    dp_size: int | None = None
+    pp_size: int | None = None
+    ep_size: int | None = None
+    mem_fraction_static: float | None = None
+    kv_cache_dtype: str | None = None
+    page_size: int | None = None
+    context_length: int | None = None
+    chunked_prefill_size: int | None = None
+    max_running_requests: int | None = None
+    max_total_tokens: int | None = None
+    speculative_algorithm: str | None = None
+    enable_hierarchical_cache: bool | None = None
+    hicache_ratio: float | None = None
+    hicache_size: float | None = None
+    enable_dp_attention: bool | None = None
+    device: str | None = None
+    server_args: dict[str, Any] | None = None
+    server_args_form: str | None = None  # "dataclass" | "dict"
+    max_total_num_tokens: int | None = None
+    max_prefill_tokens: int | None = None
+    max_running_requests_effective: int | None = None
+    context_len: int | None = None
+    available_mem_gb: float | None = None
+    available_mem_kind: str | None = None  # "gpu" | "cpu"
+    hicache_host_gb: float | None = None  # decimal GB, as SGLang prints host memory
+    hicache_host_tokens: int | None = None
+    first_line: int | None = None
+    last_line: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    ranks: list[RankMemory] = field(default_factory=list)
+    # Not in the JSON contract; carried for the store and reports.
+    events: list[Any] = field(default_factory=list)
+    runtime: dict[str, Any] = field(default_factory=dict)
+    version_range: tuple[str, str] | None = None
+
+    def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for k in LAUNCH_FIELDS:
+            if k == "ranks":
+                d[k] = [r.to_dict() for r in self.ranks]
+            elif k == "warnings":
+                d[k] = list(self.warnings)
+            elif k == "version_evidence":
+                d[k] = list(self.version_evidence)
+            else:
+                d[k] = getattr(self, k)
+        d["runtime"] = dict(self.runtime)
+        if with_events:
+            d["events"] = [e.to_dict() for e in self.events]
+        return d
+
+    def rank(self, worker: str = "target", tp_rank: int | None = 0) -> RankMemory | None:
+        for r in self.ranks:
+            if r.worker == worker and (r.tp_rank or 0) == (tp_rank or 0) and not r.dp_rank:
+                return r
+        return None
+
+
+@dataclass(slots=True)
+class LineCounts:
+    total: int = 0
+    parsed: int = 0
+    noise: int = 0
+    unrecognized: int = 0
+
+    def add(self, status: str) -> None:
+        self.total += 1
+        if status == "parsed":
+            self.parsed += 1
+        elif status == "noise":
+            self.noise += 1
+        else:
+            self.unrecognized += 1
+
+    def merge(self, other: "LineCounts") -> None:
+        self.total += other.total
+        self.parsed += other.parsed
+        self.noise += other.noise
+        self.unrecognized += other.unrecognized
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Unrecognized:
+    source: str
+    line_no: int
+    reason: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line_no": self.line_no, "reason": self.reason, "text": self.text}
+
+
+@dataclass(slots=True)
+class SourceSummary:
+    name: str
+    fmt: str
+    bytes: int | None
+    lines: LineCounts
+    content_hash: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "format": self.fmt, "bytes": self.bytes, "content_hash": self.content_hash,
+                "lines": self.lines.to_dict()}
+
+
+@dataclass(slots=True)
+class ParseResult:
+    launches: list[Launch] = field(default_factory=list)
+    lines: LineCounts = field(default_factory=LineCounts)
+    warnings: list[str] = field(default_factory=list)
+    unrecognized: list[Unrecognized] = field(default_factory=list)
+    sources: list[SourceSummary] = field(default_factory=list)
+
+    def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
+        return {
+            "launches": [launch.to_dict(with_events=with_events) for launch in self.launches],
+            "lines": self.lines.to_dict(),
+            "warnings": list(self.warnings),
+            "unrecognized": [u.to_dict() for u in self.unrecognized],
+            "sources": [s.to_dict() for s in self.sources],
+        }

@@ -1,0 +1,161 @@
+"""SGLang releases: their order, and dating a log from what it prints.
+
+SGLang never prints its own version.  Two things in a log narrow it down:
+
+* the wording of each line: every grammar variant carries the release range in
+  which SGLang prints it (``logparse.variants``);
+* the field set of ``server_args=``: every release has its own ServerArgs field
+  set (replayed from the catalogue's Appendix A into ``data/sglang_versions.json``).
+
+A range is a pair of release names ``(first, last)`` over the ordered PyPI list,
+both inclusive.  Dev builds fall between releases; then the field set matches no
+release exactly and we report the closest ones.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+Range = tuple[str, str]
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    with resources.files("logparse.data").joinpath("sglang_versions.json").open("r") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def releases() -> tuple[str, ...]:
+    """Every analysed PyPI release, oldest first."""
+    return tuple(_data()["versions"])
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, int]:
+    return {v: i for i, v in enumerate(releases())}
+
+
+def index(version: str) -> int:
+    """Position of a release in the ordered list; unknown names are placed by numeric order."""
+    idx = _index()
+    if version in idx:
+        return idx[version]
+    key = _sort_key(version)
+    pos = 0
+    for i, v in enumerate(releases()):
+        if _sort_key(v) <= key:
+            pos = i
+    return pos
+
+
+def _sort_key(version: str) -> tuple:
+    parts: list = []
+    for piece in version.replace("rc", ".rc").split("."):
+        if piece.startswith("post"):
+            parts.append((1, int(piece[4:] or 0)))
+        elif piece.startswith("rc"):
+            parts.append((-1, int(piece[2:] or 0)))
+        elif piece.isdigit():
+            parts.append((0, int(piece)))
+    return tuple(parts)
+
+
+def first() -> str:
+    return releases()[0]
+
+
+def last() -> str:
+    return releases()[-1]
+
+
+def intersect(a: Range | None, b: Range | None) -> Range | None:
+    """Intersection of two ranges; ``None`` means "no information" and is neutral."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    lo = max(index(a[0]), index(b[0]))
+    hi = min(index(a[1]), index(b[1]))
+    if lo > hi:
+        return ("", "")  # contradiction: the caller reports it
+    return (releases()[lo], releases()[hi])
+
+
+def is_empty(r: Range | None) -> bool:
+    return r is not None and r == ("", "")
+
+
+def in_range(version: str, r: Range) -> bool:
+    return index(r[0]) <= index(version) <= index(r[1])
+
+
+def format_range(r: Range | None) -> str | None:
+    if r is None or is_empty(r):
+        return None
+    return r[0] if r[0] == r[1] else f"{r[0]}–{r[1]}"
+
+
+@lru_cache(maxsize=1)
+def field_sets() -> dict[str, frozenset[str]]:
+    out: dict[str, frozenset[str]] = {}
+    cur: set[str] = set()
+    changes = _data()["changes"]
+    for v in releases():
+        cur = (cur - set(changes[v]["-"])) | set(changes[v]["+"])
+        out[v] = frozenset(cur)
+    return out
+
+
+def date_field_set(keys: set[str] | frozenset[str]) -> tuple[Range | None, bool]:
+    """Release range whose ServerArgs field set equals ``keys``.
+
+    Returns ``(range, exact)``.  When no release matches exactly (a dev build, or a
+    field set we have not seen), the releases with the smallest symmetric
+    difference are returned with ``exact=False``.
+    """
+    keys = frozenset(k for k in keys if k)
+    if not keys:
+        return None, False
+    sets = field_sets()
+    exact = [v for v in releases() if sets[v] == keys]
+    if exact:
+        return (exact[0], exact[-1]), True
+    scored = [(len(sets[v] ^ keys), v) for v in releases()]
+    best = min(s for s, _ in scored)
+    # A field set far from every release is no evidence at all (e.g. a truncated line).
+    if best > max(8, len(keys) // 10):
+        return None, False
+    close = [v for s, v in scored if s == best]
+    return (close[0], close[-1]), False
+
+
+def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> float | None:
+    """The fraction SGLang picks when ``--mem-fraction-static`` is not given (catalogue §4.5).
+
+    Only the tp-size tables of old releases are deterministic; from 0.4.7.post1 the
+    value depends on the GPU, and the log's ``server_args`` carries the resolved value.
+    """
+    if version_range is None:
+        return None
+    hi = version_range[1]
+    tables = [
+        ("0.2.6", (0.80, 0.84, 0.86, 0.88, 0.89)),
+        ("0.3.5.post2", (0.79, 0.83, 0.85, 0.87, 0.88)),
+        ("0.3.6.post3", (0.79, 0.82, 0.85, 0.87, 0.88)),
+        ("0.4.7", (0.79, 0.81, 0.85, 0.87, 0.88)),
+    ]
+    for until, table in tables:
+        if index(hi) <= index(until):
+            if tp_size >= 16:
+                return table[0]
+            if tp_size >= 8:
+                return table[1]
+            if tp_size >= 4:
+                return table[2]
+            if tp_size >= 2:
+                return table[3]
+            return table[4]
+    return None
