@@ -1,0 +1,44 @@
+"""Events: what the grammar makes of one SGLang line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Event:
+    #: Event kind, e.g. ``load_end``, ``kv_alloc``, ``graph_end``, ``summary``, ``server_args``.
+    kind: str
+    #: Typed fields of the event (numbers as int/float, GiB for device memory).
+    fields: dict[str, Any] = field(default_factory=dict)
+    #: Name of the grammar variant that matched (``logparse.variants``), for dating.
+    variant: str | None = None
+    source: str = ""
+    line_no: int = 0
+    #: Timestamp as ISO 8601 text: SGLang's own (local, naive) when the line has one,
+    #: else the outer layer's (UTC).
+    ts: str | None = None
+    dp_rank: int | None = None
+    pp_rank: int | None = None
+    tp_rank: int | None = None
+    ep_rank: int | None = None
+    attn_cp_rank: int | None = None
+    moe_dp_rank: int | None = None
+    #: ``target`` or ``draft`` (speculative decoding), assigned by the launch assembler.
+    worker: str | None = None
+    #: True when the line carries a rank tag (a scheduler process), False for main-process lines.
+    tagged: bool = False
+    text: str = ""
+    seq: int = 0
+
+    def rank_key(self) -> tuple:
+        return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq, "line_no": self.line_no, "ts": self.ts, "kind": self.kind,
+            "variant": self.variant, "dp_rank": self.dp_rank, "pp_rank": self.pp_rank,
+            "tp_rank": self.tp_rank, "ep_rank": self.ep_rank, "worker": self.worker,
+            "fields": self.fields, "text": self.text,
+        }
