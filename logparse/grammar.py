@@ -1,0 +1,796 @@
+"""Grammar: one SGLang line to one event.
+
+Two grammars, one Transformer each:
+
+* ``grammars/sglang_line.lark`` (:class:`LineTransformer`): prefix + message.
+* ``grammars/pyliteral.lark`` (:class:`PyLiteralTransformer`): the ``server_args=`` payload.
+
+Both parsers are LALR with the contextual lexer, built once per process.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError
+
+from logparse.events import Event
+
+
+class LineParseError(ValueError):
+    """The line mentions something we track but does not fit any known variant."""
+
+
+def _grammar_text(name: str) -> str:
+    try:
+        return resources.files("logparse.grammars").joinpath(name).read_text()
+    except (ModuleNotFoundError, FileNotFoundError):  # running from a source tree without install
+        return (Path(__file__).resolve().parent.parent / "grammars" / name).read_text()
+
+
+@lru_cache(maxsize=1)
+def line_parser() -> Lark:
+    return Lark(_grammar_text("sglang_line.lark"), parser="lalr", lexer="contextual",
+                maybe_placeholders=False, propagate_positions=False)
+
+
+@lru_cache(maxsize=1)
+def literal_parser() -> Lark:
+    return Lark(_grammar_text("pyliteral.lark"), parser="lalr", lexer="contextual",
+                transformer=PyLiteralTransformer())
+
+
+# --------------------------------------------------------------------------- helpers
+
+class GiB(float):
+    """A device-memory figure as SGLang prints it ("GB" = GiB)."""
+
+
+class Seconds(float):
+    pass
+
+
+def _num(tok: Any) -> int | float:
+    s = str(tok)
+    try:
+        return int(s)
+    except ValueError:
+        return float(s)
+
+
+def _name(value: str) -> str:
+    """``#running-req`` -> ``running_req``; ``gen throughput (token/s)`` -> ``gen_throughput``."""
+    value = re.sub(r"\s*\([^)]*\)", "", value)
+    return value.strip().lower().replace(".", "").replace("/", "_").replace(" ", "_").replace("#", "").replace("-", "_")
+
+
+_GRAPH_DEVICES = {"cuda": "cuda", "cpu": "cpu", "npu": "npu", "xpu": "xpu", "musa": "musa", "hpu": "hpu"}
+
+
+def _graph_name_fields(name: str) -> dict[str, Any]:
+    """Split a capture name ("draft extend cuda graph", "target decode CUDA graph") into parts."""
+    words = name.split()
+    low = [w.lower() for w in words]
+    device = None
+    for w in low:
+        if w in _GRAPH_DEVICES:
+            device = _GRAPH_DEVICES[w]
+    worker = "draft" if "draft" in low else "target"
+    phase = None
+    for candidate in ("verify", "extend", "prefill", "decode", "piecewise", "tree"):
+        if candidate in low:
+            phase = candidate
+            break
+    return {"name": name, "device": device, "worker": worker, "phase": phase or "decode"}
+
+
+# --------------------------------------------------------------------------- the line transformer
+
+@v_args(inline=False)
+class LineTransformer(Transformer):
+    """Tree of one line -> ``(prefix_info, kind, fields, form)``."""
+
+    # ---- shared pieces
+    def gb(self, c):
+        return GiB(_num(c[0]))
+
+    def secs(self, c):
+        return Seconds(_num(c[0]))
+
+    def int_list(self, c):
+        return [_num(t) for t in c]
+
+    def kvpair(self, c):
+        key = str(c[0]).strip()
+        raw = str(c[1]).strip()
+        value: Any = raw
+        if raw in ("True", "False"):
+            value = raw == "True"
+        else:
+            m = re.fullmatch(r"(-?[\d.]+(?:[eE][+-]?\d+)?)(?: GB)?", raw)
+            if m:
+                value = _num(m.group(1))
+        return (key, value)
+
+    def kvlist(self, c):
+        return dict(c)
+
+    # ---- prefix
+    def bracket_prefix(self, c):
+        info: dict[str, Any] = {"stamp": None, "tags": []}
+        for item in c:
+            if isinstance(item, Token) and item.type == "STAMP":
+                info["stamp"] = str(item)
+            elif isinstance(item, tuple) and item[0] == "tag":
+                info["tags"].append(item[1])
+            elif isinstance(item, dict):
+                info.update(item)
+        return ("prefix", info)
+
+    def tag(self, c):
+        return ("tag", str(c[0]))
+
+    def level_loc(self, c):
+        return {"level": str(c[0]).strip(), "pyloc": str(c[1])}
+
+    def rank_prefix(self, c):
+        return ("prefix", {"stamp": None, "tags": [f"TP{_num(c[0])}"], "old_rank": True})
+
+    def gpu_tag(self, c):
+        return ("gpu", int(_num(c[0])))
+
+    def start(self, c):
+        prefix: dict[str, Any] = {}
+        gpu = None
+        body = None
+        for item in c:
+            if isinstance(item, tuple) and item and item[0] == "prefix":
+                prefix = item[1]
+            elif isinstance(item, tuple) and item and item[0] == "gpu":
+                gpu = item[1]
+            else:
+                body = item
+        return prefix, gpu, body
+
+    # ---- message builders: each returns (kind, fields, form)
+    def server_args(self, c):
+        return ("server_args", {"payload": str(c[0])}, None)
+
+    def init_nccl_begin(self, c):
+        return ("init_begin", {}, "nccl")
+
+    def init_dist_begin(self, c):
+        return ("init_begin", {}, "torch_distributed")
+
+    def init_dist_end(self, c):
+        f = {}
+        for v in c:
+            if isinstance(v, Seconds):
+                f["elapsed_s"] = float(v)
+            elif isinstance(v, GiB):
+                f["mem_usage_gb"] = float(v)
+        return ("init_end", f, "torch_distributed")
+
+    def init_parallel_begin(self, c):
+        return ("init_begin", {}, "parallel")
+
+    def init_parallel_end(self, c):
+        return ("init_end", {"elapsed_s": float(c[0])}, "parallel")
+
+    def memory_baseline(self, c):
+        return ("memory_baseline", {"mem_usage_gb": float(c[0])}, None)
+
+    def comm_warmup(self, c):
+        f = {"seconds": float(_num(c[1]))}
+        f.update(c[2])
+        return ("comm_warmup", f, str(c[0]))
+
+    def lm_head_warmup(self, c):
+        f = {"seconds": float(_num(c[0]))}
+        f.update(c[1])
+        return ("comm_warmup", f, "lm_head")
+
+    def unbalance_detail(self, c):
+        return c[0]
+
+    def unbalanced(self, c):
+        return ("memory_unbalanced", dict(c[0]) if c else {}, None)
+
+    def load_begin(self, c):
+        return ("load_begin", {"avail_gb": float(c[0])}, None)
+
+    def quant_item(self, c):
+        return ("quant", str(c[0]), str(c[1]).strip())
+
+    def load_fields(self, c):
+        f: dict[str, Any] = {}
+        gibs = []
+        quant: dict[str, str] = {}
+        for v in c:
+            if isinstance(v, Seconds):
+                f["elapsed_s"] = float(v)
+            elif isinstance(v, GiB):
+                gibs.append(float(v))
+            elif isinstance(v, tuple) and v[0] == "quant":
+                quant[v[1]] = v[2]
+            elif isinstance(v, Token):
+                if v.type == "MODEL_TYPE":
+                    f["model_type"] = str(v)
+                elif v.type == "DTYPE":
+                    f["dtype"] = str(v)
+        f["avail_gb"] = gibs[0]
+        if len(gibs) > 1:
+            f["mem_usage_gb"] = gibs[1]
+        if quant:
+            f["quant"] = quant
+        return f
+
+    def load_end(self, c):
+        return ("load_end", c[0], None)
+
+    def load_end_overlap(self, c):
+        return ("load_end", {"commit_s": float(c[0]), "overlap_window_s": float(c[1]),
+                             "overlap_total_s": float(c[2])}, "overlap")
+
+    def kv_dtype(self, c):
+        return ("kv_dtype", {"dtype": str(c[0])}, None)
+
+    def kv_scales_loaded(self, c):
+        return ("kv_scales", {"path": str(c[0])}, "loaded")
+
+    def kv_fp8_no_scales(self, c):
+        return ("kv_scales", {}, "default_1.0")
+
+    def kv_sizes_kv(self, c):
+        return {"k_gb": float(c[0]), "v_gb": float(c[1])}
+
+    def kv_sizes_mla(self, c):
+        return {"kv_gb": float(c[0])}
+
+    def kv_body(self, c):
+        f: dict[str, Any] = {}
+        for v in c:
+            if isinstance(v, dict):
+                f.update(v)
+            elif isinstance(v, Token):
+                if v.type == "DTYPE":
+                    f["dtype"] = str(v)
+                elif v.type == "NUMBER":
+                    f["tokens"] = int(_num(v))
+        return f
+
+    def _kv(self, c, form):
+        f: dict[str, Any] = {}
+        for v in c:
+            if isinstance(v, Token) and v.type == "KV_LABEL":
+                f["label"] = str(v).strip()
+            elif isinstance(v, dict):
+                f.update(v)
+        return ("kv_alloc", f, form)
+
+    def kv_alloc(self, c):
+        return self._kv(c, None)
+
+    def kv_alloc_va(self, c):
+        return self._kv(c, "va_upper_bound")
+
+    def kv_noop(self, c):
+        return ("kv_alloc", {"tokens": int(_num(c[0])), "placeholder_kb": float(_num(c[1]))}, "noop")
+
+    def kv_post_capture(self, c):
+        return ("kv_alloc", {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]),
+                             "avail_gb": float(c[3])}, "post_capture")
+
+    def kv_post_capture_draft(self, c):
+        return ("kv_alloc", {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]),
+                             "worker": "draft"}, "post_capture_draft")
+
+    def kv_post_capture_free(self, c):
+        return ("kv_post_capture_info", {"max_total_num_tokens": int(_num(c[0])), "free_gb": float(c[1])}, "free")
+
+    def kv_post_capture_swa(self, c):
+        return ("kv_post_capture_info", {"full_tokens": int(_num(c[0])), "swa_tokens": int(_num(c[1]))}, "swa")
+
+    def kv_post_capture_reqs(self, c):
+        return ("kv_post_capture_info", {"max_running_requests_from": int(_num(c[0])),
+                                         "max_running_requests_to": int(_num(c[1]))}, "reqs")
+
+    def kv_post_capture_headroom(self, c):
+        return ("kv_post_capture_info", {"decode_max_bs": int(_num(c[0])),
+                                         "max_running_requests": int(_num(c[1]))}, "headroom")
+
+    def kv_post_capture_canary(self, c):
+        return ("kv_post_capture_info", {"canary_workspace_gb": float(c[0])}, "canary")
+
+    def mamba_extra(self, c):
+        nums = [float(_num(t)) for t in c if isinstance(t, Token) and t.type == "NUMBER"]
+        return {"intermediate_ssm_gb": nums[0], "intermediate_conv_gb": nums[1]}
+
+    def mamba_alloc(self, c):
+        nums = [t for t in c if isinstance(t, Token) and t.type == "NUMBER"]
+        f: dict[str, Any] = {}
+        if len(nums) == 3:
+            f["max_mamba_cache_size"] = int(_num(nums[0]))
+            nums = nums[1:]
+        f["conv_gb"] = float(_num(nums[0]))
+        f["ssm_gb"] = float(_num(nums[1]))
+        for v in c:
+            if isinstance(v, dict):
+                f.update(v)
+        return ("mamba_alloc", f, None)
+
+    def swa_tokens(self, c):
+        form = "capital" if str(c[0]).startswith("Use Sliding") else None
+        return ("swa_tokens", {"full_tokens": int(_num(c[1])), "swa_tokens": int(_num(c[2]))}, form)
+
+    def swa_tokens_all(self, c):
+        return ("swa_tokens", {"swa_tokens": int(_num(c[0]))}, "all_swa")
+
+    def swakv_pool(self, c):
+        return ("swakv_pool", {"mem_gb": float(_num(c[1])), "swa_size": int(_num(c[2])),
+                               "full_size": int(_num(c[3]))}, "va" if str(c[0]).startswith("VA") else None)
+
+    def dsv4_memory(self, c):
+        return ("dsv4_memory", dict(c[0]), None)
+
+    def pool_end(self, c):
+        return ("pool_end", {"avail_gb": float(c[0])}, None)
+
+    def max_total_tokens_capped(self, c):
+        return ("max_total_tokens_capped", {"user_limit": int(_num(c[0])), "profiled": int(_num(c[1]))}, None)
+
+    # ---- graphs
+    def g_backend(self, c):
+        return ("backend", str(c[0]))
+
+    def g_tokens_per_req(self, c):
+        return ("num_tokens_per_req", int(_num(c[0])))
+
+    def g_num_tokens(self, c):
+        return ("num_tokens", c[0])
+
+    def g_bs(self, c):
+        return ("bs", c[0])
+
+    def g_step(self, c):
+        return ("step", int(_num(c[0])))
+
+    def g_elapsed(self, c):
+        return ("elapsed_s", float(c[0]))
+
+    def g_usage(self, c):
+        return ("mem_usage_gb", float(c[0]))
+
+    def g_avail(self, c):
+        return ("avail_gb", float(c[0]))
+
+    def gitems(self, c):
+        return dict(c)
+
+    def time_items(self, c):
+        return dict(v for v in c if isinstance(v, tuple))
+
+    def graph_begin_tail(self, c):
+        f: dict[str, Any] = {}
+        for v in c:
+            if isinstance(v, GiB):
+                f["avail_gb"] = float(v)
+            elif isinstance(v, dict):
+                f.update(v)
+        return f
+
+    def graph_end_tail(self, c):
+        f: dict[str, Any] = {}
+        for v in c:
+            if isinstance(v, Seconds):
+                f["elapsed_s"] = float(v)
+            elif isinstance(v, dict):
+                f.update(v)
+        return f
+
+    def _graph(self, c, kind):
+        f: dict[str, Any] = {}
+        for v in c:
+            if isinstance(v, Token) and v.type == "GRAPH_NAME":
+                f.update(_graph_name_fields(str(v)))
+            elif isinstance(v, Token) and v.type == "STEP_PAREN":
+                f["step"] = int(re.search(r"\d+", str(v)).group())
+            elif isinstance(v, dict):
+                f.update(v)
+        return (kind, f, None)
+
+    def graph_begin(self, c):
+        return self._graph(c, "graph_begin")
+
+    def graph_end(self, c):
+        return self._graph(c, "graph_end")
+
+    def graph_bs(self, c):
+        f = _graph_name_fields(str(c[0]))
+        f["bs"] = c[1]
+        return ("graph_bs", f, None)
+
+    # ---- summary
+    def summary_item(self, c):
+        key = str(c[0])
+        val = c[1]
+        if isinstance(val, Token):
+            val = None if str(val) == "None" else _num(val)
+        elif isinstance(val, GiB):
+            val = float(val)
+        return (key, val)
+
+    def summary(self, c):
+        f: dict[str, Any] = {"max_total_num_tokens": int(_num(c[0]))}
+        for key, val in c[1:]:
+            if key in ("available_gpu_mem", "available_cpu_mem"):
+                f["available_mem_gb"] = val
+                f["available_mem_kind"] = key.split("_")[1]
+            else:
+                f[key] = val
+        return ("summary", f, None)
+
+    # ---- hicache (decimal GB)
+    def hicache_alloc(self, c):
+        return ("hicache_alloc", {"host_gb": float(_num(c[0])), "label": "kv"}, None)
+
+    def hicache_alloc_other(self, c):
+        what = str(c[1])
+        label = "mamba" if "Mamba" in what else "other"
+        return ("hicache_alloc", {"host_gb": float(_num(c[0])), "label": label, "what": what}, "other")
+
+    def packed_layers(self, c):
+        return c[0]
+
+    def hicache_pool(self, c):
+        f = {"label": str(c[0]), "tokens": int(_num(c[1])), "host_gb": float(_num(c[2]))}
+        if len(c) > 3:
+            f["packed"] = c[3]
+        return ("hicache_alloc", f, "pool")
+
+    def hicache_not_enough(self, c):
+        return ("hicache_not_enough", {"requested_gb": float(_num(c[0])), "available_gb": float(_num(c[1]))}, None)
+
+    def hicache_not_enough_other(self, c):
+        return ("hicache_not_enough", {"text": str(c[0])}, "other")
+
+    # ---- runtime
+    def b_item(self, c):
+        return (str(c[0]).strip(), str(c[1]).strip())
+
+    def b_sub(self, c):
+        k, _, v = str(c[0]).partition("=")
+        return (k, v)
+
+    def bitems(self, c):
+        return [v for v in c if isinstance(v, tuple)]
+
+    def _batch(self, kind, c):
+        f: dict[str, Any] = {}
+        form_bits = []
+        last_key = None
+        for v in c:
+            if isinstance(v, Token):
+                if v.type == "BATCH_ITER":
+                    f["iteration"] = int(str(v).strip()[1:-1])
+                elif v.type == "BATCH_SEP":
+                    form_bits.append("dot" if str(v).startswith(".") else "comma")
+                elif v.type == "MIXED":
+                    f["mixed_running_req"] = int(re.search(r"\d+", str(v)).group())
+                elif v.type == "RETRACT_HEAD":
+                    form_bits.append("kv_full" if "KV cache pool" in str(v) else "decode_oom")
+            elif isinstance(v, list):
+                for key, raw in v:
+                    if "=" not in key and raw.startswith(("full=", "swa=")):
+                        # 0.4.9 SWA allocator: "#token: full=N, swa=M"
+                        sub, _, num = raw.partition("=")
+                        f[f"{_name(key)}_{sub}"] = _batch_value(num)
+                        last_key = _name(key)
+                    elif key in ("full", "swa") and last_key:
+                        f[f"{last_key}_{key}"] = _batch_value(raw)
+                    else:
+                        last_key = _name(key)
+                        f[last_key] = _batch_value(raw)
+        return (kind, f, "_".join(form_bits) or None)
+
+    def decode_batch(self, c):
+        return self._batch("decode_batch", c)
+
+    def prefill_batch(self, c):
+        return self._batch("prefill_batch", c)
+
+    def retract(self, c):
+        kind, f, form = self._batch("retract", c)
+        ratio = f.pop("new_token_ratio", None)
+        if isinstance(ratio, str) and "->" in ratio:
+            a, _, b = ratio.partition("->")
+            f["new_token_ratio_from"] = _batch_value(a.strip())
+            f["new_token_ratio_to"] = _batch_value(b.strip())
+        return (kind, f, form)
+
+    def retract_abort(self, c):
+        return ("retract", {"aborted": str(c[0])}, "abort")
+
+    def retract_failed(self, c):
+        return ("retract", {}, "failed")
+
+    def decode_oom(self, c):
+        return ("retract", {}, "decode_oom_error")
+
+    # ---- failures
+    def mem_frac_value(self, c):
+        return float(_num(c[1]))
+
+    def not_enough_memory(self, c):
+        f = {"error": "Not enough memory. Please try to increase --mem-fraction-static."}
+        form = "plain"
+        for v in c:
+            if isinstance(v, float):
+                f["mem_fraction_static"] = v
+                form = "with_value"
+        return ("failure", f, f"not_enough_memory:{form}")
+
+    def weights_no_memory(self, c):
+        return ("failure", {"mem_fraction_static": float(_num(c[0])), "suggested_mem_fraction_static": float(_num(c[1])),
+                            "minimum_mem_fraction_static": float(_num(c[2]))}, "weights_no_memory")
+
+    def cuda_oom(self, c):
+        return ("failure", {"detail": str(c[0]) if c else ""}, "cuda_oom")
+
+    def capture_failed(self, c):
+        return ("failure", {"detail": str(c[1]) if len(c) > 1 else ""}, "capture_failed")
+
+    def component_exception(self, c):
+        return ("exception_start", {"component": str(c[0])}, None)
+
+    def traceback_start(self, c):
+        return ("exception_start", {"component": None}, "bare")
+
+    def exception_known(self, c):
+        exc = str(c[0])
+        inner = c[1]
+        if isinstance(inner, tuple) and len(inner) == 3:
+            kind, f, form = inner
+            f = dict(f)
+            f["exception"] = exc
+            return (kind, f, form)
+        return ("exception", {"exception": exc}, None)
+
+    def exception(self, c):
+        return ("exception", {"exception": str(c[0]), "detail": str(c[1])}, None)
+
+    def sigquit(self, c):
+        return ("child_failed", {}, "sigquit")
+
+    def scheduler_dead(self, c):
+        return ("child_failed", {"rank": int(_num(c[0]))}, "scheduler_dead")
+
+    def scheduler_died(self, c):
+        return ("child_failed", {"rank": int(_num(c[0])), "exit_code": int(_num(c[1]))}, "scheduler_died")
+
+    def subprocess_crashed(self, c):
+        return ("child_failed", {"name": str(c[0]), "pid": int(_num(c[1])), "exit_code": int(_num(c[2]))},
+                "subprocess_crashed")
+
+    def child_failed(self, c):
+        return ("child_failed", {"detail": str(c[0])}, "child_exit")
+
+    def init_failed(self, c):
+        return ("failure", {"detail": str(c[0])}, "init_failed")
+
+    def mamba_no_memory(self, c):
+        return ("failure", {"detail": str(c[0])}, "mamba_no_memory")
+
+    def killed(self, c):
+        return ("killed", {}, None)
+
+    # ---- main process
+    def ready(self, c):
+        return ("ready", {}, None)
+
+    def uvicorn_started(self, c):
+        return ("started", {"pid": int(_num(c[0]))})
+
+    def uvicorn_running(self, c):
+        return ("running", {"url": str(c[0])})
+
+    def uvicorn_startup_complete(self, c):
+        return ("startup_complete", {})
+
+    def uvicorn_other(self, c):
+        return ("other", {"text": str(c[0])})
+
+    def uvicorn(self, c):
+        level = str(c[0]).strip().rstrip(":")
+        form, f = c[1]
+        f = dict(f)
+        f["level"] = level
+        return ("uvicorn", f, form)
+
+    def startup_timings(self, c):
+        return ("startup_timings", _parse_timings(str(c[0])), None)
+
+    def launch_dp(self, c):
+        return ("launch_dp", {"dp_rank": int(_num(c[0])), "gpu": int(_num(c[1]))}, None)
+
+    def draft_load_format(self, c):
+        return ("draft_load_format", {"load_format": str(c[0]).strip("'")}, None)
+
+
+def _batch_value(raw: str) -> Any:
+    raw = raw.strip()
+    if raw in ("True", "False"):
+        return raw == "True"
+    s = raw[:-1] if raw.endswith("%") else raw
+    try:
+        return int(s)
+    except ValueError:
+        try:
+            return float(s)
+        except ValueError:
+            return raw
+
+
+def _parse_timings(text: str) -> dict[str, Any]:
+    """``load_weight=0.08, kv_cache_allocation=1.04, cuda_graph={prefill=0.00, decode=0.00}, ...``"""
+    out: dict[str, Any] = {}
+    depth = 0
+    key = ""
+    buf = ""
+    stack: list[tuple[str, dict]] = []
+    cur = out
+    for ch in text + ",":
+        if ch == "{":
+            stack.append((key, cur))
+            new: dict[str, Any] = {}
+            cur[key.strip()] = new
+            cur = new
+            key, buf, depth = "", "", depth + 1
+        elif ch == "}":
+            if key.strip():
+                cur[key.strip()] = _batch_value(buf)
+            _, cur = stack.pop()
+            key, buf, depth = "", "", depth - 1
+        elif ch == "=" and not key:
+            key = buf
+            buf = ""
+        elif ch == ",":
+            if key.strip():
+                cur[key.strip()] = _batch_value(buf)
+            key, buf = "", ""
+        else:
+            buf += ch
+    return out
+
+
+# --------------------------------------------------------------------------- the literal transformer
+
+_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", re.S)
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
+           "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _unescape(body: str) -> str:
+    def rep(m: re.Match) -> str:
+        e = m.group(1)
+        if e in _SIMPLE:
+            return _SIMPLE[e]
+        if e[0] in "xuU":
+            return chr(int(e[1:], 16))
+        if e[0].isdigit():
+            return chr(int(e, 8))
+        return "\\" + e
+    return _ESCAPES.sub(rep, body)
+
+
+class Record(dict):
+    """A dataclass repr ``Name(k=v, ...)`` read back: a dict that remembers its class name."""
+
+    def __init__(self, name: str, fields: dict[str, Any]):
+        super().__init__(fields)
+        self.record_name = name
+
+
+class PyLiteralTransformer(Transformer):
+    def start(self, c):
+        return c[0]
+
+    def string(self, c):
+        s = str(c[0])
+        return _unescape(s[1:-1])
+
+    def number(self, c):
+        s = str(c[0])
+        if s.endswith("j"):
+            return complex(s)
+        try:
+            return int(s)
+        except ValueError:
+            return float(s)
+
+    def none(self, c):
+        return None
+
+    def true(self, c):
+        return True
+
+    def false(self, c):
+        return False
+
+    def opaque(self, c):
+        return str(c[0])
+
+    def name(self, c):
+        s = str(c[0])
+        if s in ("inf", "nan"):
+            return float(s)
+        return s
+
+    def field(self, c):
+        return (str(c[0]), c[1])
+
+    def record(self, c):
+        name = str(c[0])
+        return Record(name, dict(x for x in c[1:] if x is not None))
+
+    def pair(self, c):
+        return (c[0], c[1])
+
+    def dict(self, c):
+        out = {}
+        for p in c:
+            if p is None:
+                continue
+            k, v = p
+            try:
+                out[k] = v
+            except TypeError:  # unhashable key: keep its text form
+                out[repr(k)] = v
+        return out
+
+    def set(self, c):
+        return [x for x in c]
+
+    def list(self, c):
+        return [x for x in c if x is not None] if c != [None] else []
+
+    def tuple(self, c):
+        return list(c)
+
+
+def parse_literal(text: str) -> Any:
+    """Parse a Python repr (the ``server_args=`` payload).  Raises ``LineParseError``."""
+    try:
+        return literal_parser().parse(text)
+    except LarkError as exc:
+        raise LineParseError(f"server_args payload is not a Python literal: {_short_error(exc)}") from None
+    except RecursionError:
+        raise LineParseError("server_args payload nests too deeply") from None
+
+
+def _short_error(exc: Exception) -> str:
+    msg = str(exc).strip().splitlines()
+    return msg[0][:200] if msg else exc.__class__.__name__
+
+
+_TRANSFORMER = LineTransformer()
+
+
+def parse_line(text: str) -> tuple[dict[str, Any], int | None, tuple[str, dict[str, Any], str | None]]:
+    """Parse one SGLang line.  Returns ``(prefix, gpu_tag, (kind, fields, form))``.
+
+    Raises :class:`LineParseError` with a short reason when the line does not fit.
+    """
+    try:
+        tree = line_parser().parse(text)
+    except LarkError as exc:
+        raise LineParseError(_short_error(exc)) from None
+    try:
+        return _TRANSFORMER.transform(tree)
+    except LarkError as exc:  # a transformer bug surfaces as VisitError: report, never crash
+        raise LineParseError(f"transform failed: {_short_error(exc)}") from None
