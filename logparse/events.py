@@ -12,6 +12,8 @@ class Event:
     kind: str
     #: Typed fields of the event (numbers as int/float, GiB for device memory).
     fields: dict[str, Any] = field(default_factory=dict)
+    #: Wording of the variant within its kind (e.g. ``torch_distributed`` for ``init_begin``).
+    form: str | None = None
     #: Name of the grammar variant that matched (``logparse.variants``), for dating.
     variant: str | None = None
     source: str = ""
@@ -38,7 +40,7 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq, "line_no": self.line_no, "ts": self.ts, "kind": self.kind,
-            "variant": self.variant, "dp_rank": self.dp_rank, "pp_rank": self.pp_rank,
+            "form": self.form, "variant": self.variant, "dp_rank": self.dp_rank, "pp_rank": self.pp_rank,
             "tp_rank": self.tp_rank, "ep_rank": self.ep_rank, "worker": self.worker,
             "fields": self.fields, "text": self.text,
         }

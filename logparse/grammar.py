@@ -605,9 +605,14 @@ class LineTransformer(Transformer):
     def uvicorn_other(self, c):
         return ("other", {"text": str(c[0])})
 
+    def uvicorn_traceback(self, c):
+        return ("traceback", {})
+
     def uvicorn(self, c):
         level = str(c[0]).strip().rstrip(":")
         form, f = c[1]
+        if form == "traceback":   # uvicorn's own "ERROR:    Traceback ...": a multi-line record follows
+            return ("exception_start", {"component": "uvicorn"}, "uvicorn")
         f = dict(f)
         f["level"] = level
         return ("uvicorn", f, form)

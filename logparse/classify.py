@@ -1,0 +1,220 @@
+"""Line classification: every line is ``parsed``, known ``noise``, or ``unrecognized``.
+
+The cheap pre-filter decides which lines reach lark: only lines that mention a
+tracked anchor (``ANCHORS``) are parsed by the grammar.  Everything else is either
+known noise (the table ``NOISE``: each entry has a sample line and a test) or kept
+as unrecognized with a reason.  A line that mentions an anchor but fails the grammar
+is a *near miss*: SGLang may have a format variant we do not know yet.
+
+The classifier is stateful per stream (host, unit, boot, pid): Python tracebacks and
+``warnings`` output span several physical lines, and their continuation lines belong
+to the record that opened them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from logparse.grammar import LineParseError, parse_line
+from logparse.records import Record
+
+#: Substrings that mark a line we extract figures from (case-sensitive).  A line with
+#: one of these must parse, or it is reported as a near miss.
+ANCHORS = (
+    "avail mem", "KV Cache", "KV cache pool", "Capture ", "Load weight", "#tokens",
+    "max_total_num_tokens", "max_total_tokens=", "server_args=", "Init nccl", "Init torch distributed",
+    "Init parallel", "Memory pool end", "Memory baseline", "Not enough memory", "Loaded weights leave",
+    "out of memory", "Out of memory", "Decode batch", "Prefill batch", "hit an exception",
+    "Traceback (most recent call last)", "fired up and ready", "sigquit from a child", "SIGQUIT received",
+    "scheduler is dead", "scheduler died", "crashed with exit code", "Initialization failed",
+    "Engine startup timings", "Launch DP", "Mamba Cache", "liding window memory pool", "SWAKVPool",
+    "DSV4 memory", "host memory", "hierarchical KV", "Uvicorn running on", "Started server process",
+    "Application startup complete", "warmup completed in", "draft model load_format", "Post-capture KV sizing",
+    "memory capacity is unbalanced", "Retract requests", "retract_decode", "Failed to retract",
+    "Child process unexpectedly", "Using KV cache dtype", "KV cache scaling factors", "FP8 KV cache but no",
+)
+_ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
+
+#: SGLang's own line prefix (the grammar's ``prefix`` rule, as one regexp for the fast path;
+#: ``tests/test_grammar.py`` checks that both agree on every sample).
+PREFIX_RE = re.compile(
+    r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
+)
+#: The same prefix found somewhere inside a line (text glued in front of it).
+_EMBEDDED_PREFIX_RE = re.compile(r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?[\] ]")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_WARNING_HEADER_RE = re.compile(r"^(?:\S.*?|)\.py:\d+: (?:\w+\.)*\w*Warning: ")
+_EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|KeyboardInterrupt)(?::|$)")
+_TQDM_RE = re.compile(r"\d+%\|| \d+/\d+ \[\d|it/s\]|s/it\]|\[\d\d:\d\d<|% Completed \|")
+
+#: Known noise: (name, category, regexp, sample written by us).  A regexp is matched
+#: at the start of the line (after SGLang's prefix when ``after_prefix`` is set).
+NOISE: list[dict[str, Any]] = [
+    {"name": "uvicorn_access", "category": "uvicorn_access", "after_prefix": True,
+     "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
+     "sample": '[2025-03-02 10:00:05] INFO:     10.1.2.3:51234 - "POST /generate HTTP/1.1" 200 OK'},
+    {"name": "uvicorn_access_bare", "category": "uvicorn_access", "after_prefix": False,
+     "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
+     "sample": 'INFO:     127.0.0.1:40000 - "GET /health HTTP/1.1" 200 OK'},
+    {"name": "uvicorn_bare", "category": "uvicorn", "after_prefix": False,
+     "re": r"(?:INFO|WARNING|ERROR|DEBUG):\s{2,}\S",
+     "sample": "INFO:     Waiting for application startup."},
+    {"name": "python_warning_source", "category": "python_warning", "after_prefix": False,
+     "re": r"\s+warnings\.warn\(",
+     "sample": "  warnings.warn("},
+    {"name": "nccl", "category": "third_party", "after_prefix": False,
+     "re": r"(?:\S+:\d+:\d+ \[\d+\] )?NCCL (?:INFO|WARN|version)|\[Gloo\] |\[rank\d+\]:\[[WIE]|\[aiter\]|\[W\d{3,4} ",
+     "sample": "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1"},
+    {"name": "tqdm", "category": "tqdm", "after_prefix": False,
+     "re": r".*(?:\d+%\||% Completed \|| \d+/\d+ \[\d\d:)",
+     "sample": "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:03<00:03,  1.61s/it]"},
+    {"name": "bench_one_batch", "category": "sglang_other", "after_prefix": False,
+     "re": r"(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: |Decode \d+\. Batch size: |Decode\.  median latency: |Total\. latency: )",
+     "sample": "Decode 2. Batch size: 4, latency: 0.00811 s, throughput:    493.29 token/s"},
+    {"name": "sglang_print", "category": "sglang_other", "after_prefix": False,
+     "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
+           r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
+     "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend."},
+    {"name": "systemd", "category": "systemd", "after_prefix": False,
+     "re": r"(?:Started|Stopped|Stopping|Starting) \S+\.service|\S+\.service: (?:Main process exited|Failed with result|Consumed|Deactivated|Scheduled restart)",
+     "sample": "sglang.service: Main process exited, code=killed, status=9/KILL"},
+]
+_NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if n["after_prefix"]))
+_NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
+_NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
+
+#: Lines longer than this are not given to lark whole (bounded time per line); a
+#: ``server_args`` line of tens of KB is fine, a 50 MB garbage line is cut.
+MAX_LINE = 2_000_000
+
+
+@dataclass(slots=True)
+class Classified:
+    status: str                 # parsed | noise | unrecognized
+    reason: str                 # noise category, or why unrecognized, or the event kind
+    parsed: Any = None          # (prefix, gpu, (kind, fields, form)) when parsed
+    text: str = ""              # the text given to the grammar (cleaned)
+
+
+def clean_text(text: str) -> tuple[str, list[str]]:
+    """Remove terminal debris: ANSI codes, NULs, tqdm ``\\r`` updates, text glued in front."""
+    notes: list[str] = []
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+        notes.append("NUL bytes removed")
+    if "\r" in text:
+        segments = [s for s in text.split("\r") if s.strip()]
+        chosen = None
+        for seg in reversed(segments):
+            m = _EMBEDDED_PREFIX_RE.search(seg)
+            if m:
+                chosen = seg[m.start():]
+                break
+        text = chosen if chosen is not None else (segments[-1] if segments else "")
+    elif text and text[0] != "[" and not text[0].isspace():
+        m = _EMBEDDED_PREFIX_RE.search(text)
+        if m and m.start() > 0 and PREFIX_RE.match(text, m.start()):
+            notes.append(f"text before the log line ignored: {text[:m.start()][:60]!r}")
+            text = text[m.start():]
+    return text.rstrip(), notes
+
+
+class LineClassifier:
+    """Stateful classifier; one instance per input stream."""
+
+    def __init__(self) -> None:
+        self.mode: str | None = None   # "traceback" | "warning" | "exception_tail" | None
+
+    def classify(self, rec: Record) -> Classified:
+        if rec.marker:
+            self.mode = None
+            return Classified("noise", "journal_marker")
+        if rec.text is None:
+            return Classified("unrecognized", rec.problem or "text lost by the outer layer")
+        raw = rec.text
+        if len(raw) > MAX_LINE:
+            self.mode = None
+            return Classified("unrecognized", f"line of {len(raw)} characters is too long to parse", text=raw[:200])
+        text, _notes = clean_text(raw)
+        if not text.strip():
+            return Classified("noise", "blank")
+
+        first = text[0]
+        # ---- continuation of a multi-line record
+        if self.mode == "warning":
+            if first.isspace():
+                return Classified("noise", "python_warning")
+            self.mode = None
+        elif self.mode in ("traceback", "exception_tail"):
+            if first.isspace() or text.startswith(("During handling of the above exception",
+                                                   "The above exception was the direct cause")):
+                self.mode = "traceback"
+                return Classified("noise", "traceback")
+            if text.startswith("Traceback (most recent call last)"):
+                self.mode = "traceback"
+                return Classified("noise", "traceback")
+            if _EXCEPTION_LINE_RE.match(text):
+                self.mode = "exception_tail"
+                return self._parse(text, exception=True)
+            if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):
+                return Classified("noise", "traceback")
+            self.mode = None
+
+        m = PREFIX_RE.match(text)
+        if m is None and _WARNING_HEADER_RE.match(text):
+            self.mode = "warning"
+            msg = text.split("Warning: ", 1)[1]
+            if _ANCHOR_RE.search(msg):
+                try:
+                    return Classified("parsed", "warning", parse_line(msg), msg)
+                except LineParseError:
+                    pass
+            return Classified("noise", "python_warning")
+
+        if _ANCHOR_RE.search(text) or text == "Killed":
+            if m is None and _TQDM_RE.search(text) and not text.startswith("[gpu"):
+                return Classified("noise", "tqdm")
+            result = self._parse(text)
+            if result.status == "parsed":
+                return result
+            if m is None and _NOISE_BARE.match(text):
+                return Classified("noise", _NOISE_CATEGORY[_NOISE_BARE.match(text).lastgroup])
+            return result
+        if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text or text in ("Killed",):
+            return self._parse(text, exception=True)
+
+        if m is not None:
+            nm = _NOISE_PREFIXED.match(text, m.end())
+            if nm:
+                return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
+            return Classified("noise", "sglang_other")
+        nm = _NOISE_BARE.match(text)
+        if nm:
+            return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
+        if _TQDM_RE.search(text):
+            return Classified("noise", "tqdm")
+        return Classified("unrecognized", "unknown line", text=text)
+
+    def _parse(self, text: str, exception: bool = False) -> Classified:
+        try:
+            parsed = parse_line(text)
+        except LineParseError as exc:
+            if exception:
+                return Classified("noise", "traceback", text=text)
+            return Classified("unrecognized", f"near miss (SGLang may print a format we do not know): {exc}",
+                              text=text)
+        kind = parsed[2][0]
+        if kind == "exception_start":
+            self.mode = "traceback"
+        return Classified("parsed", kind, parsed, text)
+
+
+def _is_exception_tail(text: str) -> bool:
+    """Lines that continue a multi-line exception message (e.g. CUDA graph capture's hints)."""
+    return bool(re.match(r"(?:\d+\. |Possible solutions:|Open an issue on GitHub|If you need|Please |"
+                         r"Example: |Hint: |Note: |For (?:more|example)|See )", text))

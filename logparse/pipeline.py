@@ -1,0 +1,145 @@
+"""The parse pipeline: sources -> records -> classified lines -> events -> launches.
+
+Library entry points (the CLI is a thin layer over these):
+
+* :func:`parse_paths` -- files, directories, ``-``;
+* :func:`parse_sources` -- any :class:`logparse.sources.Source` objects (journal, text);
+* :func:`parse_text` -- a string (tests, notebooks).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Sequence
+
+from logparse.classify import LineClassifier
+from logparse.events import Event
+from logparse.launches import STARTUP_KINDS, LaunchAssembler, apply_prefix
+from logparse.model import LineCounts, ParseResult, SourceSummary, Unrecognized
+from logparse.records import Record
+
+#: Unrecognized lines kept in the result per source (the counts are always exact).
+MAX_UNRECOGNIZED_KEPT = 10_000
+#: Text kept of one unrecognized line.
+MAX_UNRECOGNIZED_TEXT = 4_000
+
+
+def _iso_utc(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+class StreamParser:
+    """Parses the records of one source; keeps per-stream state (classifier, open launch)."""
+
+    def __init__(self, source_name: str, sglang_version: str | None = None) -> None:
+        self.source_name = source_name
+        self.sglang_version = sglang_version
+        self.counts = LineCounts()
+        self.unrecognized: list[Unrecognized] = []
+        self.warnings: list[str] = []
+        self._classifiers: dict[tuple, LineClassifier] = {}
+        self._open: dict[tuple, LaunchAssembler] = {}
+        self._done: list[tuple[int, LaunchAssembler]] = []
+        self._order = 0
+        self._orphan_lines = 0
+
+    def feed(self, rec: Record) -> None:
+        key = rec.stream_key()
+        clf = self._classifiers.get(key)
+        if clf is None:
+            clf = self._classifiers[key] = LineClassifier()
+        res = clf.classify(rec)
+        self.counts.add(res.status)
+        if res.status == "unrecognized":
+            if len(self.unrecognized) < MAX_UNRECOGNIZED_KEPT:
+                text = res.text or (rec.text or "")
+                self.unrecognized.append(Unrecognized(self.source_name, rec.line_no, res.reason,
+                                                      text[:MAX_UNRECOGNIZED_TEXT]))
+            return
+        if res.status != "parsed":
+            return
+        prefix, gpu, (kind, fields, form) = res.parsed
+        ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no,
+                   text=res.text)
+        apply_prefix(ev, prefix, gpu)
+        if ev.ts is None or len(ev.ts) <= 12:   # no date in SGLang's prefix: use the outer layer's time
+            outer = _iso_utc(rec.ts)
+            if outer:
+                ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
+        if kind in _SCHEDULER_DEFAULT_RANK and ev.tp_rank is None:
+            ev.tp_rank = 0   # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
+        self._add_event(key, ev)
+
+    def _add_event(self, key: tuple, ev: Event) -> None:
+        cur = self._open.get(key)
+        if cur is None or cur.starts_new_launch(ev):
+            if cur is not None:
+                self._close(key)
+            cur = self._open[key] = LaunchAssembler(self.source_name, key)
+            self._order += 1
+            cur.order = self._order  # type: ignore[attr-defined]
+        cur.add(ev)
+
+    def _close(self, key: tuple) -> None:
+        asm = self._open.pop(key, None)
+        if asm is not None:
+            self._done.append((asm.order, asm))  # type: ignore[attr-defined]
+
+    def finish(self) -> tuple[list, LineCounts, list[Unrecognized], list[str]]:
+        for key in list(self._open):
+            self._close(key)
+        launches = []
+        for _, asm in sorted(self._done, key=lambda t: t[0]):
+            if not any(e.kind in STARTUP_KINDS for e in asm.events):
+                self._orphan_lines += len(asm.events)
+                continue
+            launches.append(asm.finish(self.sglang_version))
+        if self._orphan_lines:
+            self.warnings.append(f"{self.source_name}: {self._orphan_lines} runtime line(s) belong to a launch "
+                                 "that started before this input begins; they are counted but not attached")
+        if self.counts.unrecognized:
+            near = sum(1 for u in self.unrecognized if u.reason.startswith("near miss"))
+            msg = f"{self.source_name}: {self.counts.unrecognized} unrecognized line(s)"
+            if near:
+                msg += f", {near} near miss(es): SGLang may print a format variant logparse does not know"
+            self.warnings.append(msg)
+        return launches, self.counts, self.unrecognized, self.warnings
+
+
+from logparse.launches import SCHEDULER_KINDS as _SCHEDULER_DEFAULT_RANK  # noqa: E402
+
+
+def parse_sources(sources: Iterable, sglang_version: str | None = None,
+                  on_record: Callable[[Record], None] | None = None) -> ParseResult:
+    result = ParseResult()
+    for src in sources:
+        sp = StreamParser(src.name, sglang_version)
+        for rec in src.records():
+            if on_record is not None:
+                on_record(rec)
+            sp.feed(rec)
+        launches, counts, unrec, warns = sp.finish()
+        result.launches.extend(launches)
+        result.lines.merge(counts)
+        result.unrecognized.extend(unrec)
+        result.warnings.extend(getattr(src, "warnings", []))
+        result.warnings.extend(warns)
+        result.sources.append(SourceSummary(src.name, getattr(src, "fmt", "plain"), getattr(src, "bytes_read", None),
+                                            counts, getattr(src, "content_hash", None)))
+    return result
+
+
+def parse_paths(paths: Sequence[str], input_format: str | None = None,
+                sglang_version: str | None = None) -> ParseResult:
+    from logparse.sources import open_inputs
+    return parse_sources(open_inputs(list(paths), input_format=input_format), sglang_version)
+
+
+def parse_text(text: str | bytes, name: str = "<text>", sglang_version: str | None = None) -> ParseResult:
+    from logparse.sources import text_source
+    return parse_sources([text_source(name, text)], sglang_version)
