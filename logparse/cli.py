@@ -1,0 +1,62 @@
+"""Command line: a thin layer over the library.
+
+Exit codes (documented in the README): 0 ok, 1 a regression or problem found,
+2 a usage or input error, 3 a store error.
+
+Command modules register themselves on :data:`app`; heavy libraries (lark, polars,
+duckdb, matplotlib) are imported inside the commands so that ``logparse --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+app = typer.Typer(
+    name="logparse",
+    help="Parse SGLang startup logs into launches, keep their history, and explain KV-cache capacity.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> "typer.Exit":
+    """One clear line on stderr, then the documented exit code."""
+    typer.echo(f"logparse: {message}", err=True)
+    return typer.Exit(code)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                       is_eager=True)) -> None:
+    if version:
+        from logparse import __version__
+        typer.echo(f"logparse {__version__}")
+        raise typer.Exit(0)
+
+
+# Command modules (each registers its commands on ``app``).
+from logparse import cli_parse  # noqa: E402,F401
+
+for _optional in ("logparse.cli_store", "logparse.cli_reports"):
+    try:
+        __import__(_optional)
+    except ModuleNotFoundError as _exc:  # a module not written yet in this checkout
+        if _exc.name != _optional:
+            raise
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("logparse: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,129 @@
+"""Human-readable output (rich) for parse results and launches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from logparse.model import Launch, ParseResult
+
+OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
+
+
+def _fmt(v: Any, digits: int = 2) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    if isinstance(v, int) and abs(v) >= 10000:
+        return f"{v:,}"
+    return str(v)
+
+
+def rank_label(r) -> str:
+    parts = []
+    if r.dp_rank is not None:
+        parts.append(f"DP{r.dp_rank}")
+    if r.pp_rank is not None:
+        parts.append(f"PP{r.pp_rank}")
+    parts.append(f"TP{r.tp_rank if r.tp_rank is not None else 0}")
+    if r.ep_rank is not None:
+        parts.append(f"EP{r.ep_rank}")
+    return " ".join(parts)
+
+
+def launch_header(launch: Launch) -> Text:
+    t = Text()
+    t.append(f"launch {launch.launch_id}  ", style="bold")
+    t.append(launch.outcome, style=OUTCOME_STYLE.get(launch.outcome, ""))
+    t.append(f"  SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}")
+    if launch.model_path:
+        t.append(f"  {launch.model_path}")
+    sizes = [f"{k}={v}" for k, v in (("tp", launch.tp_size), ("dp", launch.dp_size), ("pp", launch.pp_size),
+                                     ("ep", launch.ep_size)) if v is not None]
+    if sizes:
+        t.append("  " + " ".join(sizes))
+    where = [x for x in (launch.host, launch.unit, f"pid {launch.pid}" if launch.pid else None) if x]
+    if where:
+        t.append("  [" + " ".join(where) + "]", style="dim")
+    return t
+
+
+def make_console() -> Console:
+    """A console that does not squash tables when the output is a pipe or a file."""
+    probe = Console()
+    width = probe.width if probe.is_terminal else 200
+    return Console(highlight=False, width=max(width, 100))
+
+
+def rank_table(launch: Launch) -> Table:
+    mem = "CPU" if (launch.available_mem_kind == "cpu" or launch.device == "cpu") else "GPU"
+    table = Table(title=f"per-rank {mem} memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("rank", "worker", "before load", "weights", "after load", "load s", "KV dtype", "KV tokens",
+                "KV GiB", "after pool", "graphs", "after graphs", "graph s"):
+        table.add_column(col, justify="right" if col not in ("rank", "worker", "KV dtype") else "left")
+    for r in launch.ranks:
+        table.add_row(rank_label(r), r.worker, _fmt(r.avail_before_load_gb), _fmt(r.weights_gb),
+                      _fmt(r.avail_after_load_gb), _fmt(r.load_s), (r.kv_dtype or "—").replace("torch.", ""),
+                      _fmt(r.kv_tokens), _fmt(r.kv_size_gb), _fmt(r.avail_after_pool_gb), _fmt(r.graph_gb),
+                      _fmt(r.avail_after_graph_gb), _fmt(r.graph_s))
+    return table
+
+
+def print_launch(console: Console, launch: Launch) -> None:
+    console.print(launch_header(launch))
+    when = f"started {launch.started_at or '?'}"
+    if launch.ready_at:
+        when += f", ready {launch.ready_at}"
+    console.print(f"  {when}; lines {launch.first_line}-{launch.last_line} of {launch.source}", style="dim")
+    if launch.sglang_version_range and not launch.sglang_version:
+        console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")
+    args = []
+    for k in ("mem_fraction_static", "kv_cache_dtype", "page_size", "context_length", "chunked_prefill_size",
+              "max_running_requests", "max_total_tokens", "speculative_algorithm", "enable_hierarchical_cache"):
+        v = getattr(launch, k)
+        if v not in (None, False):
+            args.append(f"{k}={v}")
+    if args:
+        console.print("  " + ", ".join(args))
+    if launch.ranks:
+        console.print(rank_table(launch))
+    if launch.max_total_num_tokens is not None:
+        mem = f", available_{launch.available_mem_kind or 'gpu'}_mem={_fmt(launch.available_mem_gb)} GiB" \
+            if launch.available_mem_gb is not None else ""
+        console.print(f"  max_total_num_tokens={_fmt(launch.max_total_num_tokens)}, max_prefill_tokens="
+                      f"{_fmt(launch.max_prefill_tokens)}, max_running_requests={_fmt(launch.max_running_requests_effective)}, "
+                      f"context_len={_fmt(launch.context_len)}{mem}")
+    if launch.hicache_host_gb is not None:
+        console.print(f"  HiCache host pool: {launch.hicache_host_gb:.2f} GB (decimal) per rank"
+                      + (f", {launch.hicache_host_tokens:,} tokens" if launch.hicache_host_tokens else ""))
+    rt = launch.runtime
+    if rt.get("batch_lines"):
+        console.print(f"  runtime: peak #running-req {_fmt(rt.get('peak_running_req'))}, peak token usage "
+                      f"{_fmt(rt.get('peak_token_usage'))}, peak #queue-req {_fmt(rt.get('peak_queue_req'))}, "
+                      f"retractions {rt.get('retractions', 0)}")
+    if launch.error:
+        console.print(Text("  error: " + launch.error, style="red"))
+    for w in launch.warnings:
+        console.print(Text("  warning: " + w, style="yellow"))
+    console.print()
+
+
+def print_parse_result(result: ParseResult, show_unrecognized: int = 10) -> None:
+    console = make_console()
+    for launch in result.launches:
+        print_launch(console, launch)
+    lc = result.lines
+    console.print(f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
+                  f"{lc.unrecognized} unrecognized")
+    if result.unrecognized and show_unrecognized:
+        console.print("unrecognized lines:", style="yellow")
+        for u in result.unrecognized[:show_unrecognized]:
+            console.print(Text(f"  {u.source}:{u.line_no}: {u.reason}: {u.text[:160]}"))
+        if len(result.unrecognized) > show_unrecognized:
+            console.print(f"  … and {len(result.unrecognized) - show_unrecognized} more (--show-unrecognized N)")
+    for w in result.warnings:
+        console.print(Text("warning: " + w, style="yellow"))
