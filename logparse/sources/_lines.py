@@ -89,8 +89,12 @@ BLOB_RE = re.compile(rb"\[(\d+(?:\.\d+)?[KMG]?)B blob data\]")
 #: systemd (pid 1 or a user manager) talking about a unit: "Started x.service - ...",
 #: "x.service: Main process exited, ...", "Failed to start x.service ...".
 SYSTEMD_UNIT_RE = re.compile(
-    rb"(?:[A-Z][a-z]+(?: to [a-z]+)? )?(?P<unit>[\w@:.\\-]+\.(?:service|socket|scope|timer|target|mount|path|slice|swap|automount|device))\b"
+    rb"(?:(?P<verb>[A-Z][a-z]+(?: to [a-z]+)?) )?"
+    rb"(?P<unit>[\w@:.\\-]+\.(?:service|socket|scope|timer|target|mount|path|slice|swap|automount|device))\b"
 )
+#: systemd words saying that a unit's process is gone (its next process is a new launch)
+_UNIT_GONE = (b"exited", b"Deactivated", b"Failed", b"Scheduled restart", b"Killing", b"Stopped",
+              b"Consumed", b"Succeeded", b"killed")
 _UNIT_SUFFIXES = (
     ".service", ".scope", ".socket", ".timer", ".target", ".mount", ".path", ".slice",
     ".swap", ".automount", ".device",
@@ -100,6 +104,7 @@ _HEX32 = re.compile(rb"[0-9a-f]{32}")
 _BOM = b"\xef\xbb\xbf"
 _SPACES: dict[int, bytes] = {}
 
+NOTE_UNIT_FROM_STARTED = "unit from systemd's 'Started' line before this process's first line"
 NOTE_DESKTOP = "Docker Desktop local time read as UTC"
 NOTE_PYLOG_TIME = "time from the Python logging wrapper (local time read as UTC)"
 
@@ -156,6 +161,8 @@ class LineParser:
         self.journal = primary.startswith("journal-")
         self.json_primary = primary in JSON_FORMATS
         self.compose = primary == "compose"
+        #: format name of a line with no outer layer ("-o cat" renderings are plain text)
+        self.plain_fmt = "journal-cat" if primary == "journal-cat" else "plain"
         self.kubectl = primary == "kubectl"
         self.boot: str | None = None  # from "-- Boot <id> --" (short* renderings)
         self.reboots = 0
@@ -164,15 +171,18 @@ class LineParser:
         self.pending: list[bytes] | None = None  # json-pretty object being collected
         self.pending_start = 0
         self.pending_size = 0
+        self.waiting: list[str] = []  # units systemd just started, no process seen yet
+        self.claimed: dict[str, int] = {}  # unit -> pid taken for it
+        self.pid_unit: dict[tuple, str | None] = {}  # (host, ident, pid) -> unit or None
         #: a record with a year-less timestamp (tuple in ``ts``) has been produced
         self.yearless = False
         #: the caller may take the plain fast path (no state that a line could change)
-        self.fast = not self.compose
+        self.fast = not self.compose and self.plain_fmt == "plain"
 
     # -----------------------------------------------------------------------------------
     def _update_fast(self) -> None:
         self.fast = not (
-            self.compose or self.pending is not None or self.hint or self.yearless or self.cont
+            self.compose or self.plain_fmt != "plain" or self.pending is not None or self.hint or self.yearless or self.cont
         )
 
     def parse(self, n: int, raw: bytes):
@@ -213,6 +223,41 @@ class LineParser:
         return [self.general(start + i, ln) for i, ln in enumerate(lines)]
 
     # -----------------------------------------------------------------------------------
+    # short* renderings show the identifier (python3), not the unit.  When systemd says
+    # "Started x.service" (or "Starting") and exactly one such unit is waiting, the next
+    # new process is taken to be that unit's.  Never a guess between two units.
+    def _systemd_says(self, unit: str, verb: bytes | None, msg: bytes) -> None:
+        if verb in (b"Started", b"Starting"):
+            if unit not in self.claimed and unit not in self.waiting:
+                self.waiting.append(unit)
+        elif any(w in msg for w in _UNIT_GONE):
+            self.claimed.pop(unit, None)
+            if unit in self.waiting and (verb == b"Stopped" or b"Failed" in msg):
+                self.waiting.remove(unit)
+
+    def _unit_of(self, host, ident: str, pid: int | None) -> str | None:
+        if pid is None:
+            return None
+        key = (host, ident, pid)
+        u = self.pid_unit.get(key, _MISSING)
+        if u is _MISSING:
+            u = None
+            if len(self.waiting) == 1:
+                u = self.waiting.pop()
+                self.claimed[u] = pid
+            elif self.waiting:
+                self.waiting.clear()  # two units starting at once: no guess
+            if len(self.pid_unit) > 100_000:
+                self.pid_unit.clear()
+            self.pid_unit[key] = u
+        return u
+
+    def _new_boot(self) -> None:
+        self.waiting.clear()
+        self.claimed.clear()
+        self.pid_unit.clear()
+
+    # -----------------------------------------------------------------------------------
     def _marker(self, n: int, raw: bytes, cursor: str | None = None) -> Record:
         fmt = self.primary if self.journal else "journal"
         return Record(n, raw.decode("utf-8", "replace"), self.src, None, None, None, None,
@@ -225,10 +270,12 @@ class LineParser:
                     bid = raw[8:-3]
                     if _HEX32.fullmatch(bid):
                         self.boot = bid.decode()
+                        self._new_boot()
                         return self._marker(n, raw)
                 if raw == b"-- Reboot --":
                     self.reboots += 1
                     self.boot = f"reboot-{self.reboots}"
+                    self._new_boot()
                     return self._marker(n, raw)
                 if raw.startswith((b"-- Logs begin at ", b"-- Journal begins at ", b"-- No entries --")):
                     return self._marker(n, raw)
@@ -374,6 +421,12 @@ class LineParser:
                 mu = SYSTEMD_UNIT_RE.match(raw, pos)
                 if mu is not None:
                     unit = mu.group("unit").decode("utf-8", "replace")
+                    self._systemd_says(unit, mu.group("verb"), raw[pos:])
+            elif fmt == jfmt and not ident.endswith(_UNIT_SUFFIXES):
+                u = self._unit_of(host, ident, pid)
+                if u is not None:
+                    unit = u
+                    notes.append(NOTE_UNIT_FROM_STARTED)
             if raw.endswith(b" blob data]"):
                 mb = BLOB_RE.fullmatch(raw, pos)
                 if mb is not None:
@@ -439,7 +492,7 @@ class LineParser:
                         pos = ms.start()
 
         text = raw[pos:].decode("utf-8", "replace") if pos else raw.decode("utf-8", "replace")
-        r = Record(n, text, src, ts, host, unit, pid, boot, None, False, problem, fmt or "plain", notes)
+        r = Record(n, text, src, ts, host, unit, pid, boot, None, False, problem, fmt or self.plain_fmt, notes)
         if header_end >= 0 and m.start() == 0:
             # journalctl indents the further lines of a multi-line MESSAGE to this width
             self.cont = (_spaces(header_end), r)
