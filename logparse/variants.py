@@ -408,9 +408,10 @@ VARIANTS: list[Variant] = [
     V("uvicorn_running_bare", "0.2.0", "0.3.3.post1",
       "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
       {"url": "http://0.0.0.0:30000"}, "uvicorn", False),
-    V("startup_timings", "0.5.21", LAST,
+    # Not in the catalogue; seen in genuine 0.5.19 and 0.5.23 logs, not in 0.5.14: range unknown, does not date.
+    V("startup_timings", "0.5.19", LAST,
       "[2026-08-02 10:00:35] Engine startup timings (s): load_weight=12.20, kv_cache_allocation=1.50, scheduler_e2e=40.00, cuda_graph={prefill=0.00, decode=9.30, target_verify=0.00, draft_prefill=0.00, draft_decode=0.00, draft_extend=0.00}, tokenizer_e2e=61.00",
-      {"load_weight": 12.2}, "startup_timings"),
+      {"load_weight": 12.2}, "startup_timings", False),
     V("launch_dp", "0.3.6", LAST, "[2025-07-02 10:00:02] Launch DP1 starting at GPU #4.", {"dp_rank": 1, "gpu": 4},
       "launch_dp"),
     V("server_args_dataclass", "0.2.0", "0.5.18",
@@ -510,8 +511,6 @@ def _prefix_evidence(events, launch) -> list[tuple[str, tuple[str, str]]]:
     sched = [e for e in events if e.kind in ("load_begin", "load_end", "kv_alloc", "pool_end")]
     if sched and launch.tp_size == 1 and all(not e.tagged for e in sched) and bracketed:
         out.append(("no rank tag on a single-GPU scheduler", ("0.4.6.post2", versions.last())))
-    elif sched and launch.tp_size == 1 and any(e.tagged and e.tp_rank == 0 and "TP0" in e.text[:40] for e in sched):
-        out.append(("TP0 tag on a single-GPU scheduler", ("0.2.14", "0.4.6.post1")))
     for e in events:
         if e.tagged and e.pp_rank is not None and e.text.startswith("["):
             head = e.text.split("]", 1)[0]
