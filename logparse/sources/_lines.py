@@ -198,7 +198,7 @@ class LineParser:
                 w = len(sp)
                 if raw[:w] == sp or not raw.strip(b" "):
                     return Record(n, raw[w:].decode("utf-8", "replace"), self.src, t.ts, t.host,
-                                  t.unit, t.pid, t.boot, None, False, None, t.fmt, [])
+                                  t.unit, t.pid, t.boot, None, False, None, t.fmt, list(t.notes))
             self.cont = None
         if self.hint:
             if raw.startswith(b"      "):  # the hint's indented continuation lines
@@ -451,10 +451,10 @@ class LineParser:
                 if mi is None:
                     break
                 pid = int(mi.group("pid"))
-                if mi.group("ip") is not None and host is None:
-                    host = mi.group("ip").decode("utf-8", "replace")
-                if mi.group("actor") is not None:
-                    notes.append("ray actor " + mi.group("actor").decode("utf-8", "replace"))
+                actor, ip = mi.group("actor"), mi.group("ip")
+                if actor is not None or ip is not None:
+                    notes.append("ray actor " + (actor or b"?").decode("utf-8", "replace")
+                                 + (", ip=" + ip.decode("utf-8", "replace") if ip is not None else ""))
                 fmt = fmt or "ray"
                 pos = mi.end()
             elif c.isdigit() and raw[pos + 4:pos + 5] == b"-" and raw[pos + 10:pos + 11] == b" ":
