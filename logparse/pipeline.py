@@ -47,6 +47,9 @@ class StreamParser:
         self._done: list[tuple[int, LaunchAssembler]] = []
         self._order = 0
         self._orphan_lines = 0
+        #: Runtime-only fragments (assemblers with ``.stream`` and ``.events``) of a launch that
+        #: started before this input begins: not launches here, kept for the store to attach.
+        self.orphans: list[LaunchAssembler] = []
 
     def feed(self, rec: Record) -> None:
         key = rec.stream_key()
@@ -97,6 +100,7 @@ class StreamParser:
         for _, asm in sorted(self._done, key=lambda t: t[0]):
             if not any(e.kind in STARTUP_KINDS for e in asm.events):
                 self._orphan_lines += len(asm.events)
+                self.orphans.append(asm)
                 continue
             launches.append(asm.finish(self.sglang_version))
         if self._orphan_lines:
