@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.grammar import LineParseError, parse_line
+from logparse.grammar import LineParseError, _batch_value, _name, parse_line
 from logparse.records import Record
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
@@ -89,6 +89,50 @@ _NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
 #: Lines longer than this are not given to lark whole (bounded time per line); a
 #: ``server_args`` line of tens of KB is fine, a 50 MB garbage line is cut.
 MAX_LINE = 2_000_000
+
+
+def prefix_info(head: str) -> dict[str, Any]:
+    """``[2026-11-29 08:09:19 DP0 TP1] `` -> the grammar's prefix dict (fast path)."""
+    parts = head[1:].rstrip().rstrip("]").split(" ")
+    if len(parts) > 1 and ":" in parts[1]:
+        stamp, tags = parts[0] + " " + parts[1], parts[2:]
+    else:
+        stamp, tags = parts[0], parts[1:]
+    return {"stamp": stamp, "tags": tags}
+
+
+def fast_batch(text: str, start: int) -> tuple | None:
+    """``Decode batch``/``Prefill batch`` lines without lark: same result as the grammar, or None.
+
+    Runtime lines are most of a production log; this keeps them off the LALR parser.
+    ``tests/test_fastpath.py`` checks that both agree.  Any shape it does not know
+    (mixed-chunk header, the 0.4.9 ``full=N, swa=M`` items) falls back to the grammar.
+    """
+    if text.startswith("Decode batch", start):
+        kind, rest = "decode_batch", text[start + 12:]
+    else:
+        kind, rest = "prefill_batch", text[start + 13:]
+    fields: dict[str, Any] = {}
+    if rest.startswith(" ["):
+        end = rest.find("]")
+        if end < 0 or not rest[2:end].isdigit():
+            return None
+        fields["iteration"] = int(rest[2:end])
+        rest = rest[end + 1:]
+    if rest[:2] not in (". ", ", "):
+        return None
+    form = "dot" if rest[0] == "." else "comma"
+    body = rest[2:].rstrip()
+    if body.endswith(","):
+        body = body[:-1].rstrip()
+    if not body:
+        return None
+    for part in body.split(", "):
+        key, sep, value = part.partition(": ")
+        if not sep or not key or not value or "," in value or ": " in value:
+            return None
+        fields[_name(key)] = _batch_value(value)
+    return (prefix_info(text[:start]), None, (kind, fields, form))
 
 
 @dataclass(slots=True)
@@ -166,6 +210,10 @@ class LineClassifier:
             self.mode = None
 
         m = PREFIX_RE.match(text)
+        if m is not None and text.startswith(("Decode batch", "Prefill batch"), m.end()):
+            fast = fast_batch(text, m.end())
+            if fast is not None:
+                return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):
             self.mode = "warning"
             msg = text.split("Warning: ", 1)[1]
