@@ -373,36 +373,50 @@ class LineTransformer(Transformer):
         return dict(c)
 
     def time_items(self, c):
-        return dict(v for v in c if isinstance(v, tuple))
+        items = [v for v in c if isinstance(v, tuple)]
+        # The order of "avail mem" and "mem usage" changed between releases: keep it as the form.
+        return ("form", "te:" + ",".join("avail" if k == "avail_gb" else "usage" for k, _ in items)), dict(items)
 
     def graph_begin_tail(self, c):
         f: dict[str, Any] = {}
+        form = "kv"
         for v in c:
             if isinstance(v, GiB):
                 f["avail_gb"] = float(v)
             elif isinstance(v, dict):
                 f.update(v)
-        return f
+        if not any(isinstance(v, dict) for v in c):
+            form = "minutes"   # "This can take (up to) several minutes."
+        return ("form", form), f
 
     def graph_end_tail(self, c):
         f: dict[str, Any] = {}
+        form = "kv"
         for v in c:
             if isinstance(v, Seconds):
                 f["elapsed_s"] = float(v)
+                form = "te"
+            elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple):
+                form = v[0][1]
+                f.update(v[1])
             elif isinstance(v, dict):
                 f.update(v)
-        return f
+        return ("form", form), f
 
     def _graph(self, c, kind):
         f: dict[str, Any] = {}
+        form = None
         for v in c:
             if isinstance(v, Token) and v.type == "GRAPH_NAME":
                 f.update(_graph_name_fields(str(v)))
             elif isinstance(v, Token) and v.type == "STEP_PAREN":
                 f["step"] = int(re.search(r"\d+", str(v)).group())
+            elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple) and v[0][0] == "form":
+                form = v[0][1]
+                f.update(v[1])
             elif isinstance(v, dict):
                 f.update(v)
-        return (kind, f, None)
+        return (kind, f, form)
 
     def graph_begin(self, c):
         return self._graph(c, "graph_begin")

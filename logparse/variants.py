@@ -197,7 +197,7 @@ VARIANTS: list[Variant] = [
       "[2025-01-02 10:00:12 TP0] max_total_tokens=500000 is larger than the profiled value 441216. Use the profiled value instead.",
       {"user_limit": 500000, "profiled": 441216}, "max_total_tokens_capped"),
     # ---------------------------------------------------------------- graph capture
-    V("graph_begin_plain", "0.2.14", "0.4.3.post2",
+    V("graph_begin_plain", "0.2.0", "0.4.3.post2",
       "[2024-12-02 10:00:13 TP0] Capture cuda graph begin. This can take up to several minutes.", {}, "graph_begin"),
     V("graph_begin_avail", "0.4.3.post3", "0.5.13.post1",
       "[2025-05-02 10:00:13 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=8.91 GB",
@@ -266,6 +266,9 @@ VARIANTS: list[Variant] = [
     V("draft_extend_end_old", "0.4.7.post1", "0.5.13.post1",
       "[2025-07-02 10:00:29 TP0] Capture draft extend cuda graph end. Time elapsed: 2.50 s. mem usage=0.20 GB. avail mem=7.31 GB.",
       {"phase": "extend", "mem_usage_gb": 0.2}, "graph_end"),
+    V("draft_extend_end_avail_first", "0.4.7", "0.4.7",
+      "[2025-06-02 10:00:29 TP0] Capture draft extend cuda graph end. Time elapsed: 2.50 s. avail mem=7.31 GB. mem usage=0.20 GB.",
+      {"phase": "extend", "avail_gb": 7.31}, "graph_end"),
     V("draft_extend_step_begin", "0.5.7", "0.5.13.post1",
       "[2026-01-02 10:00:26 TP0] Capture draft extend cuda graph begin (step 2). This can take up to several minutes. avail mem=7.51 GB",
       {"step": 2}, "graph_begin"),
