@@ -78,6 +78,15 @@ NOISE: list[dict[str, Any]] = [
      "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
            r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
      "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend."},
+    {"name": "vllm_logger", "category": "third_party", "after_prefix": False,
+     "re": r"(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+     "sample": "INFO 03-14 09:12:01 weight_utils.py:218] Using model weights format ['*.safetensors']"},
+    # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
+    {"name": "serverargs_notice", "category": "sglang_other", "after_prefix": False,
+     "re": r"(?:Overlap scheduler (?:is|are) disabled|speculative_\w+ is (?:adjusted|changed) to|"
+           r"The radix cache, chunked prefill|Attention backend not s|Max running request set to|"
+           r"Using default HuggingFace chat template)",
+     "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1"},
     {"name": "systemd", "category": "systemd", "after_prefix": False,
      "re": r"(?:Started|Stopped|Stopping|Starting) \S+\.service|\S+\.service: (?:Main process exited|Failed with result|Consumed|Deactivated|Scheduled restart)",
      "sample": "sglang.service: Main process exited, code=killed, status=9/KILL"},
