@@ -554,9 +554,12 @@ class Source:
                 self.bytes_read += len(chunk)
             return
         produced = 0
+        # read1: one decompression step at a time, so that a truncated stream still
+        # yields everything before the damage
+        read = getattr(dec, "read1", dec.read)
         while True:
             try:
-                chunk = dec.read(CHUNK_SIZE)
+                chunk = read(CHUNK_SIZE)
             except Exception:  # gzip.BadGzipFile, EOFError, zlib.error, zstandard.ZstdError
                 self._problem("corrupt", produced)
                 return
