@@ -1,4 +1,4 @@
-"""Re-derive the key figures of every sample log from its text (run: python samples/_gen/check_samples.py).
+"""Re-derive the key figures of every sample log from its text (run: python tools/samplegen/check_samples.py).
 
 Independent of make_samples.py: it only reads the .log files, the model dimensions below and
 logparse/data/sglang_versions.json.  Checks, per launch:
@@ -24,7 +24,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SAMPLES = os.path.dirname(HERE)
+SAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples")
 ROOT = os.path.dirname(SAMPLES)
 GiB = 1 << 30
 

@@ -1,4 +1,4 @@
-"""Generate the logparse sample logs in samples/ (run: python samples/_gen/make_samples.py).
+"""Generate the logparse sample logs in samples/ (run: python tools/samplegen/make_samples.py).
 
 All numbers are invented; every memory figure comes out of SGLang's sizing formula of
 the imitated release (catalogue section 4).  check_samples.py re-derives them from the
@@ -14,7 +14,7 @@ import random
 from sg import (GiB, Log, capture_bar, f2, kv_tokens_era_a, kv_tokens_era_bc, mha_sizes, mla_size,
                 page_round, r, server_args_dataclass, old_order, Clocks, server_args_dict, shards_bar, ORDER_025)
 
-SAMPLES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "samples")
 
 
 def write(rel: str, text: str):
