@@ -319,7 +319,7 @@ class LaunchAssembler:
             elif ev.kind == "memory_baseline":
                 rm(ev).extra["init_mem_usage_gb"] = f["mem_usage_gb"]
         for r in ranks.values():
-            if r.kv_dtype is None and r.worker == "target" and r.kv_tokens is not None:
+            if r.kv_dtype is None and r.kv_tokens is not None:   # the rank-0 "Using KV cache dtype" line
                 r.kv_dtype = kv_dtype_line
         launch.ranks = sorted(ranks.values(), key=lambda r: (
             r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0))
