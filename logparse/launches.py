@@ -59,6 +59,69 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
         event.ts = stamp.replace(" ", "T") if len(stamp) > 8 else stamp
 
 
+class RuntimeAgg:
+    """Runtime KV pressure of one launch, aggregated as lines arrive.
+
+    ``Decode batch``/``Prefill batch`` lines are most of a production log: they are
+    reduced to these aggregates (by the per-record path here, by vectorized extraction
+    in :mod:`logparse.bulk`) instead of being kept as events.  Both paths use the same
+    definitions, so a launch gets the same figures whichever path read it.
+    """
+
+    __slots__ = ("batch_lines", "peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens",
+                 "retractions", "first_at", "last_at")
+
+    def __init__(self) -> None:
+        self.batch_lines = 0
+        self.peak_running_req = self.peak_token_usage = self.peak_queue_req = self.peak_tokens = None
+        self.retractions = 0
+        self.first_at = self.last_at = None
+
+    def _ts(self, ts: str | None) -> None:
+        if ts:
+            if self.first_at is None or ts < self.first_at:
+                self.first_at = ts
+            if self.last_at is None or ts > self.last_at:
+                self.last_at = ts
+
+    def add_batch(self, kind: str, f: dict[str, Any], ts: str | None) -> None:
+        self.batch_lines += 1
+        self._ts(ts)
+        self.merge_peaks(f.get("running_req"), f.get("token_usage", f.get("full_token_usage")),
+                         f.get("queue_req"), f.get("token", f.get("full_token")) if kind == "decode_batch" else None)
+
+    def add_retract(self, ts: str | None) -> None:
+        self.retractions += 1
+        self._ts(ts)
+
+    def merge_peaks(self, running, usage, queue, tokens) -> None:
+        if isinstance(running, (int, float)) and not isinstance(running, bool):
+            self.peak_running_req = running if self.peak_running_req is None else max(self.peak_running_req, running)
+        if isinstance(usage, (int, float)) and not isinstance(usage, bool):
+            self.peak_token_usage = usage if self.peak_token_usage is None else max(self.peak_token_usage, usage)
+        if isinstance(queue, (int, float)) and not isinstance(queue, bool):
+            self.peak_queue_req = queue if self.peak_queue_req is None else max(self.peak_queue_req, queue)
+        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
+            self.peak_tokens = tokens if self.peak_tokens is None else max(self.peak_tokens, tokens)
+
+    def merge(self, other: dict[str, Any]) -> None:
+        """Merge a vectorized aggregate (same keys as :meth:`to_dict`)."""
+        self.batch_lines += int(other.get("batch_lines") or 0)
+        self.retractions += int(other.get("retractions") or 0)
+        self.merge_peaks(other.get("peak_running_req"), other.get("peak_token_usage"),
+                         other.get("peak_queue_req"), other.get("peak_tokens"))
+        self._ts(other.get("first_runtime_at"))
+        self._ts(other.get("last_runtime_at"))
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.batch_lines and not self.retractions:
+            return {}
+        return {"peak_running_req": self.peak_running_req, "peak_token_usage": self.peak_token_usage,
+                "peak_queue_req": self.peak_queue_req, "peak_tokens": self.peak_tokens,
+                "retractions": self.retractions, "batch_lines": self.batch_lines,
+                "first_runtime_at": self.first_at, "last_runtime_at": self.last_at}
+
+
 class LaunchAssembler:
     """Collects the events of one launch; ``finish()`` turns them into a :class:`Launch`."""
 
@@ -71,6 +134,7 @@ class LaunchAssembler:
         self.loaded_ranks: set[tuple] = set()
         self.terminal = False        # summary/ready/failure reached
         self.startup_seen = False
+        self.runtime = RuntimeAgg()
 
     # ------------------------------------------------------------------ splitting
     def starts_new_launch(self, ev: Event) -> bool:
@@ -91,6 +155,11 @@ class LaunchAssembler:
         return False
 
     def add(self, ev: Event) -> None:
+        if ev.kind in ("decode_batch", "prefill_batch"):
+            self.runtime.add_batch(ev.kind, ev.fields, ev.ts)
+            return
+        if ev.kind == "retract":
+            self.runtime.add_retract(ev.ts)
         if ev.kind == "server_args":
             self.has_server_args = True
         elif ev.kind == "init_begin":
@@ -121,7 +190,7 @@ class LaunchAssembler:
         self._ranks(launch, evs)
         self._summary(launch, evs)
         self._outcome(launch, evs)
-        self._runtime(launch, evs)
+        self._runtime(launch, evs, self.runtime)
         self._hicache(launch, evs)
         self._fill_from_ranks(launch)
         self._version(launch, evs, evidence, sglang_version)
@@ -363,38 +432,8 @@ class LaunchAssembler:
         launch.error = _error_text(best)
 
     @staticmethod
-    def _runtime(launch: Launch, evs: list[Event]) -> None:
-        rt: dict[str, Any] = {}
-        first = last = None
-        peak_running = peak_usage = peak_queue = peak_tokens = None
-        retractions = 0
-        batches = 0
-        for ev in evs:
-            if ev.kind not in RUNTIME_KINDS:
-                continue
-            first = first or ev.ts
-            last = ev.ts or last
-            f = ev.fields
-            if ev.kind == "retract":
-                retractions += 1
-                continue
-            batches += 1
-            running = f.get("running_req")
-            usage = f.get("token_usage", f.get("full_token_usage"))
-            queue = f.get("queue_req")
-            tokens = f.get("token", f.get("full_token"))
-            if isinstance(running, (int, float)):
-                peak_running = max(peak_running or 0, running)
-            if isinstance(usage, (int, float)):
-                peak_usage = max(peak_usage or 0.0, usage)
-            if isinstance(queue, (int, float)):
-                peak_queue = max(peak_queue or 0, queue)
-            if isinstance(tokens, (int, float)) and ev.kind == "decode_batch":
-                peak_tokens = max(peak_tokens or 0, tokens)
-        if batches or retractions:
-            rt.update({"peak_running_req": peak_running, "peak_token_usage": peak_usage,
-                       "peak_queue_req": peak_queue, "peak_tokens": peak_tokens, "retractions": retractions,
-                       "batch_lines": batches, "first_runtime_at": first, "last_runtime_at": last})
+    def _runtime(launch: Launch, evs: list[Event], agg: RuntimeAgg) -> None:
+        rt = agg.to_dict()
         timings = next((e.fields for e in evs if e.kind == "startup_timings"), None)
         if timings:
             rt["startup_timings"] = timings
