@@ -149,6 +149,7 @@ NOTE_YEAR_MTIME = "year from the file's modification time"
 NOTE_YEAR_NOW = "year from the current date (no file time)"
 #: Records held back while looking for an SGLang timestamp to date year-less lines.
 MAX_YEAR_LOOKAHEAD = 20_000
+MAX_YEAR_LOOKAHEAD_BYTES = 32 << 20
 
 _WARNINGS = {
     "null": "{n} journal message{s} printed as null by journalctl -o json (fields of 4 KiB or "
@@ -270,6 +271,8 @@ class _YearResolver:
         self.last_mon = 0
         self.note = ref_note
         self.pending: list[Record] = []
+        self.pending_bytes = 0
+        self._ym: dict[str, tuple[int, int]] = {}
 
     @staticmethod
     def _set(r: Record, year: int, note: str) -> None:
@@ -286,16 +289,23 @@ class _YearResolver:
         if t.__class__ is not tuple:
             if self.pending:
                 self.pending.append(r)
-                return self._overflow() if len(self.pending) > MAX_YEAR_LOOKAHEAD else []
+                self.pending_bytes += len(r.text) if r.text else 0
+                if len(self.pending) > MAX_YEAR_LOOKAHEAD or self.pending_bytes > MAX_YEAR_LOOKAHEAD_BYTES:
+                    return self._overflow()
+                return []
             return [r]
         mon = t[0]
         text = r.text
         anchor = None
-        if text and text[:1] == "[" and text[5:6] == "-" and text[8:9] == "-" and text[1:5].isdigit():
-            try:
-                ay, am = int(text[1:5]), int(text[6:8])
-            except ValueError:
-                ay = am = 0
+        if text and text[5:6] == "-" and text[0] == "[":
+            ym = text[1:8]
+            a = self._ym.get(ym)
+            if a is None:
+                a = (int(ym[:4]), int(ym[5:7])) if ym[:4].isdigit() and ym[5:7].isdigit() else (0, 0)
+                if len(self._ym) > 1000:
+                    self._ym.clear()
+                self._ym[ym] = a
+            ay, am = a
             if ay:
                 anchor = ay + (1 if (mon == 1 and am == 12) else -1 if (mon == 12 and am == 1) else 0)
         if anchor is not None:
@@ -313,11 +323,15 @@ class _YearResolver:
             self._set(r, self.year, self.note)
             return [r]
         self.pending.append(r)
-        return self._overflow() if len(self.pending) > MAX_YEAR_LOOKAHEAD else []
+        self.pending_bytes += len(text) if text else 0
+        if len(self.pending) > MAX_YEAR_LOOKAHEAD or self.pending_bytes > MAX_YEAR_LOOKAHEAD_BYTES:
+            return self._overflow()
+        return []
 
     def _backfill(self, year: int, mon: int) -> list[Record]:
         out = self.pending
         self.pending = []
+        self.pending_bytes = 0
         y, m = year, mon
         for r in reversed(out):
             t = r.ts
@@ -342,6 +356,7 @@ class _YearResolver:
     def finish(self) -> list[Record]:
         out = self.pending
         self.pending = []
+        self.pending_bytes = 0
         for r in out:
             t = r.ts
             if t.__class__ is tuple:
@@ -401,7 +416,14 @@ def _split_lines(chunks: Iterable[bytes], crlf: bool, source: "Source") -> Itera
 
 
 class Source:
-    """One input, read once as a stream of records."""
+    """One input, read once as a stream of records.
+
+    ``size`` and ``bytes_read`` count the input as stored (compressed bytes for .gz/.zst,
+    so that ``bytes_read / size`` is progress); ``content_hash`` is the SHA-256 of the
+    decompressed content.  ``warnings``: one human line per kind of data-quality problem,
+    with a count.  ``last_cursor``: ``{(host, unit): __CURSOR}`` of the last entry read
+    (json/export/verbose renderings and :func:`journal_source`).
+    """
 
     def __init__(self, name: str, opener: Callable[[], IO[bytes]], fmt: str | None = None,
                  size: int | None = None, mtime: float | None = None):
@@ -603,13 +625,16 @@ class Source:
         n = 0
         resolver = None
         parse = parser.parse
+        fast = parser.fast
         for parts in _split_lines(chunks, self._crlf, self):
             for raw in parts:
                 n += 1
-                if parser.fast and raw[:1] == b"[" and raw[5:6] == b"-":
+                # hot path: an SGLang line "[YYYY-..." with no outer layer and no pending state
+                if fast and raw[5:6] == b"-" and raw[0] == 91:
                     yield R(n, raw.decode("utf-8", "replace"), name)
                     continue
                 r = parse(n, raw)
+                fast = parser.fast
                 if r is None:
                     continue
                 if parser.yearless:

@@ -101,6 +101,15 @@ _UNIT_SUFFIXES = (
 )
 _HEX32 = re.compile(rb"[0-9a-f]{32}")
 
+#: short* renderings: the header regex tried first on every line, and its style
+_PRIMARY_HEADER = {
+    "journal-short": (SHORT_RE, "short"), "journal-short-precise": (SHORT_RE, "short"),
+    "journal-short-iso": (ISO_RE, "iso"), "journal-short-iso-precise": (ISO_RE, "iso"),
+    "journal-short-full": (FULL_RE, "full"), "journal-with-unit": (FULL_RE, "full"),
+    "journal-short-unix": (UNIX_RE, "unix"), "journal-short-monotonic": (MONO_RE, "mono"),
+    "journal-short-delta": (MONO_RE, "mono"),
+}
+
 _BOM = b"\xef\xbb\xbf"
 _SPACES: dict[int, bytes] = {}
 
@@ -171,6 +180,8 @@ class LineParser:
         self.pending: list[bytes] | None = None  # json-pretty object being collected
         self.pending_start = 0
         self.pending_size = 0
+        self.jre, self.jstyle = _PRIMARY_HEADER.get(primary, (None, None))
+        self._hcache: dict[bytes, tuple] = {}  # header bytes -> _header_info()
         self.waiting: list[str] = []  # units systemd just started, no process seen yet
         self.claimed: dict[str, int] = {}  # unit -> pid taken for it
         self.pid_unit: dict[tuple, str | None] = {}  # (host, ident, pid) -> unit or None
@@ -204,6 +215,13 @@ class LineParser:
             if raw.startswith(b"      "):  # the hint's indented continuation lines
                 return self._marker(n, raw)
             self.hint = False
+        jre = self.jre
+        if jre is not None:  # a short* rendering: its common line takes a compact path
+            m = jre.match(raw)
+            if m is not None:
+                r = self._journal_line(n, raw, m)
+                if r is not None:
+                    return r
         if c == b"{" or c == b"\x1e" or (c == b"d" and raw.startswith(b"data: {")):
             r = self._json(n, raw)
         elif not raw and self.json_primary:
@@ -221,6 +239,77 @@ class LineParser:
         self.pending = None
         self.source._problem("invalid-json")
         return [self.general(start + i, ln) for i, ln in enumerate(lines)]
+
+    # -----------------------------------------------------------------------------------
+    def _journal_line(self, n: int, raw: bytes, m) -> Record | None:
+        """The common short* line: header + an SGLang line.  None: let general() handle it."""
+        pos = m.end()
+        if raw[pos:pos + 1] != b"[" or raw.endswith(b" blob data]"):
+            return None
+        key = raw[:pos]
+        info = self._hcache.get(key)
+        if info is None:
+            info = self._header_info(m, self.jstyle)
+            if len(self._hcache) > 4096:
+                self._hcache.clear()
+            self._hcache[key] = info
+        host, ident, pid, ts, jfmt, tnote, _ = info
+        if pid == 1 or ident == "systemd":
+            return None
+        notes = [] if tnote is None else [tnote]
+        if ts.__class__ is tuple:
+            self.yearless = True
+        unit = ident
+        if not ident.endswith(_UNIT_SUFFIXES):
+            u = self._unit_of(host, ident, pid)
+            if u is not None:
+                unit = u
+                notes.append(NOTE_UNIT_FROM_STARTED)
+        r = Record(n, raw[pos:].decode("utf-8", "replace"), self.src, ts, host, unit, pid, self.boot,
+                   None, False, None, jfmt, notes)
+        self.cont = (_spaces(pos), r)
+        self.fast = False
+        return r
+
+    def _header_info(self, m, style: str) -> tuple:
+        """(host, ident, pid, ts, format, note, time text) of a journald short* header."""
+        g = m.group
+        h, ident_b, p = g("host", "ident", "pid")
+        host = h.decode("utf-8", "replace") if h is not None else None
+        ident = ident_b.decode("utf-8", "replace")
+        pid = int(p) if p is not None else None
+        when = m.string[m.start():m.start("host") if h is not None else m.start("ident")]
+        when = when.strip().decode("utf-8", "replace")
+        ts = None
+        note = None
+        if style == "short":
+            mon = month_number(g("mon"))
+            if mon is None:
+                note = (f"month name {g('mon').decode('utf-8', 'replace')!r} not understood: "
+                        "no timestamp (render with LC_ALL=C)")
+            else:
+                ts = (mon, int(g("day")), hms_seconds(g("hms")) + frac_seconds(g("frac")))
+            jfmt = "journal-short-precise" if g("frac") else "journal-short"
+        elif style == "iso":
+            ts = (date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac"))
+                  - offset_seconds(g("tz")))
+            jfmt = "journal-short-iso-precise" if g("frac") else "journal-short-iso"
+        elif style == "full":
+            off = zone_offset(g("tz"))
+            if off is None:
+                off = 0
+                note = f"time zone {g('tz').decode('utf-8', 'replace')!r} unknown: read as UTC"
+            ts = date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac")) - off
+            if self.primary in ("journal-with-unit", "journal-short-full"):
+                jfmt = self.primary
+            else:
+                jfmt = "journal-with-unit" if ident.endswith(_UNIT_SUFFIXES) else "journal-short-full"
+        elif style == "unix":
+            ts = float(g("unix"))
+            jfmt = "journal-short-unix"
+        else:  # mono / delta: seconds since boot, no wall clock
+            jfmt = "journal-short-delta" if g("delta") else "journal-short-monotonic"
+        return host, ident, pid, ts, jfmt, note, when
 
     # -----------------------------------------------------------------------------------
     # short* renderings show the identifier (python3), not the unit.  When systemd says
@@ -378,43 +467,22 @@ class LineParser:
         if m is not None:
             hs = m.start()
             header_end = pos = m.end()
-            g = m.group
-            h = g("host")
-            host = h.decode("utf-8", "replace") if h is not None else None
-            ident = g("ident").decode("utf-8", "replace")
-            p = g("pid")
-            pid = int(p) if p is not None else None
+            # the same header (same second, same process) repeats line after line
+            key = raw[hs:header_end]
+            info = self._hcache.get(key)
+            if info is None:
+                info = self._header_info(m, style)
+                if len(self._hcache) > 4096:
+                    self._hcache.clear()
+                self._hcache[key] = info
+            host, ident, pid, ts, jfmt, tnote, when = info
+            if tnote is not None:
+                notes.append(tnote)
+            if ts.__class__ is tuple:
+                self.yearless = True
             if unit is None:
                 unit = ident
             boot = self.boot
-            if style == "short":
-                mon = month_number(g("mon"))
-                if mon is None:
-                    notes.append(f"month name {g('mon').decode('utf-8', 'replace')!r} not understood: "
-                                 "no timestamp (render with LC_ALL=C)")
-                else:
-                    ts = (mon, int(g("day")), hms_seconds(g("hms")) + frac_seconds(g("frac")))
-                    self.yearless = True
-                jfmt = "journal-short-precise" if g("frac") else "journal-short"
-            elif style == "iso":
-                ts = (date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac"))
-                      - offset_seconds(g("tz")))
-                jfmt = "journal-short-iso-precise" if g("frac") else "journal-short-iso"
-            elif style == "full":
-                off = zone_offset(g("tz"))
-                if off is None:
-                    off = 0
-                    notes.append(f"time zone {g('tz').decode('utf-8', 'replace')!r} unknown: read as UTC")
-                ts = date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac")) - off
-                if self.primary in ("journal-with-unit", "journal-short-full"):
-                    jfmt = self.primary
-                else:
-                    jfmt = "journal-with-unit" if ident.endswith(_UNIT_SUFFIXES) else "journal-short-full"
-            elif style == "unix":
-                ts = float(g("unix"))
-                jfmt = "journal-short-unix"
-            else:  # mono / delta: seconds since boot, no wall clock
-                jfmt = "journal-short-delta" if g("delta") else "journal-short-monotonic"
             if fmt is None:
                 fmt = jfmt
             if pid == 1 or ident == "systemd":
@@ -430,10 +498,9 @@ class LineParser:
             if raw.endswith(b" blob data]"):
                 mb = BLOB_RE.fullmatch(raw, pos)
                 if mb is not None:
-                    when = raw[hs:m.start("host") if h is not None else m.start("ident")].strip()
                     problem = (
                         f"journalctl printed '[{mb.group(1).decode()}B blob data]' instead of the "
-                        f"message of {unit} at {when.decode('utf-8', 'replace')}: it holds control "
+                        f"message of {unit} at {when}: it holds control "
                         "characters or invalid UTF-8 (a tqdm progress bar, ANSI colours); rerun "
                         "journalctl with --all (-a), or use -o export"
                     )
