@@ -80,7 +80,33 @@ def export_records(parser: LineParser, chunks: Iterable[bytes]) -> Iterator[Reco
         buf = b"".join(parts)
         pos = 0
 
+    field_ok = _field_ok
     while True:
+        if not in_entry:
+            # fast path: a whole entry of KEY=VALUE lines (no binary field) up to its blank line
+            end = buf.find(b"\n\n", pos)
+            if end > pos:
+                lines = buf[pos:end].split(b"\n")
+                f: dict[str, str] = {}
+                vals: list = []
+                for ln in lines:
+                    key, sep, val = ln.partition(b"=")
+                    ok = field_ok.get(key)
+                    if ok is None:
+                        ok = _is_field_name(key)
+                    if not sep or not ok:
+                        break
+                    if key == b"MESSAGE":
+                        vals.append(val)
+                    else:
+                        k = meta_b.get(key)
+                        if k is not None:
+                            f[k] = val.decode("utf-8", "replace")
+                else:
+                    yield parser.entry_records(line_no, f, vals, fmt)
+                    line_no += len(lines) + 1
+                    pos = end + 2
+                    continue
         nl = buf.find(b"\n", pos)
         if nl < 0:
             if not eof:
