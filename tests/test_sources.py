@@ -348,6 +348,13 @@ def test_json_pretty_streamed(monkeypatch):
     assert any("not valid JSON" in w for w in src.warnings)
 
 
+def test_json_object_over_lines_any_layout():
+    text = '{ "MESSAGE": "first { brace",\n  "_PID": "3" }\n{"MESSAGE":"one line"}\n\x1e{\n "MESSAGE": "x}"\n}\n'
+    recs = list(text_source("x", text).records())
+    assert [(r.line_no, r.text) for r in recs] == [(1, "first { brace"), (3, "one line"), (4, "x}")]
+    assert recs[0].pid == 3
+
+
 # ---------------------------------------------------------------------------------------
 # compression, collections, stdin, errors
 

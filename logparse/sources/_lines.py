@@ -125,6 +125,16 @@ MAX_PENDING_BYTES = 64 << 20  # a json-pretty object larger than this is read as
 _MISSING = object()
 
 
+_JSON_STRING_RE = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+
+
+def _brace_depth(line: bytes) -> int:
+    """Net ``{`` minus ``}`` of a line of JSON, outside strings."""
+    if b'"' in line:
+        line = _JSON_STRING_RE.sub(b"", line)
+    return line.count(b"{") - line.count(b"}")
+
+
 def _spaces(n: int) -> bytes:
     s = _SPACES.get(n)
     if s is None:
@@ -178,8 +188,11 @@ class LineParser:
         self.cont: tuple[bytes, Record] | None = None  # multi-line MESSAGE continuation
         self.hint = False
         self.pending: list[bytes] | None = None  # json-pretty object being collected
+        self.pending_text: list[bytes] = []
         self.pending_start = 0
         self.pending_size = 0
+        self.pending_depth = 0
+        self.pending_fmt = "journal-json-pretty"
         self.jre, self.jstyle = _PRIMARY_HEADER.get(primary, (None, None))
         self._hcache: dict[bytes, tuple] = {}  # header bytes -> _header_info()
         self.waiting: list[str] = []  # units systemd just started, no process seen yet
@@ -576,16 +589,19 @@ class LineParser:
         elif s.startswith(b"data: "):
             s = s[6:]
             fmt = "journal-json-sse"
-        st = s.strip()
-        if st == b"{":
-            self.pending = [raw]
-            self.pending_start = n
-            self.pending_size = len(raw)
-            return None
         try:
             obj = json.loads(s)
         except ValueError:
             obj = None
+            depth = _brace_depth(s)
+            if depth > 0:  # an object over several lines (json-pretty): collect it
+                self.pending = [raw]
+                self.pending_text = [s]
+                self.pending_start = n
+                self.pending_size = len(raw)
+                self.pending_depth = depth
+                self.pending_fmt = "journal-json-pretty" if fmt == "journal-json" else fmt
+                return None
         if not isinstance(obj, dict):
             if self.json_primary:
                 self.source._problem("invalid-json")
@@ -595,18 +611,22 @@ class LineParser:
         return self.json_entry(n, obj, fmt)
 
     def _pretty_line(self, n: int, raw: bytes):
-        p = self.pending
-        p.append(raw)
+        """One more line of a multi-line JSON object; the object ends where its braces balance
+        (braces inside strings do not count; a JSON string never spans lines)."""
+        self.pending.append(raw)
+        self.pending_text.append(raw)
         self.pending_size += len(raw) + 1
-        if raw[:1] == b"}" and not raw[1:].strip():
-            start = self.pending_start
+        self.pending_depth += _brace_depth(raw)
+        if self.pending_depth <= 0:
+            p, start = self.pending, self.pending_start
             self.pending = None
             try:
-                obj = json.loads(b"\n".join(p))
+                obj = json.loads(b"\n".join(self.pending_text))
             except ValueError:
                 obj = None
+            self.pending_text = []
             if isinstance(obj, dict):
-                return self.json_entry(start, obj, "journal-json-pretty")
+                return self.json_entry(start, obj, self.pending_fmt)
             self.source._problem("invalid-json")
             return [self.general(start + i, ln) for i, ln in enumerate(p)]
         if self.pending_size > MAX_PENDING_BYTES:
