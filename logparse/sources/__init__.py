@@ -103,7 +103,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from logparse.records import Record
 
 from ._journal import VERBOSE_HDR_RE, export_records, looks_like_export, verbose_records
-from ._lines import COMPOSE_RE, JSON_FORMATS, LineParser
+from ._lines import COMPOSE_RE, LineParser
 from ._time import day_epoch
 
 __all__ = [
@@ -239,9 +239,6 @@ def sniff_format(head: bytes, eof: bool = True) -> tuple[str, bool]:
                 counts[rec.fmt] += 1
     if counts and total:
         best, k = counts.most_common(1)[0]
-        if best.startswith("journal-short") and best not in ("journal-short-iso", "journal-short-iso-precise"):
-            # short vs short-precise: whichever is the majority of the journal lines
-            pass
         if k >= 0.3 * total:
             return best, crlf
     if any(ln.startswith((b"-- Boot ", b"-- Logs begin at", b"-- Journal begins at", b"-- No entries --"))

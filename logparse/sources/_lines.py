@@ -117,7 +117,7 @@ NOTE_UNIT_FROM_STARTED = "unit from systemd's 'Started' line before this process
 NOTE_DESKTOP = "Docker Desktop local time read as UTC"
 NOTE_PYLOG_TIME = "time from the Python logging wrapper (local time read as UTC)"
 
-#: Formats whose records carry a year-less timestamp that the year resolver completes.
+#: The journal JSON renderings (one entry per line, or per object for json-pretty).
 JSON_FORMATS = ("journal-json", "journal-json-seq", "journal-json-pretty", "journal-json-sse")
 
 MAX_PENDING_BYTES = 64 << 20  # a json-pretty object larger than this is read as text
@@ -205,9 +205,8 @@ class LineParser:
 
     # -----------------------------------------------------------------------------------
     def _update_fast(self) -> None:
-        self.fast = not (
-            self.compose or self.plain_fmt != "plain" or self.pending is not None or self.hint or self.yearless or self.cont
-        )
+        self.fast = not (self.compose or self.plain_fmt != "plain" or self.pending is not None
+                         or self.hint or self.yearless or self.cont)
 
     def parse(self, n: int, raw: bytes):
         """Record, list of records, or None (line absorbed into a pending json-pretty object)."""
