@@ -44,7 +44,7 @@ def startup_blocks(name: str) -> list[list[str]]:
         return []
     blocks, cur = [], []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if "server_args=" in line and cur:
+        if "server_args=" in line and any("server_args=" in l for l in cur):
             blocks.append(cur)
             cur = []
         cur.append(line)

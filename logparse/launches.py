@@ -138,11 +138,12 @@ class LaunchAssembler:
 
     # ------------------------------------------------------------------ splitting
     def starts_new_launch(self, ev: Event) -> bool:
+        if ev.kind == "server_args":
+            # SGLang prints server_args once per start, before any scheduler line: anything
+            # already collected (even runtime lines of an earlier, unseen start) is another launch.
+            return bool(self.events) or self.runtime.batch_lines > 0
         if not self.events:
             return False
-        if ev.kind == "server_args":
-            return self.has_server_args or any(e.kind in SCHEDULER_KINDS and e.kind not in RUNTIME_KINDS
-                                               for e in self.events)
         rk = ev.rank_key()
         if ev.kind == "init_begin" and rk in self.inited_ranks:
             return True

@@ -78,6 +78,15 @@ class StreamParser:
             ev.tp_rank = 0   # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)
 
+    def add_runtime(self, key: tuple, agg: dict) -> None:
+        """Merge a vectorized runtime aggregate into the launch open on this stream."""
+        cur = self._open.get(key)
+        if cur is None:
+            cur = self._open[key] = LaunchAssembler(self.source_name, key)
+            self._order += 1
+            cur.order = self._order  # type: ignore[attr-defined]
+        cur.runtime.merge(agg)
+
     def _add_event(self, key: tuple, ev: Event) -> None:
         cur = self._open.get(key)
         if cur is None or cur.starts_new_launch(ev):
@@ -119,14 +128,22 @@ from logparse.launches import SCHEDULER_KINDS as _SCHEDULER_DEFAULT_RANK  # noqa
 
 
 def parse_sources(sources: Iterable, sglang_version: str | None = None,
-                  on_record: Callable[[Record], None] | None = None) -> ParseResult:
+                  on_record: Callable[[Record], None] | None = None, bulk: bool = True,
+                  block_bytes: int | None = None) -> ParseResult:
+    """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
+    (:mod:`logparse.bulk`); ``on_record`` (a per-record callback) forces the record path."""
+    from logparse import bulk as bulk_mod
+
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
-        for rec in src.records():
-            if on_record is not None:
-                on_record(rec)
-            sp.feed(rec)
+        if bulk and on_record is None and bulk_mod.supported(src):
+            bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
+        else:
+            for rec in src.records():
+                if on_record is not None:
+                    on_record(rec)
+                sp.feed(rec)
         launches, counts, unrec, warns = sp.finish()
         result.launches.extend(launches)
         result.lines.merge(counts)

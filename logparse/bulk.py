@@ -1,0 +1,223 @@
+"""Vectorized bulk path: large inputs at the speed of polars, in bounded memory.
+
+A production log is mostly runtime lines (``Decode batch``, ``Prefill batch``, uvicorn
+access lines) and other SGLang info lines; the lines that matter for launches are a few
+hundred per start.  This module reads an input in blocks of a few MB, splits and
+classifies each block with polars (Rust), and sends to Python only the lines that need
+the grammar or the stateful classifier:
+
+* lines that mention a tracked anchor (``classify.ANCHORS``) other than batch lines;
+* lines without SGLang's prefix (tracebacks, warnings, tqdm, journal markers, ...);
+* lines with control characters (``\\r``, ANSI, NUL) that need cleaning;
+* lines the vectorized journal-header pattern does not match.
+
+Batch lines are reduced to per-launch runtime aggregates with vectorized regex
+extraction (the same definitions as :class:`logparse.launches.RuntimeAgg`); access
+lines and other prefixed lines without an anchor are counted as noise.  Results are
+identical whatever the block size (``tests/test_bulk.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import chain
+from typing import Any
+
+from logparse.classify import ANCHORS, MAX_LINE
+
+#: Formats the bulk path reads; everything else goes record by record.
+BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json"})
+#: Default block size: bounded memory whatever the input size.
+BLOCK_BYTES = 8 << 20
+
+_PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+           r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] ")
+_BATCH = _PREFIX + r"(?:Decode|Prefill) batch"
+_ACCESS = _PREFIX + r'(?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
+_SPECIAL = r"[\r\x1b\x00]"
+_SHORT_ISO = (r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?) (?:\S+ )?[^\s\[]+\[(\d+)\]: (.*)$")
+
+
+def supported(src) -> bool:
+    try:
+        return src.fmt in BULK_FORMATS and hasattr(src, "_prepare") and hasattr(src, "_stream")
+    except Exception:  # a source that cannot even sniff: let the record path report it
+        return False
+
+
+class BulkReader:
+    """Reads one source into a :class:`logparse.pipeline.StreamParser` with vectorized blocks."""
+
+    def __init__(self, src, sp, block_bytes: int = BLOCK_BYTES) -> None:
+        self.src = src
+        self.sp = sp
+        self.block_bytes = max(block_bytes, 1)
+        self.fmt = src.fmt
+        from logparse.sources._lines import LineParser
+        self.parser = LineParser(src, self.fmt)
+        self.pid_key: dict[Any, tuple] = {}
+        self.line_no = 0
+        self.last_python_row = -2
+
+    # ------------------------------------------------------------------ reading
+    def run(self) -> None:
+        src = self.src
+        src._prepare()
+        src._started = True
+        chunks = chain((src._head or b"",), src._stream)
+        src._head = b""
+        carry = b""
+        pending: list[bytes] = []
+        size = 0
+        try:
+            for chunk in chunks:
+                if not chunk:
+                    continue
+                pending.append(chunk)
+                size += len(chunk)
+                if size >= self.block_bytes:
+                    data = carry + b"".join(pending)
+                    pending, size = [], 0
+                    cut = data.rfind(b"\n")
+                    if cut < 0:
+                        carry = data
+                        continue
+                    self._block(data[:cut])
+                    carry = data[cut + 1:]
+            data = carry + b"".join(pending)
+            if data.endswith(b"\n"):
+                data = data[:-1]
+            if data:
+                self._block(data)
+            for rec in self.parser.finish():
+                self._feed_record(rec)
+            src._done()
+        finally:
+            src._close()
+
+    # ------------------------------------------------------------------ one block
+    def _block(self, data: bytes) -> None:
+        import polars as pl
+
+        text = data.decode("utf-8", "replace")
+        lines = pl.Series("line", [text]).str.split("\n").explode()
+        if getattr(self.src, "_crlf", False):
+            lines = lines.str.strip_suffix("\r")
+        n = len(lines)
+        first = self.line_no + 1
+        self.line_no += n
+        df = pl.DataFrame({"line": lines}).with_row_index("i")
+        if self.fmt == "plain":
+            df = df.with_columns(pl.col("line").alias("msg"), pl.lit(None, pl.Int64).alias("pid"),
+                                 pl.lit(True).alias("outer_ok"))
+        elif self.fmt == "journal-json":
+            df = self._json_columns(df)
+        else:
+            parts = pl.col("line").str.extract_groups(_SHORT_ISO)
+            df = df.with_columns(parts.struct.field("3").alias("msg"),
+                                 parts.struct.field("2").cast(pl.Int64, strict=False).alias("pid"))
+            df = df.with_columns(pl.col("msg").is_not_null().alias("outer_ok"))
+        msg = pl.col("msg")
+        df = df.with_columns(
+            prefixed=msg.str.contains(_PREFIX),
+            batch=msg.str.contains(_BATCH),
+            access=msg.str.contains(_ACCESS),
+            anchor=msg.str.contains_any(list(ANCHORS)),
+            special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
+        )
+        df = df.with_columns(
+            python=(~pl.col("outer_ok")).fill_null(True) | msg.is_null() | pl.col("special") | ~pl.col("prefixed")
+            | (pl.col("anchor") & ~pl.col("batch")))
+        df = df.with_columns(python=pl.col("python").fill_null(True))
+        vec = df.filter(~pl.col("python"))
+        batch = vec.filter(pl.col("batch"))
+        counts = self.sp.counts
+        n_batch = batch.height
+        counts.total += vec.height
+        counts.parsed += n_batch
+        counts.noise += vec.height - n_batch
+
+        py = df.filter(pl.col("python")).select("i", "line")
+        py_rows = py["i"].to_list()
+        py_lines = py["line"].to_list()
+        aggs = self._aggregate(batch, py_rows) if n_batch else {}
+        # Segment -1: batch rows before the first python row of this block.
+        self._apply(aggs.get(-1))
+        for k, (row, line) in enumerate(zip(py_rows, py_lines)):
+            if row != self.last_python_row + 1:
+                self._gap()
+            self.last_python_row = row
+            self._python_line(first + row, line)
+            self._apply(aggs.get(k))
+        self.last_python_row -= n   # rows of the next block are numbered from 0 again
+
+    def _json_columns(self, df):
+        import polars as pl
+        fields = {"MESSAGE": pl.String, "_PID": pl.String}
+        try:
+            decoded = pl.col("line").str.json_decode(pl.Struct(fields))
+            df = df.with_columns(decoded.alias("_j"))
+            df = df.with_columns(pl.col("_j").struct.field("MESSAGE").alias("msg"),
+                                 pl.col("_j").struct.field("_PID").cast(pl.Int64, strict=False).alias("pid"))
+        except Exception:  # a block with non-string MESSAGE values etc.: every line goes to Python
+            df = df.with_columns(pl.lit(None, pl.String).alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
+        return df.with_columns(pl.col("msg").is_not_null().alias("outer_ok"))
+
+    def _aggregate(self, batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
+        """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row."""
+        import polars as pl
+
+        msg = pl.col("msg")
+        rows = pl.Series("p", py_rows, dtype=pl.UInt32)
+        b = batch.with_columns(
+            seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
+            decode=msg.str.contains(_PREFIX + r"Decode batch"),
+            ts=msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1).str.replace(" ", "T"),
+            running=msg.str.extract(r"#running-req: (\d+)", 1).cast(pl.Int64, strict=False),
+            usage=msg.str.extract(r"token usage: (\d+(?:\.\d+)?)", 1).cast(pl.Float64, strict=False),
+            queue=msg.str.extract(r"#queue-req: (\d+)", 1).cast(pl.Int64, strict=False),
+            tokens=msg.str.extract(r"(?:, |\. )#(?:full )?token: (\d+)", 1).cast(pl.Int64, strict=False),
+        )
+        g = b.group_by("seg", "pid").agg(
+            pl.len().alias("batch_lines"),
+            pl.col("running").max().alias("peak_running_req"),
+            pl.col("usage").max().alias("peak_token_usage"),
+            pl.col("queue").max().alias("peak_queue_req"),
+            pl.col("tokens").filter(pl.col("decode")).max().alias("peak_tokens"),
+            pl.col("ts").min().alias("first_runtime_at"),
+            pl.col("ts").max().alias("last_runtime_at"),
+        )
+        out: dict[int, list[tuple[Any, dict]]] = {}
+        for row in g.iter_rows(named=True):
+            out.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
+        return out
+
+    # ------------------------------------------------------------------ feeding the stream parser
+    def _gap(self) -> None:
+        """Lines were handled in bulk since the last python line: they were well-formed SGLang
+        lines, which end any multi-line record (traceback, warning, journal continuation)."""
+        for clf in self.sp._classifiers.values():
+            clf.mode = None
+        self.parser.cont = None
+        self.parser._update_fast()
+
+    def _python_line(self, n: int, line: str) -> None:
+        r = self.parser.parse(n, line.encode("utf-8", "surrogatepass"))
+        if r is None:
+            return
+        for rec in (r if isinstance(r, list) else (r,)):
+            self._feed_record(rec)
+
+    def _feed_record(self, rec) -> None:
+        if rec.ts.__class__ is tuple:   # year-less stamp (not a bulk format); drop the outer time
+            rec.ts = None
+        if rec.pid is not None or rec.host is not None:
+            self.pid_key[rec.pid] = rec.stream_key()
+        self.sp.feed(rec)
+
+    def _apply(self, items) -> None:
+        if not items:
+            return
+        for pid, agg in items:
+            key = self.pid_key.get(pid, (None, None, None, pid) if pid is not None else (None, None, None, None))
+            self.sp.add_runtime(key, agg)
