@@ -1,0 +1,341 @@
+"""The history store: launches kept in an embedded DuckDB file.
+
+Python API::
+
+    from logparse import Store
+    store = Store()                       # --db / $LOGPARSE_DB / ~/.local/share/logparse/history.duckdb
+    store.ingest_paths(["samples/"], labels={"team": "infra"})
+    store.launches(host="gpu-1", outcome="ready")        # polars DataFrame
+    store.history(metric="kv_tokens")                    # polars DataFrame
+    store.query("SELECT count(*) FROM launches")         # polars DataFrame (read-only)
+    store.load_launch("@latest")                         # logparse.model.Launch, events included
+    store.close()
+
+Every method opens the database for as long as it needs it and closes it again, so
+several processes can share a store (DuckDB admits one writer at a time; others wait up
+to ``lock_timeout`` seconds).  See ``logparse.store.schema`` for the tables and views.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from logparse.store.db import (DEFAULT_LOCK_TIMEOUT, StoreBusy, StoreCorrupt, StoreError, StoreMissing, StoreTooNew,
+                               connection, default_db_path, resolve_db_path)
+from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
+from logparse.store.querysafe import QueryRefused, check_read_only
+from logparse.store.schema import HISTORY_METRICS, SCHEMA_VERSION
+
+__all__ = ["Store", "StoreError", "StoreBusy", "StoreCorrupt", "StoreTooNew", "StoreMissing", "QueryRefused",
+           "IngestReport", "SourceOutcome", "default_db_path", "resolve_db_path", "SCHEMA_VERSION",
+           "HISTORY_METRICS", "parse_when", "METRIC_ALIASES"]
+
+#: Columns of ``logparse launches`` (from the ``launch_summary`` view).
+LIST_COLUMNS = ("launch_id", "host", "started_at", "outcome", "version", "model_path", "tp_size", "dp_size",
+                "pp_size", "mem_fraction_static", "kv_tokens", "max_total_num_tokens", "weights_gb",
+                "kv_size_gb", "headroom_gb", "min_headroom_gb", "peak_token_usage", "retractions", "n_warnings",
+                "deployment")
+
+METRIC_ALIASES = {
+    "avail_before_load": "avail_before_load_gb", "weights": "weights_gb", "avail_after_load": "avail_after_load_gb",
+    "kv_size": "kv_size_gb", "avail_after_pool": "avail_after_pool_gb", "graph": "graph_gb",
+    "avail_after_graph": "avail_after_graph_gb", "headroom": "headroom_gb", "min_headroom": "min_headroom_gb",
+    "available_mem": "available_mem_gb", "tokens": "kv_tokens", "max_running_requests": "max_running_requests_effective",
+}
+
+
+def parse_when(text: str, *, now: datetime | None = None) -> datetime:
+    """``2026-05-18``, ``2026-05-18T10:00``, ``today``, ``yesterday``, ``7d``/``-7d``/``12h``/``30m``/``2w`` ago."""
+    now = now or datetime.now()
+    t = text.strip().lower()
+    if t in ("now",):
+        return now
+    if t == "today":
+        return now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if t == "yesterday":
+        return now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+    m = re.fullmatch(r"-?(\d+)\s*(s|m|min|h|d|w)(?:\s+ago)?", t)
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        delta = {"s": timedelta(seconds=n), "m": timedelta(minutes=n), "min": timedelta(minutes=n),
+                 "h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n)}[unit]
+        return now - delta
+    try:
+        return datetime.fromisoformat(text.strip().replace(" ", "T", 1) if " " in text.strip() else text.strip())
+    except ValueError:
+        raise ValueError(f"cannot read the time {text!r}: give an ISO date (2026-05-18), a date and time, 'today', "
+                         "'yesterday', or an age such as 7d, 12h, 2w") from None
+
+
+def resolve_metric(name: str) -> str:
+    m = name.strip()
+    m = METRIC_ALIASES.get(m, m)
+    if m not in HISTORY_METRICS and m + "_gb" in HISTORY_METRICS:
+        m = m + "_gb"
+    if m not in HISTORY_METRICS:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(HISTORY_METRICS)}")
+    return m
+
+
+@dataclass
+class DoctorReport:
+    path: Path
+    schema_version: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+class Store:
+    """A history store (a DuckDB file).  See the module documentation."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
+        self.path = resolve_db_path(path)
+        self.lock_timeout = lock_timeout
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing stays open between calls; kept for symmetry and ``with`` blocks."""
+
+    # ------------------------------------------------------------------ connections
+    def connect(self, *, write: bool = False, create: bool = False, safe_read: bool = False):
+        """A context manager giving a DuckDB connection (read-only unless ``write``)."""
+        return connection(self.path, write=write, lock_timeout=self.lock_timeout, create=create or write,
+                          safe_read=safe_read)
+
+    def _df(self, sql: str, params: Sequence[Any] = ()):
+        with self.connect() as con:
+            return con.sql(sql, params=list(params)).pl()
+
+    # ------------------------------------------------------------------ ingest
+    def _opts(self, **kw) -> IngestOptions:
+        labels = kw.pop("labels", None) or {}
+        return IngestOptions(lock_timeout=self.lock_timeout, labels=dict(labels), **kw)
+
+    def ingest_sources(self, sources: Iterable, *, journal_scope: str | None = None, on_outcome=None,
+                       **opts) -> IngestReport:
+        """Ingest :class:`logparse.sources.Source` objects (one transaction each)."""
+        from logparse.store.ingest import ingest_sources
+        return ingest_sources(self.path, sources, self._opts(**opts), journal_scope_key=journal_scope,
+                              on_outcome=on_outcome)
+
+    def ingest_paths(self, paths: Sequence[str | os.PathLike] | str, *, on_outcome=None, **opts) -> IngestReport:
+        """Ingest files, directories, ``-``, export directories and other ``.duckdb`` stores.
+
+        Options: ``host``, ``labels`` (dict), ``sglang_version``, ``input_format``, ``progress``.
+        """
+        from logparse.sources import open_inputs
+        from logparse.store import exchange
+        from logparse.store.ingest import ingest_sources
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        o = self._opts(**opts)
+        report = IngestReport()
+        plain: list[str] = []
+
+        def flush() -> None:
+            if plain:
+                sub = ingest_sources(self.path, open_inputs(list(plain), input_format=o.input_format), o,
+                                     on_outcome=on_outcome)
+                report.sources.extend(sub.sources)
+                report.warnings.extend(sub.warnings)
+                plain.clear()
+
+        for p in paths:
+            path = Path(p)
+            if str(p) != "-" and (exchange.is_export_dir(path) or exchange.is_duckdb_file(path)):
+                flush()
+                out = exchange.import_store(self.path, path, o)
+                report.sources.append(out)
+                if on_outcome is not None:
+                    on_outcome(out)
+            else:
+                plain.append(str(p))
+        flush()
+        return report
+
+    def ingest_text(self, text: str | bytes, name: str = "<text>", **opts) -> IngestReport:
+        from logparse.sources import text_source
+        return self.ingest_sources([text_source(name, text)], **opts)
+
+    def journal_cursor(self, unit: str | None = None, directory: str | None = None, file: str | None = None,
+                       host: str | None = None) -> str | None:
+        from logparse.store.ingest import journal_scope, stored_cursor
+        try:
+            with self.connect() as con:
+                return stored_cursor(con, journal_scope(unit, directory, file), host)
+        except StoreMissing:
+            return None
+
+    def ingest_journal(self, unit: str | None = None, since: str | None = None, until: str | None = None,
+                       directory: str | None = None, file: str | None = None, *, resume: bool = True,
+                       source_factory=None, on_outcome=None, **opts) -> IngestReport:
+        """Read the journal with journalctl (from the stored cursor on) and ingest it."""
+        from logparse.store.ingest import journal_scope
+        if source_factory is None:
+            from logparse import sources as src_mod
+            source_factory = getattr(src_mod, "journal_source", None)
+            if source_factory is None:
+                raise StoreError("reading the journal is not available in this build")
+        after = self.journal_cursor(unit, directory, file, opts.get("host")) if resume else None
+        src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=after)
+        return self.ingest_sources([src], journal_scope=journal_scope(unit, directory, file), on_outcome=on_outcome,
+                                   **opts)
+
+    # ------------------------------------------------------------------ reading
+    def launches(self, *, host: str | None = None, model: str | None = None, since: str | datetime | None = None,
+                 until: str | datetime | None = None, outcome: str | None = None, deployment: str | None = None,
+                 limit: int | None = None, columns: Sequence[str] | None = LIST_COLUMNS):
+        """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest."""
+        where, params = [], []
+        if host:
+            where.append("host = ?")
+            params.append(host)
+        if model:
+            where.append("model_path ILIKE ?")
+            params.append(f"%{model}%")
+        if outcome:
+            where.append("outcome = ?")
+            params.append(outcome)
+        if deployment:
+            where.append("deployment = ?")
+            params.append(deployment)
+        if since:
+            where.append("coalesce(started_at, ingested_at) >= ?")
+            params.append(parse_when(since) if isinstance(since, str) else since)
+        if until:
+            where.append("coalesce(started_at, ingested_at) < ?")
+            params.append(parse_when(until) if isinstance(until, str) else until)
+        cols = ", ".join(columns) if columns else "*"
+        inner = "SELECT * FROM launch_summary"
+        if where:
+            inner += " WHERE " + " AND ".join(where)
+        if limit:
+            inner += f" ORDER BY started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC LIMIT {int(limit)}"
+        sql = f"SELECT {cols} FROM ({inner}) ORDER BY started_at NULLS FIRST, ingested_at, launch_id"
+        return self._df(sql, params)
+
+    def history(self, metric: str = "kv_tokens", deployment: str | None = None, *, host: str | None = None,
+                model: str | None = None):
+        """The metric over the launches of each deployment, with its change and what changed in between."""
+        m = resolve_metric(metric)
+        where, params = [], []
+        if deployment:
+            where.append("(deployment = ? OR deployment ILIKE ?)")
+            params += [deployment, f"%{deployment}%"]
+        if host:
+            where.append("host = ?")
+            params.append(host)
+        if model:
+            where.append("model_path ILIKE ?")
+            params.append(f"%{model}%")
+        sql = (f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
+               f"{m} AS value, {m}_change AS change, version_changed, version_change, args_changed, changed_args, "
+               f"arg_changes, prev_launch_id FROM history")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY deployment, launch_no"
+        df = self._df(sql, params)
+        return df.rename({"value": m, "change": f"{m}_change"})
+
+    def query(self, sql: str, *, write: bool = False):
+        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`)."""
+        if not write:
+            check_read_only(sql)
+            with self.connect(safe_read=True) as con:
+                return con.sql(sql).pl()
+        import duckdb
+        stmts = duckdb.extract_statements(sql)
+        with self.connect(write=True) as con:
+            rel = None
+            for st in stmts:
+                rel = con.sql(st.query)
+            return rel.pl() if rel is not None else None
+
+    def load_launch(self, ref: str):
+        """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.refs`."""
+        from logparse.refs import resolve_launch
+        return resolve_launch(ref, db=str(self.path), lock_timeout=self.lock_timeout)
+
+    def launch_ids(self) -> list[str]:
+        with self.connect() as con:
+            return [r[0] for r in con.execute("SELECT launch_id FROM launches ORDER BY launch_id").fetchall()]
+
+    # ------------------------------------------------------------------ export, doctor
+    def export(self, directory: str | os.PathLike) -> dict[str, int]:
+        from logparse.store.exchange import export
+        with self.connect() as con:
+            return export(con, Path(directory))
+
+    def doctor(self) -> DoctorReport:
+        from logparse.store import schema
+        rep = DoctorReport(self.path)
+        with self.connect() as con:
+            rep.schema_version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+            if rep.schema_version != schema.SCHEMA_VERSION:
+                rep.problems.append(f"schema version {rep.schema_version}, expected {schema.SCHEMA_VERSION}")
+            have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                              "WHERE table_schema = 'main'").fetchall()}
+            for t in schema.TABLES + schema.VIEWS:
+                if t not in have:
+                    rep.problems.append(f"missing table or view: {t}")
+            if rep.problems:
+                return rep
+            for t in schema.TABLES:
+                rep.counts[t] = con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+            for v in schema.VIEWS:
+                try:
+                    rep.counts[v] = con.execute(f"SELECT count(*) FROM {v}").fetchall()[0][0]
+                except Exception as exc:  # noqa: BLE001 - report, do not crash
+                    rep.problems.append(f"view {v} fails: {str(exc).splitlines()[0]}")
+
+            def check(sql: str, what: str) -> None:
+                n = con.execute(sql).fetchall()[0][0]
+                if n:
+                    rep.problems.append(f"{n} {what}")
+
+            for t in schema.LAUNCH_CHILD_TABLES:
+                check(f"SELECT count(*) FROM {t} WHERE launch_id NOT IN (SELECT launch_id FROM launches)",
+                      f"{t} row(s) without a launch")
+            check("SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN "
+                  "(SELECT source_id FROM sources)", "launch(es) without a source")
+            check("SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
+                  "WHERE s.launch_id = l.launch_id)", "launch(es) not linked to any source in launch_sources")
+            check("SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
+                  "launch_sources row(s) naming a missing source")
+            check("SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
+                  "unrecognized line(s) without a source")
+            check("SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
+                  "launch id(s) stored more than once")
+            check("SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
+                  "source id(s) stored more than once")
+            check("SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
+                  "duplicate (launch_id, seq) event(s)")
+            check("SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
+                  "launch(es) with more than one runtime_stats row")
+            check("SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
+                  "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
+                  "launch(es) whose event count disagrees with the events table")
+            check("SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
+                  "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
+                  "launch(es) whose rank count disagrees with rank_memory")
+            check("SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
+                  "WHERE r.launch_id = l.launch_id)", "launch(es) without a runtime_stats row")
+        return rep

@@ -1,0 +1,239 @@
+"""Opening the store: where it lives, locking, validation and migrations.
+
+Where: an explicit ``--db PATH`` (or ``Store(path)``) wins, then ``$LOGPARSE_DB``, then
+``$XDG_DATA_HOME/logparse/history.duckdb`` (``~/.local/share/logparse/history.duckdb``).
+
+DuckDB lets one process write a database file at a time (and a writer excludes readers
+in other processes).  Opening retries with backoff for up to ``lock_timeout`` seconds,
+then raises :class:`StoreBusy`.  A file that is not a DuckDB database, is empty or
+truncated, or that DuckDB cannot read, raises :class:`StoreCorrupt`; logparse never
+writes to such a file.  A store written by a newer logparse (schema version above
+:data:`~logparse.store.schema.SCHEMA_VERSION`) raises :class:`StoreTooNew`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+
+from logparse.store import schema
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+class StoreError(Exception):
+    """A problem with the history store; the CLI exits with code 3."""
+
+
+class StoreBusy(StoreError):
+    pass
+
+
+class StoreCorrupt(StoreError):
+    pass
+
+
+class StoreTooNew(StoreError):
+    pass
+
+
+class StoreMissing(StoreError):
+    pass
+
+
+def default_db_path() -> Path:
+    base = os.environ.get("XDG_DATA_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "share"
+    return root / "logparse" / "history.duckdb"
+
+
+def resolve_db_path(explicit: str | os.PathLike | None = None) -> Path:
+    """``explicit`` (``--db``) > ``$LOGPARSE_DB`` > the user data directory."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("LOGPARSE_DB")
+    if env:
+        return Path(env).expanduser()
+    return default_db_path()
+
+
+#: DuckDB's file header: 8 bytes of checksum, then the magic.
+_MAGIC_OFFSET, _MAGIC = 8, b"DUCK"
+
+
+def check_file(path: Path) -> bool:
+    """True when ``path`` exists and looks like a DuckDB file; raises when it exists and does not."""
+    if not path.exists():
+        return False
+    if path.is_dir():
+        raise StoreCorrupt(f"{path} is a directory, not a store file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the store ({exc.strerror or exc})") from None
+    if not head:
+        raise StoreCorrupt(f"{path} is empty: not a logparse store (remove it, or use another --db)")
+    if head[_MAGIC_OFFSET:_MAGIC_OFFSET + 4] != _MAGIC:
+        raise StoreCorrupt(f"{path} is not a DuckDB database, so not a logparse store; it was left untouched "
+                           "(use another --db)")
+    return True
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    msg = str(exc)
+    return "lock" in msg.lower() and ("Conflicting" in msg or "Could not set lock" in msg)
+
+
+def _connect(path: Path, read_only: bool, lock_timeout: float, config: dict | None):
+    import duckdb
+    deadline = time.monotonic() + max(0.0, lock_timeout)
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only, config=config or {})
+        except duckdb.Error as exc:
+            if _is_lock_error(exc):
+                now = time.monotonic()
+                if now >= deadline:
+                    holder = ""
+                    msg = str(exc)
+                    if "PID" in msg:
+                        holder = " (held by PID " + msg.split("PID", 1)[1].strip(" )").split(")")[0] + ")"
+                    raise StoreBusy(f"store is busy: another process is using {path}{holder}; gave up after "
+                                    f"{lock_timeout:g} s (--lock-timeout)") from None
+                time.sleep(min(delay, max(0.0, deadline - now)) * (0.75 + random.random() / 2))
+                delay = min(delay * 2, 1.0)
+                continue
+            raise StoreCorrupt(f"{path}: DuckDB cannot open this file ({_short(exc)}); it was left untouched") from None
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+def _version(con) -> int | None:
+    """Schema version, 0 for an empty database, None when it is some other DuckDB database."""
+    tables = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if "schema_version" not in tables:
+        return 0 if not tables else None
+    row = con.execute("SELECT max(version) FROM schema_version").fetchall()[0]
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con, to: int | None = None) -> int:
+    """Apply the missing migrations (each in its own transaction); returns the new version."""
+    from logparse import __version__
+    target = schema.SCHEMA_VERSION if to is None else to
+    current = _version(con)
+    if current is None:
+        raise StoreCorrupt("this DuckDB database is not a logparse store (it has other tables and no "
+                           "schema_version); it was left untouched")
+    for v in range(current + 1, target + 1):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            schema.MIGRATIONS[v - 1](con)
+            con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, datetime.now(), __version__])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return max(current, target)
+
+
+def _check_version(path: Path, version: int | None) -> None:
+    if version is None:
+        raise StoreCorrupt(f"{path} is a DuckDB database but not a logparse store (no schema_version table); "
+                           "it was left untouched (use another --db)")
+    if version > schema.SCHEMA_VERSION:
+        raise StoreTooNew(f"{path} was written by a newer logparse (store schema version {version}; this logparse "
+                          f"knows up to {schema.SCHEMA_VERSION}): upgrade logparse to use it")
+
+
+#: Store files this process has validated (read-only) and brought to the current schema.
+_VALIDATED: set[str] = set()
+
+
+def open_store(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = False,
+               safe_read: bool = False):
+    """A DuckDB connection to a valid store of the current schema version.
+
+    ``write``: a read-write connection (migrates an older store, creates a missing one when
+    ``create``).  Otherwise a read-only one; ``safe_read`` also disables file access from SQL
+    (for user queries).  An older store is migrated first, which needs the write lock.
+    """
+    import duckdb
+    exists = check_file(path)
+    key = str(path.resolve()) if exists else None
+    if key in _VALIDATED:
+        con = _connect(path, not write, lock_timeout,
+                       {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None)
+        try:
+            version = _version(con)
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)}); it was left untouched") from None
+        if version == schema.SCHEMA_VERSION:
+            return con
+        con.close()
+        _VALIDATED.discard(key)
+    if not exists:
+        if not create:
+            raise StoreMissing(f"no history store at {path} yet: run 'logparse ingest' first (or give --db)")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {path.parent}: {exc.strerror or exc}") from None
+    if exists:
+        # Validate read-only first: nothing is written to a file we cannot read.
+        con = _connect(path, True, lock_timeout, None)
+        try:
+            version = _version(con)
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)}); it was left untouched") from None
+        con.close()
+        _check_version(path, version)
+    else:
+        version = 0
+    if write or version < schema.SCHEMA_VERSION:
+        con = _connect(path, False, lock_timeout, None)
+        try:
+            version = _version(con)
+            _check_version(path, version)
+            if version < schema.SCHEMA_VERSION:
+                migrate(con)
+            _VALIDATED.add(str(path.resolve()))
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)})") from None
+        except BaseException:
+            con.close()
+            raise
+        if write:
+            return con
+        con.close()
+    else:
+        _VALIDATED.add(str(path.resolve()))
+    config = {"enable_external_access": False, "lock_configuration": True} if safe_read else None
+    return _connect(path, True, lock_timeout, config)
+
+
+@contextmanager
+def connection(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = False,
+               safe_read: bool = False) -> Iterator:
+    import duckdb
+    con = open_store(path, write=write, lock_timeout=lock_timeout, create=create, safe_read=safe_read)
+    try:
+        yield con
+    except duckdb.IOException as exc:
+        raise StoreCorrupt(f"{path}: reading the store failed ({_short(exc)})") from None
+    finally:
+        con.close()

@@ -1,0 +1,230 @@
+"""Export to Parquet, and import of exports and other stores (fleet merge).
+
+``export DIR`` writes one directory per table, hive-partitioned by host and month::
+
+    DIR/logparse-export.json
+    DIR/launches/host=gpu-node-1/month=2026-05/data_0.parquet
+    DIR/events/host=gpu-node-1/month=2026-05/data_0.parquet
+    ...
+
+``month`` is the launch's start month (else the month it was ingested); a missing host
+is written as ``__HIVE_DEFAULT_PARTITION__``, which DuckDB and polars read back as null.
+DuckDB reads a table with ``read_parquet('DIR/launches/**/*.parquet', hive_partitioning=true)``
+and polars with ``pl.read_parquet('DIR/launches/**/*.parquet', hive_partitioning=True)``.
+
+``ingest`` accepts such a directory, or another store's ``.duckdb`` file: its sources
+are copied and its launches merged like any input (idempotent: importing twice, or
+importing a store that holds launches this one already has, changes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from logparse.store import db as dbm
+from logparse.store import schema
+
+MARKER = "logparse-export.json"
+EXPORT_TABLES = ("sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized",
+                 "launch_sources", "launch_args")
+
+_MONTH = "strftime(coalesce({t}started_at, {t}ingested_at), '%Y-%m')"
+
+#: table -> SELECT giving the table's rows plus the partition columns ``host`` and ``month``.
+_EXPORT_SQL = {
+    "sources": "SELECT *, strftime(ingested_at, '%Y-%m') AS month FROM sources",
+    "launches": f"SELECT *, {_MONTH.format(t='')} AS month FROM launches",
+    "unrecognized": "SELECT u.*, s.host, strftime(s.ingested_at, '%Y-%m') AS month FROM unrecognized u "
+                    "LEFT JOIN sources s USING (source_id)",
+}
+for _t in ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args"):
+    _EXPORT_SQL[_t] = (f"SELECT c.*, l.host, {_MONTH.format(t='l.')} AS month FROM {_t} c "
+                       "LEFT JOIN launches l USING (launch_id)")
+
+
+def is_export_dir(path: Path) -> bool:
+    return path.is_dir() and (path / MARKER).is_file()
+
+
+def is_duckdb_file(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return False
+    return head[8:12] == b"DUCK"
+
+
+def export(con, directory: Path) -> dict[str, int]:
+    """Write every table as hive-partitioned Parquet under ``directory`` (replacing an earlier export)."""
+    directory = Path(directory)
+    if directory.exists():
+        if not directory.is_dir():
+            raise ValueError(f"{directory} exists and is not a directory")
+        if any(directory.iterdir()) and not is_export_dir(directory):
+            raise ValueError(f"{directory} is not empty and holds no logparse export: give a new or empty directory")
+    tmp = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    counts: dict[str, int] = {}
+    try:
+        for table in EXPORT_TABLES:
+            n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            counts[table] = int(n)
+            if not n:
+                continue
+            target = str(tmp / table).replace("'", "''")
+            con.execute(f"COPY ({_EXPORT_SQL[table]}) TO '{target}' (FORMAT parquet, PARTITION_BY (host, month))")
+        version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+        from logparse import __version__
+        (tmp / MARKER).write_text(json.dumps({
+            "format": "logparse-export", "schema_version": int(version), "logparse_version": __version__,
+            "exported_at": datetime.now().isoformat(timespec="seconds"), "rows": counts,
+            "partitioning": ["host", "month"]}, indent=2) + "\n")
+        if directory.exists():
+            old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+            directory.rename(old)
+            tmp.rename(directory)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            tmp.rename(directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return counts
+
+
+# ---------------------------------------------------------------------------- import
+
+def open_foreign(path: Path):
+    """A read-only DuckDB connection over another store or an export (tables by their usual names)."""
+    import duckdb
+    path = Path(path)
+    if is_export_dir(path):
+        meta = json.loads((path / MARKER).read_text())
+        ver = int(meta.get("schema_version", 0))
+        if ver > schema.SCHEMA_VERSION:
+            raise dbm.StoreTooNew(f"{path} was exported by a newer logparse (schema version {ver}; this logparse knows "
+                                  f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it")
+        con = duckdb.connect()
+        for table in EXPORT_TABLES:
+            files = list((path / table).glob("**/*.parquet")) if (path / table).is_dir() else []
+            if files:
+                glob = str(path / table / "**" / "*.parquet").replace("'", "''")
+                con.execute(f"CREATE VIEW {table} AS SELECT * EXCLUDE (month) FROM read_parquet('{glob}', "
+                            "hive_partitioning = true, union_by_name = true, "
+                            "hive_types = {'host': 'VARCHAR', 'month': 'VARCHAR'})")
+            else:
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM (SELECT NULL::VARCHAR AS launch_id, "
+                            "NULL::VARCHAR AS source_id) WHERE false")
+        return con
+    dbm.check_file(path)
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise dbm.StoreCorrupt(f"{path}: cannot open this store to import it ({str(exc).splitlines()[0]})") from None
+    version = dbm._version(con)
+    if version is None:
+        con.close()
+        raise dbm.StoreCorrupt(f"{path} is a DuckDB database but not a logparse store")
+    if version > schema.SCHEMA_VERSION:
+        con.close()
+        raise dbm.StoreTooNew(f"{path} was written by a newer logparse (schema version {version}; this logparse knows "
+                              f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it")
+    return con
+
+
+def _columns(con, table: str) -> list[str]:
+    return [r[0] for r in con.execute(f"SELECT * FROM {table} LIMIT 0").description]
+
+
+def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
+    """Merge another store (or an export) into the store at ``path``, in one transaction."""
+    import pyarrow as pa
+    from logparse.store.ingest import Item, SourceOutcome, _is_continuation, apply_items
+    from logparse.store.load import fetch_launches
+    foreign_path = Path(foreign_path)
+    if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():
+        raise ValueError(f"{foreign_path} is the store itself")
+    fcon = open_foreign(foreign_path)
+    now = datetime.now()
+    added = updated = unchanged = 0
+    try:
+        ids = [r[0] for r in fcon.execute("SELECT launch_id FROM launches ORDER BY started_at NULLS FIRST, launch_id")
+               .fetchall()]
+        links = fcon.execute("SELECT launch_id, source_id FROM launch_sources").fetchall()
+        with dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                # sources and their unrecognized lines that this store does not have
+                ours = _columns(con, "sources")
+                theirs = set(_columns(fcon, "sources"))
+                cols = [c for c in ours if c in theirs]
+                src_tbl = fcon.sql(f"SELECT {', '.join(cols)} FROM sources").to_arrow_table() if cols else None
+                new_sources: list[str] = []
+                if src_tbl is not None and src_tbl.num_rows:
+                    con.register("_isrc", src_tbl)
+                    try:
+                        new_sources = [r[0] for r in con.execute(
+                            "SELECT DISTINCT source_id FROM _isrc WHERE source_id NOT IN (SELECT source_id FROM sources)"
+                        ).fetchall()]
+                        con.execute(f"INSERT INTO sources BY NAME SELECT {', '.join(cols)} FROM _isrc WHERE source_id "
+                                    "NOT IN (SELECT source_id FROM sources)")
+                    finally:
+                        con.unregister("_isrc")
+                if new_sources:
+                    un = fcon.sql("SELECT source_id, line_no, reason, text FROM unrecognized WHERE source_id IN "
+                                  "(SELECT unnest(?::VARCHAR[]))", params=[new_sources]).to_arrow_table()
+                    if un.num_rows:
+                        con.register("_iun", un)
+                        try:
+                            con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _iun")
+                        finally:
+                            con.unregister("_iun")
+                final_of: dict[str, str] = {}
+                for start in range(0, len(ids), batch):
+                    chunk = ids[start:start + batch]
+                    loaded = fetch_launches(fcon, chunk)
+                    items = []
+                    for lid in chunk:
+                        if lid not in loaded:
+                            continue
+                        launch, meta = loaded[lid]
+                        items.append(Item(events=list(launch.events), stream=(launch.host, launch.unit, launch.boot,
+                                                                               launch.pid),
+                                          launch=launch, meta=meta, continuation=_is_continuation(launch.events)))
+                    res = apply_items(con, items, source_id=None, opts=opts, now=now)
+                    added += res.added
+                    updated += res.updated
+                    unchanged += res.unchanged
+                    final_of.update(res.final_of)
+                pairs = sorted({(final_of.get(l, l), s) for l, s in links})
+                if pairs:
+                    con.register("_ilinks", pa.table({"launch_id": [a for a, _ in pairs],
+                                                      "source_id": [b for _, b in pairs]}))
+                    try:
+                        con.execute("INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
+                                    "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
+                                    "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)")
+                    finally:
+                        con.unregister("_ilinks")
+                con.execute("COMMIT")
+            except BaseException:
+                try:
+                    con.execute("ROLLBACK")
+                except Exception:
+                    pass
+                raise
+    finally:
+        fcon.close()
+    status = "imported"
+    return SourceOutcome(str(foreign_path), status, added=added, updated=updated, unchanged=unchanged,
+                         message=f"merged {len(ids)} launch(es) from another store")

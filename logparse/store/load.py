@@ -1,0 +1,103 @@
+"""Rebuilding full :class:`~logparse.model.Launch` objects from store rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from logparse.events import Event
+from logparse.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
+from logparse.normalize import JSON_LAUNCH_COLUMNS, LaunchMeta
+
+_EVENT_COLS = ("launch_id", "seq", "source_id", "source", "line_no", "ts_text", "dp_rank", "pp_rank", "tp_rank",
+               "ep_rank", "attn_cp_rank", "moe_dp_rank", "worker", "tagged", "kind", "form", "variant", "fields",
+               "text", "cursor")
+
+
+def _rows(con, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def _json(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def launch_from_rows(row: dict[str, Any], ranks: Iterable[dict[str, Any]], events: Iterable[dict[str, Any]],
+                     runtime: dict[str, Any] | None) -> tuple[Launch, LaunchMeta]:
+    """A Launch equal to the parsed one (events included), and what the store knows beside it."""
+    launch = Launch()
+    for k in LAUNCH_FIELDS:
+        if k == "ranks":
+            continue
+        if k in ("started_at", "ready_at"):
+            v = row.get(k + "_text")
+            if v is None and row.get(k) is not None:
+                v = row[k].isoformat()
+        elif k in JSON_LAUNCH_COLUMNS:
+            v = _json(row.get(k))
+            if k in ("warnings", "version_evidence") and v is None:
+                v = []
+        else:
+            v = row.get(k)
+        setattr(launch, k, v)
+    if row.get("version_min") and row.get("version_max"):
+        launch.version_range = (row["version_min"], row["version_max"])
+    if launch.outcome is None:
+        launch.outcome = "incomplete"
+    for r in ranks:
+        rm = RankMemory(**{k: r.get(k) for k in RANK_FIELDS})
+        if rm.worker is None:
+            rm.worker = "target"
+        rm.extra = _json(r.get("extra")) or {}
+        launch.ranks.append(rm)
+    meta = LaunchMeta(source_id=row.get("source_id"), labels=_json(row.get("labels")) or {},
+                      sglang_version_given=row.get("sglang_version_given"), ingested_at=row.get("ingested_at"),
+                      updated_at=row.get("updated_at"))
+    for e in events:
+        ev = Event(kind=e["kind"], fields=_json(e.get("fields")) or {}, form=e.get("form"), variant=e.get("variant"),
+                   source=e.get("source") or "", line_no=e.get("line_no") or 0, ts=e.get("ts_text"),
+                   dp_rank=e.get("dp_rank"), pp_rank=e.get("pp_rank"), tp_rank=e.get("tp_rank"),
+                   ep_rank=e.get("ep_rank"), attn_cp_rank=e.get("attn_cp_rank"), moe_dp_rank=e.get("moe_dp_rank"),
+                   worker=e.get("worker"), tagged=bool(e.get("tagged")), text=e.get("text") or "",
+                   seq=e.get("seq") or 0)
+        launch.events.append(ev)
+        meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
+    launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
+    return launch, meta
+
+
+def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[str, tuple[Launch, LaunchMeta]]:
+    """Launches by id (missing ids are absent from the result).  ``schema_prefix``: e.g. ``other.``."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    p = schema_prefix
+    rows = _rows(con, f"SELECT * FROM {p}launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+    ranks: dict[str, list] = {}
+    for r in _rows(con, f"SELECT * FROM {p}rank_memory WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
+                        "ORDER BY launch_id, rank_idx", [ids]):
+        ranks.setdefault(r["launch_id"], []).append(r)
+    events: dict[str, list] = {}
+    cols = ", ".join(_EVENT_COLS)
+    for e in _rows(con, f"SELECT {cols} FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
+                        "ORDER BY launch_id, seq", [ids]):
+        events.setdefault(e["launch_id"], []).append(e)
+    runtime = {r["launch_id"]: r for r in _rows(
+        con, f"SELECT launch_id, runtime::VARCHAR AS runtime FROM {p}runtime_stats "
+             "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids])}
+    out: dict[str, tuple[Launch, LaunchMeta]] = {}
+    for row in rows:
+        lid = row["launch_id"]
+        if lid in out:
+            continue
+        out[lid] = launch_from_rows(row, ranks.get(lid, []), events.get(lid, []), runtime.get(lid))
+    return out

@@ -1,0 +1,86 @@
+"""``logparse history --plot``: the metric over launches, changes annotated (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+import textwrap
+
+OUTCOME_COLOR = {"ready": "#2e7d32", "failed": "#c62828", "incomplete": "#ef6c00"}
+MAX_PANELS = 8
+
+
+def _label(row) -> str:
+    ts = row.get("started_at")
+    when = ts.strftime("%Y-%m-%d\n%H:%M") if ts is not None else "?"
+    return f"#{row['launch_no']}\n{when}"
+
+
+def plot_history(df, metric: str, path: str) -> int:
+    """Draw one panel per deployment; returns the number of panels drawn."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if df.height == 0:
+        raise ValueError("nothing to plot: no launches match")
+    groups = [(dep, part) for (dep,), part in df.group_by(["deployment"], maintain_order=True)]
+    groups.sort(key=lambda g: -g[1].height)
+    groups = groups[:MAX_PANELS]
+    n = len(groups)
+    fig, axes = plt.subplots(n, 1, figsize=(11, 3.6 * n + 0.6), squeeze=False)
+    for ax, (dep, part) in zip(axes[:, 0], groups):
+        rows = part.sort("launch_no").to_dicts()
+        xs = list(range(len(rows)))
+        ys = [r[metric] for r in rows]
+        pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color="#607d8b", lw=1.5, zorder=1)
+        for x, r in zip(xs, rows):
+            if r[metric] is None:
+                continue
+            ax.scatter([x], [r[metric]], s=46, zorder=3, color=OUTCOME_COLOR.get(r["outcome"], "#555"),
+                       edgecolor="white", linewidth=0.8)
+        known = [y for y in ys if y is not None]
+        lo, hi = (min(known), max(known)) if known else (0, 1)
+        span = (hi - lo) or (abs(hi) or 1.0)
+        ax.set_ylim(lo - 0.15 * span, hi + 0.55 * span)
+        level = 0
+        for x, r in zip(xs, rows):
+            notes = []
+            if r.get("version_changed"):
+                ax.axvline(x - 0.5, color="#8e24aa", ls="--", lw=1.2, zorder=0)
+                notes.append(("SGLang " + (r.get("version_change") or ""), "#8e24aa"))
+            if r.get("args_changed"):
+                ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
+                changes = (r.get("arg_changes") or "").split("; ")
+                text = "; ".join(changes[:3]) + (f" (+{len(changes) - 3} more)" if len(changes) > 3 else "")
+                notes.append((textwrap.fill(text, 46), "#00838f"))
+            if r.get(f"{metric}_change") not in (None, 0) and r[metric] is not None:
+                ch = r[f"{metric}_change"]
+                ax.annotate(f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}", (x, r[metric]),
+                            textcoords="offset points", xytext=(0, -14), ha="center", fontsize=8,
+                            color="#2e7d32" if ch > 0 else "#c62828")
+            for text, color in notes:
+                y = hi + (0.12 + 0.2 * (level % 2)) * span
+                ax.annotate(text, (x - 0.5, y), ha="left", va="bottom", fontsize=7.5, color=color,
+                            xytext=(3, 0), textcoords="offset points",
+                            bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=color, lw=0.6, alpha=0.9))
+                level += 1
+        ax.set_xticks(xs)
+        ax.set_xticklabels([_label(r) for r in rows], fontsize=7.5)
+        ax.set_xlim(-0.7, max(len(rows) - 0.3, 0.7))
+        if known and all(isinstance(y, int) for y in known) and max(abs(y) for y in known) >= 1000:
+            from matplotlib.ticker import StrMethodFormatter
+            ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.set_ylabel(metric)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title(dep, fontsize=9.5, loc="left")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=o) for o, c in OUTCOME_COLOR.items()]
+    handles += [Line2D([], [], ls="--", color="#8e24aa", label="SGLang version changed"),
+                Line2D([], [], ls=":", color="#00838f", label="server arguments changed")]
+    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=5, frameon=False)
+    fig.suptitle(f"{metric} over launches", x=0.01, ha="left", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.6 * n + 0.6)))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return n

@@ -1,0 +1,378 @@
+"""The history store's schema: tables, views and forward migrations.
+
+Table and column names are a contract for users' SQL: later versions add tables and
+columns, never rename or drop them.  Units: every ``*_gb`` column of device memory is
+GiB (what SGLang prints as "GB"); ``hicache_host_gb`` is decimal GB, as SGLang prints it.
+Timestamps are naive (SGLang prints local time; an outer layer such as journald gives UTC
+when SGLang's own line has no date); the exact text from the log is kept beside them
+(``*_text`` columns).
+
+Migrations are a list of functions; migration ``i`` (1-based) brings a store from schema
+version ``i - 1`` to ``i``.  A store whose version is higher than ``len(MIGRATIONS)`` was
+written by a newer logparse and is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+#: Server arguments whose change between two launches of a deployment is not reported by
+#: the ``history`` view: they differ between otherwise identical launches (random seeds,
+#: ports picked at start, per-run file names) or say nothing about memory and capacity.
+#: The list lives in the table ``ignored_args`` (name, reason); edit it with
+#: ``logparse query --write`` if your fleet has other noise.
+IGNORED_ARGS: dict[str, str] = {
+    "random_seed": "random per start unless pinned",
+    "port": "changes with the deployment's port, not its memory",
+    "nccl_port": "picked at start",
+    "additional_ports": "picked at start (0.2.x)",
+    "dist_init_addr": "address of the rendezvous, picked at start",
+    "nccl_init_addr": "address of the rendezvous, picked at start (0.2.x)",
+    "host": "bind address of the HTTP server",
+    "api_key": "a secret, and not about memory",
+    "admin_api_key": "a secret, and not about memory",
+    "file_storage_path": "per-run directory",
+    "file_storage_pth": "per-run directory (old spelling)",
+    "metrics_http_port": "picked at start",
+    "disaggregation_bootstrap_port": "picked at start",
+    "engine_info_bootstrap_port": "picked at start",
+    "log_level": "logging only",
+    "log_level_http": "logging only",
+    "log_requests": "logging only",
+    "log_requests_level": "logging only",
+    "decode_log_interval": "logging only",
+    "show_time_cost": "logging only",
+    "served_model_name": "a display name",
+    "tokenizer_path": "follows model_path",
+    "download_dir": "local cache location",
+}
+
+#: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.
+HISTORY_METRICS = (
+    "kv_tokens", "max_total_num_tokens", "avail_before_load_gb", "weights_gb", "avail_after_load_gb",
+    "kv_size_gb", "avail_after_pool_gb", "graph_gb", "avail_after_graph_gb", "headroom_gb", "min_headroom_gb",
+    "available_mem_gb", "kv_bytes_per_token", "max_prefill_tokens", "max_running_requests_effective",
+    "context_len", "mem_fraction_static", "load_s", "graph_s", "peak_running_req", "peak_token_usage",
+    "peak_queue_req", "retractions",
+)
+
+_TABLES_V1 = """
+CREATE TABLE schema_version (
+    version INTEGER NOT NULL,
+    applied_at TIMESTAMP NOT NULL,
+    logparse_version VARCHAR
+);
+CREATE TABLE sources (
+    source_id VARCHAR NOT NULL,
+    path VARCHAR,              -- file path, '-' for stdin, or the journal query
+    kind VARCHAR,              -- file | stdin | journal | text | import
+    format VARCHAR,
+    content_hash VARCHAR,      -- sha256 of the bytes read
+    bytes BIGINT,
+    lines BIGINT,
+    parsed BIGINT,
+    noise BIGINT,
+    unrecognized BIGINT,
+    ingested_at TIMESTAMP,
+    host VARCHAR,
+    labels JSON,
+    n_launches INTEGER,
+    warnings JSON,
+    logparse_version VARCHAR
+);
+CREATE TABLE launches (
+    launch_id VARCHAR NOT NULL,
+    source VARCHAR,
+    host VARCHAR,
+    unit VARCHAR,
+    pid BIGINT,
+    boot VARCHAR,
+    started_at TIMESTAMP,
+    ready_at TIMESTAMP,
+    outcome VARCHAR,
+    error VARCHAR,
+    sglang_version VARCHAR,
+    sglang_version_range VARCHAR,
+    version_evidence JSON,
+    model_path VARCHAR,
+    tp_size INTEGER,
+    dp_size INTEGER,
+    pp_size INTEGER,
+    ep_size INTEGER,
+    mem_fraction_static DOUBLE,
+    kv_cache_dtype VARCHAR,
+    page_size INTEGER,
+    context_length BIGINT,
+    chunked_prefill_size BIGINT,
+    max_running_requests BIGINT,
+    max_total_tokens BIGINT,
+    speculative_algorithm VARCHAR,
+    enable_hierarchical_cache BOOLEAN,
+    hicache_ratio DOUBLE,
+    hicache_size DOUBLE,
+    enable_dp_attention BOOLEAN,
+    device VARCHAR,
+    server_args JSON,
+    server_args_form VARCHAR,
+    max_total_num_tokens BIGINT,
+    max_prefill_tokens BIGINT,
+    max_running_requests_effective BIGINT,
+    context_len BIGINT,
+    available_mem_gb DOUBLE,
+    available_mem_kind VARCHAR,
+    hicache_host_gb DOUBLE,
+    hicache_host_tokens BIGINT,
+    first_line BIGINT,
+    last_line BIGINT,
+    warnings JSON,
+    -- beyond the parse JSON contract
+    labels JSON,
+    source_id VARCHAR,
+    deployment VARCHAR,
+    version_min VARCHAR,
+    version_max VARCHAR,
+    sglang_version_given VARCHAR,
+    started_at_text VARCHAR,
+    ready_at_text VARCHAR,
+    startup_s DOUBLE,
+    n_ranks INTEGER,
+    n_events INTEGER,
+    n_warnings INTEGER,
+    ingested_at TIMESTAMP,
+    updated_at TIMESTAMP
+);
+CREATE TABLE rank_memory (
+    launch_id VARCHAR NOT NULL,
+    rank_idx INTEGER NOT NULL,
+    dp_rank INTEGER,
+    pp_rank INTEGER,
+    tp_rank INTEGER,
+    ep_rank INTEGER,
+    worker VARCHAR,
+    avail_before_load_gb DOUBLE,
+    weights_gb DOUBLE,
+    avail_after_load_gb DOUBLE,
+    load_s DOUBLE,
+    kv_dtype VARCHAR,
+    kv_tokens BIGINT,
+    k_size_gb DOUBLE,
+    v_size_gb DOUBLE,
+    kv_size_gb DOUBLE,
+    avail_after_pool_gb DOUBLE,
+    graph_gb DOUBLE,
+    avail_after_graph_gb DOUBLE,
+    graph_s DOUBLE,
+    -- derived
+    headroom_gb DOUBLE,
+    kv_bytes_per_token DOUBLE,
+    extra JSON
+);
+CREATE TABLE events (
+    launch_id VARCHAR NOT NULL,
+    seq INTEGER NOT NULL,
+    source_id VARCHAR,
+    source VARCHAR,
+    line_no BIGINT,
+    ts TIMESTAMP,
+    ts_text VARCHAR,
+    dp_rank INTEGER,
+    pp_rank INTEGER,
+    tp_rank INTEGER,
+    ep_rank INTEGER,
+    attn_cp_rank INTEGER,
+    moe_dp_rank INTEGER,
+    worker VARCHAR,
+    tagged BOOLEAN,
+    kind VARCHAR,
+    form VARCHAR,
+    variant VARCHAR,
+    fields JSON,
+    text VARCHAR,
+    line_hash VARCHAR,
+    cursor VARCHAR
+);
+CREATE TABLE runtime_stats (
+    launch_id VARCHAR NOT NULL,
+    peak_running_req BIGINT,
+    peak_token_usage DOUBLE,
+    peak_queue_req BIGINT,
+    peak_tokens BIGINT,
+    retractions BIGINT,     -- "KV cache pool is full. Retract requests." and other retract lines
+    batch_lines BIGINT,
+    first_runtime_at TIMESTAMP,
+    last_runtime_at TIMESTAMP,
+    runtime JSON            -- Launch.runtime as parsed (startup timings, per-DP summary, ...)
+);
+CREATE TABLE unrecognized (
+    source_id VARCHAR NOT NULL,
+    line_no BIGINT,
+    reason VARCHAR,
+    text VARCHAR
+);
+CREATE TABLE journal_cursors (
+    host VARCHAR,
+    unit VARCHAR,
+    cursor VARCHAR,
+    updated_at TIMESTAMP,
+    scope VARCHAR,          -- the journal query the cursor answers (unit, directory, file)
+    realtime_us BIGINT
+);
+CREATE TABLE launch_sources (
+    launch_id VARCHAR NOT NULL,
+    source_id VARCHAR NOT NULL
+);
+"""
+
+_TABLES_V2 = """
+CREATE TABLE launch_args (
+    launch_id VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    value JSON
+);
+CREATE TABLE ignored_args (
+    name VARCHAR NOT NULL,
+    reason VARCHAR
+);
+"""
+
+
+def _rank0_cte() -> str:
+    return """
+    rank0 AS (
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT r.*, row_number() OVER (
+                PARTITION BY r.launch_id
+                ORDER BY coalesce(r.dp_rank, 0) = -1, abs(coalesce(r.dp_rank, 0)), coalesce(r.pp_rank, 0),
+                         coalesce(r.tp_rank, 0), coalesce(r.ep_rank, 0), r.rank_idx) AS rn
+            FROM rank_memory r WHERE r.worker = 'target') WHERE rn = 1
+    ),
+    rank_agg AS (
+        SELECT launch_id, count(*) AS n_ranks_target, min(headroom_gb) AS min_headroom_gb,
+               min(kv_tokens) AS min_kv_tokens, max(weights_gb) AS max_weights_gb
+        FROM rank_memory WHERE worker = 'target' GROUP BY launch_id
+    )"""
+
+
+VIEW_LAUNCH_SUMMARY = f"""
+CREATE OR REPLACE VIEW launch_summary AS
+WITH {_rank0_cte()}
+SELECT
+    l.launch_id, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, l.startup_s, l.outcome, l.error,
+    l.sglang_version, l.sglang_version_range, coalesce(l.sglang_version, l.sglang_version_range) AS version,
+    l.model_path, l.tp_size, l.dp_size, l.pp_size, l.ep_size, l.device,
+    l.mem_fraction_static, l.kv_cache_dtype, l.page_size, l.context_length, l.chunked_prefill_size,
+    l.max_running_requests, l.max_total_tokens, l.speculative_algorithm, l.enable_hierarchical_cache,
+    l.max_total_num_tokens, l.max_prefill_tokens, l.max_running_requests_effective, l.context_len,
+    l.available_mem_gb, l.available_mem_kind, l.hicache_host_gb, l.hicache_host_tokens,
+    r.avail_before_load_gb, r.weights_gb, r.avail_after_load_gb, r.load_s,
+    r.kv_dtype, r.kv_tokens, r.k_size_gb, r.v_size_gb, r.kv_size_gb, r.avail_after_pool_gb,
+    r.graph_gb, r.avail_after_graph_gb, r.graph_s, r.headroom_gb, r.kv_bytes_per_token,
+    a.min_headroom_gb, a.min_kv_tokens, a.n_ranks_target AS n_ranks,
+    s.peak_running_req, s.peak_token_usage, s.peak_queue_req, s.peak_tokens, s.retractions,
+    s.batch_lines, s.first_runtime_at, s.last_runtime_at,
+    l.n_warnings, l.n_events, l.labels, l.source_id, l.source, l.ingested_at, l.updated_at
+FROM launches l
+LEFT JOIN rank0 r USING (launch_id)
+LEFT JOIN rank_agg a USING (launch_id)
+LEFT JOIN runtime_stats s USING (launch_id)
+"""
+
+
+def _history_view() -> str:
+    metric_cols = ",\n    ".join(
+        f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in HISTORY_METRICS)
+    return f"""
+CREATE OR REPLACE VIEW history AS
+WITH ordered AS (
+    SELECT s.*,
+        row_number() OVER w AS launch_no,
+        lag(launch_id) OVER w AS prev_launch_id,
+        lag(version) OVER w AS prev_version,
+        lag(started_at) OVER w AS prev_started_at,
+        {metric_cols}
+    FROM launch_summary s
+    WINDOW w AS (PARTITION BY deployment ORDER BY started_at NULLS FIRST, ingested_at, launch_id)
+),
+has_args AS (SELECT DISTINCT launch_id FROM launch_args),
+pairs AS (
+    SELECT o.launch_id, o.prev_launch_id FROM ordered o
+    WHERE o.prev_launch_id IS NOT NULL
+      AND o.launch_id IN (SELECT launch_id FROM has_args)
+      AND o.prev_launch_id IN (SELECT launch_id FROM has_args)
+),
+cur AS (
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
+),
+prev AS (
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
+),
+diff AS (
+    SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
+           prev.value AS old_value, cur.value AS new_value
+    FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
+    WHERE cur.value IS DISTINCT FROM prev.value
+      AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
+),
+arg_diff AS (
+    SELECT launch_id,
+           list(name ORDER BY name) AS changed_arg_names,
+           string_agg(name, ', ' ORDER BY name) AS changed_args,
+           string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
+                      '; ' ORDER BY name) AS arg_changes
+    FROM diff GROUP BY launch_id
+)
+SELECT o.*,
+    CASE WHEN o.prev_launch_id IS NULL THEN NULL
+         ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
+    CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
+         THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
+    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.launch_id IS NOT NULL END AS args_changed,
+    d.changed_args, d.changed_arg_names, d.arg_changes
+FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
+"""
+
+
+def create_views(con) -> None:
+    con.execute(VIEW_LAUNCH_SUMMARY)
+    con.execute(_history_view())
+
+
+# ---------------------------------------------------------------------------- migrations
+
+def _m1_tables(con) -> None:
+    for stmt in _TABLES_V1.split(";"):
+        if stmt.strip():
+            con.execute(stmt)
+
+
+def _m2_args_and_views(con) -> None:
+    """Per-argument table (backfilled from ``launches.server_args``), the noise list, the views."""
+    for stmt in _TABLES_V2.split(";"):
+        if stmt.strip():
+            con.execute(stmt)
+    import pyarrow as pa
+    names = list(IGNORED_ARGS)
+    con.register("_ignored", pa.table({"name": names, "reason": [IGNORED_ARGS[n] for n in names]}))
+    con.execute("INSERT INTO ignored_args SELECT name, reason FROM _ignored")
+    con.unregister("_ignored")
+    rows = con.execute("SELECT launch_id, server_args::VARCHAR FROM launches WHERE server_args IS NOT NULL").fetchall()
+    from logparse.normalize import args_frame
+    frame = args_frame([(lid, json.loads(sa)) for lid, sa in rows])
+    if frame.height:
+        con.register("_args", frame.to_arrow())
+        con.execute("INSERT INTO launch_args BY NAME SELECT * FROM _args")
+        con.unregister("_args")
+    create_views(con)
+
+
+#: Forward migrations, oldest first.  Never edit a released one: append a new one.
+MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+#: Tables every store of the current version holds (``doctor`` checks them).
+TABLES = ("schema_version", "sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized",
+          "journal_cursors", "launch_sources", "launch_args", "ignored_args")
+VIEWS = ("launch_summary", "history")
+#: Tables whose rows belong to one launch (referential integrity).
+LAUNCH_CHILD_TABLES = ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args")
