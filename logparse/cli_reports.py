@@ -167,4 +167,6 @@ def check(
     else:
         from logparse.render import make_console
         ck.render_check(rep, make_console())
+    if rep["status"] == "nothing_to_compare":
+        raise typer.Exit(EXIT_USAGE)
     raise typer.Exit(EXIT_PROBLEM if rep["status"] == "regression" else EXIT_OK)

@@ -228,7 +228,7 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
         x = mn[name]
         vals = [h[name] for h in hist if h.get(name) is not None]
         item = {"metric": name, "label": label, "kind": "history", "value": x, "unit": unit,
-                "baseline": f"median of {len(vals)} earlier launch(es)"}
+                "baseline": f"median of {len(vals)} earlier launch(es)" if vals else None}
         if x is None:
             item.update(status="skipped", note="not in this launch")
         elif len(vals) < th.min_history:
@@ -243,7 +243,13 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
             if item["status"] == "regression" and name in ("pre_load_avail_gb", "headroom_gb"):
                 item["likely_cause"] = "less free memory than usual: another process on the GPU, or a driver/CUDA change"
         results.append(item)
-    status = "regression" if any(r["status"] == "regression" for r in results) else "ok"
+    if any(r["status"] == "regression" for r in results):
+        status = "regression"
+    elif all(r["status"] == "skipped" for r in results):
+        status = "nothing_to_compare"
+        notes.append("nothing was compared: give --baseline REF, --history FILE... or a store with history (--db)")
+    else:
+        status = "ok"
     return {"status": status, "launch": {"launch_id": new.launch_id, "source": new.source, "outcome": new.outcome,
                                          "sglang_version_range": new.sglang_version_range},
             "baseline": ({"ref": baseline_ref, "launch_id": baseline.launch_id, "source": baseline.source,
@@ -278,12 +284,14 @@ def render_check(rep: dict[str, Any], console) -> None:
 
     st = rep["status"]
     head = Text()
-    head.append("REGRESSION" if st == "regression" else "OK", style="bold red" if st == "regression" else "bold green")
+    label = {"regression": ("REGRESSION", "bold red"), "ok": ("OK", "bold green")}.get(st, ("NOTHING TO COMPARE", "bold yellow"))
+    head.append(label[0], style=label[1])
     head.append(f"  launch {rep['launch']['launch_id']} ({rep['launch']['source']})")
     console.print(head)
     if rep["baseline"]:
         b = rep["baseline"]
-        console.print(f"  baseline: {b['launch_id']} ({b['source']}; {b.get('ref') or ''})", style="dim")
+        ref = f"; {b['ref']}" if b.get("ref") and b["ref"] != b["source"] else ""
+        console.print(f"  baseline: {b['launch_id']} ({b['source']}{ref})", style="dim")
     t = Table(show_edge=False, pad_edge=False)
     for h in ("metric", "value", "baseline", "change", "threshold", "status"):
         t.add_column(h, justify="right" if h in ("value", "change") else "left")

@@ -209,6 +209,11 @@ def attribute(a, b) -> dict[str, Any]:
         out["supported"] = False
         out["reason"] = "bytes per token unknown in both launches (no measurable KV pool line)"
         return out
+    # bytes per token that agree within the rounding of the printed pools are the same number
+    if _overlap(la.bpt, lb.bpt) and ka["cell_t"] is not None and kb["cell_t"] is not None:
+        kb["cell_t"] = ka["cell_t"]
+    if _overlap(la.draft_bpt, lb.draft_bpt) and ka["spec"].get("cell_d") and kb["spec"].get("cell_d"):
+        kb["spec"]["cell_d"] = ka["spec"]["cell_d"]
     fa, fb = la.features, lb.features
     cur = dict(ka)
     cur["spec"] = dict(ka["spec"])
@@ -246,6 +251,12 @@ def attribute(a, b) -> dict[str, Any]:
             f"the SGLang version ({a.sglang_version_range} → {b.sglang_version_range}) or measurement noise"
             if ver_changed else "measurement noise or rounding (same SGLang version range)")
     return out
+
+
+def _overlap(x: fm.BytesPerToken, y: fm.BytesPerToken) -> bool:
+    if None in (x.lo, x.hi, y.lo, y.hi):
+        return False
+    return x.lo <= y.hi and y.lo <= x.hi
 
 
 def _actual_tokens(launch) -> int | None:

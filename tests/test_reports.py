@@ -1,0 +1,405 @@
+"""The regression tracker: explain, diff, check, the era formulas and the plots."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers import CORPUS, SAMPLES, needs_corpus
+from logparse.cli import app
+from logparse.pipeline import parse_paths, parse_text
+from logparse.reports import formula as fm
+from logparse.reports.check import Thresholds, robust_judge, run_check
+from logparse.reports.diff import diff_launches
+from logparse.reports.explain import explain_launch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from reports_fixture import CELL, kimi_log, kv_tokens  # noqa: E402
+
+KIMI = SAMPLES / "kimi-k25"
+runner = CliRunner()
+
+REQUIRED = ("mem_fraction_static", "pre_load_avail_gb", "weights_gb", "post_load_avail_gb", "reserved_gb",
+            "predicted_kv_gb", "actual_kv_gb", "kv_tokens", "bytes_per_token", "draft_weights_gb", "draft_kv_gb",
+            "graph_gb", "headroom_gb", "what_if")
+
+
+@pytest.fixture(scope="module")
+def seed_files(tmp_path_factory):
+    """The seed scenario: the team's samples when present, else our own fixture in the same format."""
+    if (KIMI / "launch-1-baseline.log").exists() and (KIMI / "launch-2-hicache.log").exists():
+        return KIMI / "launch-1-baseline.log", KIMI / "launch-2-hicache.log"
+    d = tmp_path_factory.mktemp("kimi")
+    a, b = d / "launch-1-baseline.log", d / "launch-2-hicache.log"
+    a.write_text(kimi_log(False))
+    b.write_text(kimi_log(True, minute=20))
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def fixture_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("kimifix")
+    a, b = d / "base.log", d / "hicache.log"
+    a.write_text(kimi_log(False))
+    b.write_text(kimi_log(True, minute=20))
+    return a, b
+
+
+def _one(path):
+    launches = parse_paths([str(path)]).launches
+    assert launches, path
+    return launches[-1]
+
+
+def run(*args):
+    res = runner.invoke(app, [str(a) for a in args])
+    return res.exit_code, res.output
+
+
+# --------------------------------------------------------------------------- the seed scenario
+@pytest.mark.parametrize("which", ["seed", "fixture"])
+def test_explain_seed_scenario(which, seed_files, fixture_files):
+    path = (seed_files if which == "seed" else fixture_files)[0]
+    rep = explain_launch(_one(path))
+    for k in REQUIRED + ("era", "formula", "sentences"):
+        assert k in rep, k
+    assert rep["era"] == "B"
+    assert rep["mem_fraction_static"] == 0.88
+    assert rep["pre_load_avail_gb"] == pytest.approx(94.04, abs=0.005)
+    assert rep["weights_gb"] == pytest.approx(72.33, abs=0.005)
+    assert rep["post_load_avail_gb"] == pytest.approx(21.71, abs=0.005)
+    assert rep["reserved_gb"] == pytest.approx(11.29, abs=0.011)       # 12% of 94.04
+    assert rep["headroom_gb"] == pytest.approx(7.43, abs=0.005)
+    assert rep["actual_kv_gb"] == pytest.approx(10.42, abs=0.011)     # the fixture's exact formula gives 10.43
+    # the KV pool is predicted within 1% of the logged figure, and within the print rounding
+    assert abs(rep["predicted_kv_tokens"] - rep["kv_tokens"]) / rep["kv_tokens"] < 0.01
+    assert abs(rep["predicted_kv_gb"] - rep["actual_kv_gb"]) / rep["actual_kv_gb"] < 0.01
+    assert rep["within_rounding"]
+    assert rep["bytes_per_token"] == pytest.approx(CELL, rel=0.002)
+    assert rep["draft_weights_gb"] == pytest.approx(1.90)
+    assert rep["draft_kv_gb"] == pytest.approx(0.08, abs=0.011)
+    text = " ".join(rep["sentences"])
+    assert "BEFORE the weights" in text and "11.28" in text
+    assert "262,144" in text and "capped below the context length" in text
+    assert "EAGLE3" in text and "held back" in text
+    # every rank has its own budget and waterfall, the launch the minimum
+    assert len(rep["ranks"]) == 8
+    assert min(r["headroom_gb"] for r in rep["ranks"]) == rep["headroom_gb"]
+    for r in rep["ranks"]:
+        for k in REQUIRED:
+            assert k in r, k
+        assert r["waterfall"][0]["kind"] == "start" and r["waterfall"][-1]["kind"] == "end"
+    # what-ifs with the same formula
+    wi: dict = {}
+    for w in rep["what_if"]:
+        wi.setdefault(w["change"].split(" ")[0], w)
+    for w in rep["what_if"]:
+        assert {"change", "kv_tokens", "kv_gb", "headroom_gb"} <= set(w)
+    m = wi["mem_fraction_static"]
+    assert m["supported"] and 0.93 < m["mem_fraction_static"] < 0.94
+    assert m["headroom_gb"] >= 2.0 and m["headroom_gb"] < 2.2
+    assert m["kv_tokens"] > 1.4 * rep["kv_tokens"]
+    fp8 = wi["kv_cache_dtype"]
+    assert fp8["kv_tokens"] == pytest.approx(2 * rep["kv_tokens"], rel=0.01)
+    hc = wi["--enable-hierarchical-cache"]
+    assert hc["host_tokens"] == 2 * rep["kv_tokens"] + 1
+    assert hc["host_gb"] == pytest.approx(hc["host_tokens"] * CELL / 1e9, rel=0.002)
+
+
+def test_fixture_follows_the_formula():
+    launch = parse_text(kimi_log(False)).launches[0]
+    assert launch.max_total_num_tokens == kv_tokens()
+    assert launch.version_range == ("0.5.10", "0.5.10.post1")
+
+
+def test_explain_cli_table_json_and_plot(seed_files, tmp_path):
+    code, out = run("explain", seed_files[0])
+    assert code == 0, out
+    assert "held back" in out and "headroom left" in out and "What if" in out
+    code, out = run("explain", seed_files[0], "--json", "--margin", "3")
+    assert code == 0
+    rep = json.loads(out)
+    assert rep["what_if"][0]["headroom_gb"] >= 3.0
+    code, out2 = run("explain", seed_files[0], "--format", "json")
+    assert code == 0 and json.loads(out2)["kv_tokens"] == rep["kv_tokens"]
+    for ext in ("png",):
+        p = tmp_path / f"explain.{ext}"
+        code, out = run("explain", seed_files[0], "--plot", p)
+        assert code == 0, out
+        assert p.stat().st_size > 1000
+    assert run("explain", seed_files[0], "--format", "xml")[0] == 2
+    assert run("explain", seed_files[0], "--plot", tmp_path / "x.txt")[0] == 2
+
+
+def test_diff_seed_hicache(seed_files, tmp_path):
+    a, b = (_one(p) for p in seed_files)
+    rep = diff_launches(a, b)
+    changed = {c["arg"]: c for c in rep["server_args"]["changed"]}
+    assert changed["enable_hierarchical_cache"]["b"] is True
+    assert "random_seed" not in changed and "random_seed" in rep["server_args"]["ignored_noise"]
+    feat = rep["server_args"]["enabled_features"][0]
+    assert feat["flag"] == "enable_hierarchical_cache"
+    assert feat["settings"]["hicache_write_policy"] == "write_through"
+    assert feat["settings"]["hicache_io_backend"] == "kernel"
+    assert feat["settings"]["hicache_ratio"] == 2.0
+    assert rep["budget"]["kv_tokens"]["delta"] == 0                 # the GPU pool is unchanged
+    assert rep["budget"]["hicache_host_gb"]["a"] is None
+    assert rep["budget"]["hicache_host_gb"]["b"] == pytest.approx(22.39, abs=0.02)
+    assert rep["hicache"]["b"]["host_tokens"] == 2 * a.max_total_num_tokens + 1
+    assert not rep["identical"]
+    assert rep["attribution"]["supported"] and rep["attribution"]["delta_tokens"] == 0
+    code, out = run("diff", *seed_files, "--plot", tmp_path / "d.png")
+    assert code == 0, out
+    assert "enable_hierarchical_cache" in out and "hicache_write_policy='write_through'" in out
+    assert "KV pool unchanged" in out and "HiCache host pool per rank: off → 22.39 GB" in out
+    assert (tmp_path / "d.png").stat().st_size > 1000
+    code, out = run("diff", *seed_files, "--json")
+    assert code == 0 and json.loads(out)["budget"]["kv_tokens"]["delta"] == 0
+
+
+def test_diff_identical_says_so_in_one_line(seed_files):
+    code, out = run("diff", seed_files[0], seed_files[0])
+    assert code == 0
+    body = [ln for ln in out.splitlines() if not ln.startswith(("A:", "B:"))]
+    assert body == ["identical launches: same arguments, same SGLang version range, same memory figures and KV pool"]
+
+
+def test_diff_attribution_one_input_at_a_time(tmp_path):
+    a = parse_text(kimi_log(False)).launches[0]
+    # B: a lower fraction; the formula explains the whole drop
+    t_b = fm.predict(fm.launch_inputs(a).inputs.with_(f=0.86), fm.features_for("0.5.10.post1")).tokens
+    b = parse_text(kimi_log(False, tokens=t_b, fraction=0.86, minute=30)).launches[0]
+    at = diff_launches(a, b)["attribution"]
+    assert at["supported"]
+    steps = {s["key"]: s for s in at["steps"]}
+    assert at["delta_tokens"] < 0
+    assert abs(steps["f"]["delta_tokens"] - at["delta_tokens"]) < 0.01 * abs(at["delta_tokens"])
+    assert abs(at["unexplained_tokens"]) < 0.01 * abs(at["delta_tokens"])
+
+
+# --------------------------------------------------------------------------- check
+def test_check_exit_codes(seed_files, tmp_path):
+    base = seed_files[0]
+    text = base.read_text()
+    t = re.search(r"max_total_num_tokens=(\d+)", text).group(1)
+    new_t = str(int(int(t) * 0.9))
+    regressed = tmp_path / "regressed.log"
+    regressed.write_text(text.replace(f"#tokens: {t}, KV size: 10.42 GB", f"#tokens: {new_t}, KV size: 9.38 GB")
+                         .replace(f"max_total_num_tokens={t}", f"max_total_num_tokens={new_t}"))
+    code, out = run("check", regressed, "--baseline", base)
+    assert code == 1, out
+    assert "REGRESSION" in out and "KV tokens" in out and "likely cause" in out
+    code, out = run("check", regressed, "--baseline", base, "--format", "json")
+    rep = json.loads(out)
+    assert code == 1 and rep["status"] == "regression"
+    kv = next(r for r in rep["results"] if r["metric"] == "kv_tokens")
+    assert kv["status"] == "regression" and kv["change_pct"] == pytest.approx(-10, abs=0.1)
+    assert "not explained by the formula" in kv["likely_cause"]
+    # within tolerance when the tolerance is raised
+    assert run("check", regressed, "--baseline", base, "--kv-tokens-tolerance", "15")[0] == 0
+    # an identical pair passes; the improvement direction never fails
+    assert run("check", base, "--baseline", base)[0] == 0
+    assert run("check", base, "--baseline", regressed)[0] == 0
+    # bad input
+    code, out = run("check", tmp_path / "missing.log", "--baseline", base)
+    assert code == 2 and "no such file" in out
+    assert run("check", base, "--baseline", tmp_path / "missing.log")[0] == 2
+    empty = tmp_path / "empty.log"
+    empty.write_text("hello\n")
+    assert run("check", empty, "--baseline", base)[0] == 2
+    # nothing to compare with (no baseline, no history, no store)
+    assert run("check", base)[0] == 2
+
+
+def test_check_fraction_change_names_the_cause(tmp_path):
+    a = tmp_path / "a.log"
+    a.write_text(kimi_log(False))
+    la = parse_text(a.read_text()).launches[0]
+    t_b = fm.predict(fm.launch_inputs(la).inputs.with_(f=0.85), fm.features_for("0.5.10.post1")).tokens
+    b = tmp_path / "b.log"
+    b.write_text(kimi_log(False, tokens=t_b, fraction=0.85, minute=30))
+    code, out = run("check", b, "--baseline", a, "--json")
+    rep = json.loads(out)
+    assert code == 1
+    kv = next(r for r in rep["results"] if r["metric"] == "kv_tokens")
+    assert kv["likely_cause"].startswith("mem_fraction_static 0.88 → 0.85")
+
+
+def test_robust_judge_median_mad():
+    hist = [300.0, 302.0, 298.0, 301.0, 299.0, 900.0]     # one outlier in the history does not move it
+    assert not robust_judge(305.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]
+    assert robust_judge(340.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]
+    assert not robust_judge(200.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]   # faster is not bad
+    # identical history: the spread floor keeps tiny changes quiet
+    assert not robust_judge(7.40, [7.43] * 6, 3.5, 0.05, higher_is_better=True)["flag"]
+    assert robust_judge(6.0, [7.43] * 6, 3.5, 0.05, higher_is_better=True)["flag"]
+
+
+def test_check_history_from_files(tmp_path):
+    hist = []
+    for i in range(6):
+        p = tmp_path / f"h{i}.log"
+        p.write_text(kimi_log(False, minute=2 + i).replace("elapsed=29", f"elapsed=3{i % 2}"))
+        hist.append(p)
+    new = tmp_path / "new.log"
+    new.write_text(kimi_log(False, minute=40))
+    la = [parse_paths([str(p)]).launches[0] for p in hist]
+    rep = run_check(parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:-1],
+                    thresholds=Thresholds(min_history=5))
+    load = next(r for r in rep["results"] if r["metric"] == "load_s")
+    assert load["status"] == "ok" and load["median"] is not None
+    # too little history: skipped with a note, not failed
+    rep = run_check(parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:2])
+    load = next(r for r in rep["results"] if r["metric"] == "load_s")
+    assert load["status"] == "skipped" and "needs ≥ 5" in load["note"]
+    # a slow load against the history is flagged
+    slow = tmp_path / "slow.log"
+    slow.write_text(kimi_log(False, minute=50).replace("elapsed=29", "elapsed=99"))
+    args = ["check", slow, "--baseline", hist[0]] + sum((["--history", p] for p in hist), [])
+    code, out = run(*args, "--json")
+    rep = json.loads(out)
+    assert code == 1, out
+    assert next(r for r in rep["results"] if r["metric"] == "load_s")["status"] == "regression"
+    assert next(r for r in rep["results"] if r["metric"] == "kv_tokens")["status"] == "ok"
+
+
+# --------------------------------------------------------------------------- formulas per era
+def test_eras_and_features():
+    assert fm.era_of("0.4.7").key == "A" and fm.era_of("0.5.6.post2").key == "A"
+    assert fm.era_of("0.5.7").key == "B" and fm.era_of("0.5.10.post1").key == "B"
+    assert fm.era_of("0.5.11").key == "C" and fm.era_of("0.5.23").key == "C"
+    assert fm.features_for("0.4.7", "EAGLE").eagle_inflation
+    assert not fm.features_for("0.5.7", "EAGLE").eagle_inflation
+    assert not fm.features_for("0.5.13", "EAGLE").draft_in_budget
+    assert fm.features_for("0.5.14", "EAGLE3").draft_in_budget
+    assert not fm.features_for("0.4.3", None).page_rounding
+    feat = fm.choose_features(("0.5.9", "0.5.12"))
+    assert feat.era.key == "C" and "spans" in feat.notes[0]
+
+
+def test_formula_steps():
+    inp = fm.Inputs(m_pre_gb=80.0, m_post_gb=60.0, f=0.9, cell=131072.0, page_size=16)
+    b = fm.predict(inp, fm.features_for("0.5.10"))
+    rest = 60 - 80 * 0.1
+    assert b.reserved_gb == pytest.approx(8.0) and b.rest_gb == pytest.approx(rest)
+    assert b.tokens == (int(rest * 2**30) // 131072) // 16 * 16
+    capped = fm.predict(inp.with_(max_total_tokens=20000), fm.features_for("0.5.10"))
+    assert capped.capped and capped.tokens == 20000
+    # era A EAGLE: T' = T + R*steps*topk + R*draft_tokens + 100
+    e = fm.predict(inp.with_(page_size=1, spec_steps=3, spec_topk=1, spec_draft_tokens=4, max_running_requests=64),
+                   fm.features_for("0.5.5", "EAGLE"))
+    assert e.tokens - e.tokens_memory == 64 * 3 + 64 * 4 + 100
+    # era C 0.5.14+: the draft KV in the cell shrinks the pool
+    c = fm.predict(inp.with_(cell=131072.0 * (1 + 1 / 32)), fm.features_for("0.5.14", "EAGLE"))
+    assert c.tokens < b.tokens
+    # not enough memory
+    assert fm.predict(inp.with_(f=0.2), fm.features_for("0.5.10")).not_enough
+
+
+def test_era_a_eagle_sample_and_old_releases():
+    for path, era in (("sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log", "A"), ("sglang-0.2/llama-tp2-0.2.5.log", "A"),
+                      ("sglang-0.5/qwen-tp2-0.5.22-dict.log", "C")):
+        p = SAMPLES / path
+        if not p.exists():
+            continue
+        rep = explain_launch(_one(p))
+        assert rep["era"] == era
+        assert abs(rep["kv_tokens_diff_pct"]) < 1.0, (path, rep["kv_tokens_diff_pct"])
+
+
+def test_failed_start_smallest_fraction():
+    p = SAMPLES / "sglang-0.5" / "crash-oom-0.5.6.log"
+    if not p.exists():
+        pytest.skip("sample not present")
+    rep = explain_launch(_one(p))
+    wi = rep["what_if"][0]
+    assert "smallest that starts" in wi["change"]
+    assert wi["mem_fraction_static"] == pytest.approx(1 - 17.90 / 78.93, abs=0.002)
+    assert "bytes per token unknown" in wi["note"]
+    assert any("negative" in s for s in rep["sentences"])
+
+
+def test_ref_forms(seed_files, tmp_path):
+    both = tmp_path / "both.log"
+    both.write_text(seed_files[0].read_text() + seed_files[1].read_text())
+    code, out = run("explain", f"{both}#1", "--json")
+    assert code == 0 and json.loads(out)["source"].endswith("both.log")
+    first = json.loads(out)["launch_id"]
+    code, out = run("explain", f"{both}#-1", "--json")
+    assert json.loads(out)["launch_id"] != first
+    assert run("explain", f"{both}#3")[0] == 2
+
+
+# --------------------------------------------------------------------------- the genuine corpus
+@needs_corpus
+@pytest.mark.parametrize("rel,tol", [("sglang-0.5.23/server-default.log", 1.0),
+                                     ("sglang-0.5.23/server-memfrac0.3.log", 1.0),
+                                     ("sglang-0.5.10.post1/memfrac-0.2.log", 1.5)])
+def test_corpus_uncapped_pools_predicted(rel, tol):
+    rep = explain_launch(_one(CORPUS / rel))
+    assert rep["memory_kind"] == "cpu"
+    assert abs(rep["kv_tokens_diff_pct"]) < tol, rep["kv_tokens_diff_pct"]
+    assert rep["bytes_per_token"] == pytest.approx(256, rel=0.01)      # tiny Llama: 2 layers × 2 heads × 16 × K,V × 2 B
+    assert any("system memory" in s for s in rep["sentences"])
+
+
+@needs_corpus
+def test_corpus_memory_moved_between_measurements():
+    rep = explain_launch(_one(CORPUS / "sglang-0.5.23" / "memfrac-0.2.log"))
+    text = " ".join(rep["sentences"])
+    assert "Memory baseline taken" in text and "19.76" in text
+
+
+@needs_corpus
+@pytest.mark.parametrize("rel", ["sglang-0.5.10.post1/restart-1.log", "sglang-0.5.14/restart-1.log",
+                                 "sglang-0.5.19/restart-1.log", "sglang-0.5.23/restart-1.log",
+                                 "sglang-0.5.23/page-size-16.log", "sglang-0.5.23/long-run.log",
+                                 "sglang-0.5.23/dp-size-2-omp-bind.log", "sglang-0.5.10.post1/kv-fp8_e4m3.log"])
+def test_corpus_capped_pools_detected(rel):
+    launch = _one(CORPUS / rel)
+    rep = explain_launch(launch)
+    assert rep["capped_by_max_total_tokens"], rel
+    assert rep["kv_tokens"] == launch.max_total_tokens
+    assert any("caps the pool" in s for s in rep["sentences"])
+
+
+@needs_corpus
+def test_corpus_every_launch_explains():
+    for p in sorted(CORPUS.glob("sglang-*/*.log")):
+        for launch in parse_paths([str(p)]).launches:
+            rep = explain_launch(launch)
+            json.dumps(rep, default=str)
+            assert rep["sentences"]
+
+
+@needs_corpus
+def test_corpus_diff_versions(tmp_path):
+    a, b = CORPUS / "sglang-0.5.10.post1" / "restart-1.log", CORPUS / "sglang-0.5.23" / "restart-1.log"
+    rep = diff_launches(_one(a), _one(b))
+    assert rep["version"]["changed"]
+    assert rep["version"]["a"] == "0.5.10–0.5.10.post1" and rep["version"]["b"] == "0.5.23"
+    changed = {c["arg"] for c in rep["server_args"]["changed"]}
+    assert {"mem_fraction_static", "chunked_prefill_size"} <= changed
+    assert "port" not in changed
+    assert rep["server_args"]["added_removed_by_version"]
+    code, out = run("diff", a, b, "--plot", tmp_path / "c.svg")
+    assert code == 0
+    assert "SGLang version: 0.5.10–0.5.10.post1 → 0.5.23" in out and "mem_fraction_static" in out
+    assert (tmp_path / "c.svg").stat().st_size > 1000
+
+
+@needs_corpus
+def test_corpus_check_failed_start_is_a_regression():
+    ok = CORPUS / "sglang-0.5.23" / "restart-1.log"
+    bad = CORPUS / "sglang-0.5.23" / "fail-weights-vs-memfrac.log"
+    code, out = run("check", bad, "--baseline", ok, "--json")
+    rep = json.loads(out)
+    assert code == 1 and rep["results"][0]["metric"] == "outcome"
+    code, out = run("explain", bad, "--json")
+    wi = json.loads(out)["what_if"][0]
+    assert wi["sglang_says_minimum"] == pytest.approx(0.0359)
