@@ -57,7 +57,8 @@ def _one(path):
 
 
 def run(*args):
-    res = runner.invoke(app, [str(a) for a in args])
+    # never read the user's default store from a test
+    res = runner.invoke(app, [str(a) for a in args], env={"LOGPARSE_DB": "/nonexistent/logparse-test.duckdb"})
     return res.exit_code, res.output
 
 

@@ -18,8 +18,8 @@ Two kinds of metrics:
   any change, so the spread is floored at 1% of the median and at a per-metric minimum
   (0.05 GiB for memory, 1 s for times).  Only the bad direction is flagged (less memory, more time).
 
-The history comes from ``--history`` log files or from the store (``--db``); the deployment of a
-launch is (host, unit, model_path, tp_size, dp_size).
+The history comes from ``--history`` log files (launches with the same host, unit, model, TP and DP
+sizes) or from the store (``--db`` / ``$LOGPARSE_DB``: the launches of the same ``deployment``).
 """
 
 from __future__ import annotations
@@ -95,36 +95,74 @@ def robust_judge(x: float, hist: list[float], k: float, floor_abs: float, higher
 
 # --------------------------------------------------------------------------- store access
 def _store(db: str | None):
-    if not db:
-        return None, "no store given (--db / $LOGPARSE_DB)"
+    """(Store, '') or (None, why).  ``db`` None means: only when $LOGPARSE_DB names one."""
+    import os
     try:
-        from logparse.store import Store  # type: ignore
+        from logparse.store import Store
+        from logparse.store.db import resolve_db_path
     except ImportError:
+        return None, "the store is not available in this build"
+    if not db:
+        db = os.environ.get("LOGPARSE_DB") or None
+    if not db:
         try:
-            from logparse import Store  # type: ignore
-        except ImportError:
-            return None, "the store is not available in this build"
+            default = resolve_db_path(None)
+        except Exception:  # noqa: BLE001
+            default = None
+        if default is None or not os.path.exists(default):
+            return None, "no store given (--db / $LOGPARSE_DB) and none at the default path"
+        db = str(default)
+    if not os.path.exists(db):
+        return None, f"store {db} does not exist"
     try:
         return Store(db), ""
     except Exception as exc:  # noqa: BLE001 - the store's own errors become a note
         return None, f"store {db} could not be opened: {exc}"
 
 
-def _history_frame(store, launch):
-    """The store's launch history as a list of dicts (whatever columns it has)."""
-    df = None
-    for call in (lambda: store.history(), lambda: store.query("select * from launches")):
-        try:
-            df = call()
-            break
-        except Exception:  # noqa: BLE001 - try the next access path
-            continue
-    if df is None:
-        return None
+def _q(v: str) -> str:
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def store_deployment(store, launch) -> str:
+    """The store's deployment label of a launch (its own row, else the store's default key)."""
     try:
-        return df.to_dicts()
-    except AttributeError:
-        return list(df)
+        df = store.query(f"SELECT deployment FROM launches WHERE launch_id = {_q(launch.launch_id)}")
+        rows = df.to_dicts()
+        if rows and rows[0].get("deployment"):
+            return rows[0]["deployment"]
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from logparse.normalize import deployment_key as dk
+    except ImportError:  # pragma: no cover
+        def dk(host, model, tp, dp, pp, ep):
+            return f"{host or '?'}|{model or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}"
+    return dk(launch.host, launch.model_path, launch.tp_size, launch.dp_size, launch.pp_size, launch.ep_size)
+
+
+def _earlier_rows(store, launch, dep: str) -> list[dict]:
+    """Launches of the deployment that started before ``launch`` (oldest first), with the noisy metrics."""
+    sql = f"""
+        SELECT l.launch_id, CAST(l.started_at AS VARCHAR) AS started_at, l.outcome,
+               epoch(l.ready_at) - epoch(l.started_at) AS startup_s,
+               min(r.avail_before_load_gb) FILTER (WHERE r.worker = 'target') AS pre_load_avail_gb,
+               max(r.load_s) FILTER (WHERE r.worker = 'target') AS load_s,
+               max(r.graph_s) FILTER (WHERE r.worker = 'target') AS graph_s,
+               min(least(r.avail_before_load_gb, r.avail_after_load_gb, r.avail_after_pool_gb,
+                         r.avail_after_graph_gb)) AS headroom_gb
+        FROM launches l LEFT JOIN rank_memory r USING (launch_id)
+        WHERE l.deployment = {_q(dep)} AND l.launch_id <> {_q(launch.launch_id)}
+        GROUP BY l.launch_id, l.started_at, l.ready_at, l.outcome, l.ingested_at
+        ORDER BY l.started_at NULLS FIRST, l.ingested_at, l.launch_id"""
+    rows = store.query(sql).to_dicts()
+    if launch.started_at:
+        cut = launch.started_at.replace("T", " ")
+        rows = [r for r in rows if r.get("started_at") and str(r["started_at"]).replace("T", " ") < cut]
+    for r in rows:
+        if r.get("outcome") != "ready":
+            r["headroom_gb"] = None
+    return rows
 
 
 def previous_in_store(launch, db: str | None):
@@ -132,26 +170,28 @@ def previous_in_store(launch, db: str | None):
     store, why = _store(db)
     if store is None:
         return None, f"no baseline: {why}; give --baseline"
-    rows = _history_frame(store, launch)
+    try:
+        dep = store_deployment(store, launch)
+        rows = _earlier_rows(store, launch, dep)
+    except Exception as exc:  # noqa: BLE001
+        return None, f"no baseline: the store could not be read ({exc})"
     if not rows:
-        return None, "no baseline: the store has no history"
-    key = deployment_key(launch)
-    same = [r for r in rows if tuple(r.get(k) for k in ("host", "unit", "model_path", "tp_size", "dp_size")) == key
-            and r.get("launch_id") != launch.launch_id]
-    if launch.started_at:
-        same = [r for r in same if (r.get("started_at") or "") and str(r.get("started_at")) < launch.started_at]
-    if not same:
-        return None, "no baseline: no earlier launch of this deployment in the store"
-    prev = max(same, key=lambda r: str(r.get("started_at") or ""))
+        return None, f"no baseline: no earlier launch of deployment {dep} in the store"
+    prev = rows[-1]
     from logparse.reports.resolve import RefError, resolve
     try:
-        return resolve(str(prev["launch_id"]), db), f"baseline: previous launch {prev['launch_id']} of this deployment"
+        return resolve(str(prev["launch_id"]), store_db(store, db)), (
+            f"baseline: the previous launch {prev['launch_id']} of deployment {dep} in the store")
     except RefError as exc:
         return None, f"no baseline: {exc}"
 
 
+def store_db(store, db):
+    return str(getattr(store, "path", db) or db)
+
+
 def history_values(launch, history_launches: Iterable | None, db: str | None) -> tuple[list[dict], str]:
-    """Metric dicts of earlier launches of the same deployment (files first, then the store)."""
+    """Metric dicts of earlier launches of the same deployment (``--history`` files, else the store)."""
     key = deployment_key(launch)
     if history_launches is not None:
         out = [metrics(h) for h in history_launches
@@ -161,18 +201,12 @@ def history_values(launch, history_launches: Iterable | None, db: str | None) ->
     store, why = _store(db)
     if store is None:
         return [], f"history-based checks skipped: {why}"
-    rows = _history_frame(store, launch) or []
-    same = [r for r in rows if tuple(r.get(k) for k in ("host", "unit", "model_path", "tp_size", "dp_size")) == key
-            and r.get("launch_id") != launch.launch_id
-            and (not launch.started_at or str(r.get("started_at") or "") < launch.started_at)]
-    out = []
-    from logparse.reports.resolve import RefError, resolve
-    for r in same[-200:]:
-        try:
-            out.append(metrics(resolve(str(r["launch_id"]), db)))
-        except RefError:
-            continue
-    return out, f"history: {len(out)} earlier launch(es) of this deployment from the store"
+    try:
+        dep = store_deployment(store, launch)
+        rows = _earlier_rows(store, launch, dep)
+    except Exception as exc:  # noqa: BLE001
+        return [], f"history-based checks skipped: the store could not be read ({exc})"
+    return rows, f"history: {len(rows)} earlier launch(es) of deployment {dep} from the store"
 
 
 # --------------------------------------------------------------------------- the check
@@ -240,8 +274,16 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
             item["threshold"] = f"|x − median| > {th.mad_k:g}·1.4826·MAD (worse direction only)"
             item["status"] = "regression" if j.pop("flag") else "ok"
             item.pop("flag", None)
-            if item["status"] == "regression" and name in ("pre_load_avail_gb", "headroom_gb"):
-                item["likely_cause"] = "less free memory than usual: another process on the GPU, or a driver/CUDA change"
+            if item["status"] == "regression":
+                item["likely_cause"] = {
+                    "pre_load_avail_gb": "less free memory than usual before the weights: another process on the GPU, "
+                                         "or a driver/CUDA/NCCL change",
+                    "headroom_gb": "less memory left than usual: a larger KV pool or CUDA graphs, or memory taken by "
+                                   "another process",
+                    "load_s": "slower weight loading: cold page cache, slower disk or network file system",
+                    "graph_s": "slower CUDA-graph capture: more batch sizes, or a busy GPU",
+                    "startup_s": "a slower start: see the weight load and graph capture times",
+                }.get(name)
         results.append(item)
     if any(r["status"] == "regression" for r in results):
         status = "regression"
