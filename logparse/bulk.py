@@ -35,7 +35,32 @@ _PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
 _BATCH = _PREFIX + r"(?:Decode|Prefill) batch"
 _ACCESS = _PREFIX + r'(?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
 _SPECIAL = r"[\r\x1b\x00]"
-_SHORT_ISO = (r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?) (?:\S+ )?[^\s\[]+\[(\d+)\]: (.*)$")
+_SHORT_ISO_HEADER = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)? (?:\S+ )?[^\s\[]+\[\d+\]$"
+_FIELD_REGEXPS = {
+    "running": r"#running-req: (\d+)",
+    "usage": r"token usage: (\d+(?:\.\d+)?)",
+    "queue": r"#queue-req: (\d+)",
+    "tokens": r"(?:, |\. )#(?:full )?token: (\d+)",
+}
+_ACCESS_TAIL = r'\] (?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
+
+
+def split_lines(data: bytes):
+    """Split a block into a polars Series of lines (no newline), exactly one per ``\\n``.
+
+    polars' CSV reader splits lines in parallel Rust code; with a separator byte that
+    never occurs (0x1F) and no quoting, each line is one field.  A block holding that
+    byte or a ``\\r`` (which the CSV reader would treat as a line end) is split in Python.
+    """
+    import io
+
+    import polars as pl
+
+    if b"\x1f" in data or b"\r" in data:
+        return pl.Series("line", data.decode("utf-8", "replace").split("\n"), dtype=pl.String)
+    df = pl.read_csv(io.BytesIO(data + b"\n"), has_header=False, separator="\x1f", quote_char=None,
+                     new_columns=["line"], schema={"line": pl.String}, encoding="utf8-lossy")
+    return df.get_column("line").fill_null("")
 
 
 def supported(src) -> bool:
@@ -99,36 +124,41 @@ class BulkReader:
     def _block(self, data: bytes) -> None:
         import polars as pl
 
-        text = data.decode("utf-8", "replace")
-        lines = pl.Series("line", [text]).str.split("\n").explode()
+        lines = split_lines(data)
         if getattr(self.src, "_crlf", False):
             lines = lines.str.strip_suffix("\r")
         n = len(lines)
         first = self.line_no + 1
         self.line_no += n
-        df = pl.DataFrame({"line": lines}).with_row_index("i")
+        lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
+        line = pl.col("line")
         if self.fmt == "plain":
-            df = df.with_columns(pl.col("line").alias("msg"), pl.lit(None, pl.Int64).alias("pid"),
-                                 pl.lit(True).alias("outer_ok"))
+            lf = lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
         elif self.fmt == "journal-json":
-            df = self._json_columns(df)
+            lf = self._json_columns(lf)
         else:
-            parts = pl.col("line").str.extract_groups(_SHORT_ISO)
-            df = df.with_columns(parts.struct.field("3").alias("msg"),
-                                 parts.struct.field("2").cast(pl.Int64, strict=False).alias("pid"))
-            df = df.with_columns(pl.col("msg").is_not_null().alias("outer_ok"))
+            # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
+            # check the (short) header with a regexp, take the pid from it.
+            cut = line.str.find("]: ", literal=True)
+            header = line.str.slice(0, cut + 1)
+            ok = header.str.contains(_SHORT_ISO_HEADER)
+            lf = lf.with_columns(
+                pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
+                pl.when(ok).then(header.str.extract(r"\[(\d+)\]$", 1).cast(pl.Int64, strict=False))
+                .otherwise(None).alias("pid"))
         msg = pl.col("msg")
-        df = df.with_columns(
-            prefixed=msg.str.contains(_PREFIX),
-            batch=msg.str.contains(_BATCH),
-            access=msg.str.contains(_ACCESS),
+        head = msg.str.slice(0, 96)
+        prefixed = head.str.contains(_PREFIX)
+        lf = lf.with_columns(
+            prefixed=prefixed,
+            batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
+            access=prefixed & head.str.contains(_ACCESS_TAIL),
             anchor=msg.str.contains_any(list(ANCHORS)),
             special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
-        )
-        df = df.with_columns(
-            python=(~pl.col("outer_ok")).fill_null(True) | msg.is_null() | pl.col("special") | ~pl.col("prefixed")
-            | (pl.col("anchor") & ~pl.col("batch")))
-        df = df.with_columns(python=pl.col("python").fill_null(True))
+        ).with_columns(
+            python=(msg.is_null() | pl.col("special") | ~pl.col("prefixed")
+                    | (pl.col("anchor") & ~pl.col("batch"))).fill_null(True))
+        df = lf.collect()
         vec = df.filter(~pl.col("python"))
         batch = vec.filter(pl.col("batch"))
         counts = self.sp.counts
@@ -151,42 +181,46 @@ class BulkReader:
             self._apply(aggs.get(k))
         self.last_python_row -= n   # rows of the next block are numbered from 0 again
 
-    def _json_columns(self, df):
+    def _json_columns(self, lf):
+        """MESSAGE and _PID of ``-o json`` lines; anything unusual (a MESSAGE that is not a
+        string, invalid JSON) leaves ``msg`` null and the line goes to Python."""
         import polars as pl
-        fields = {"MESSAGE": pl.String, "_PID": pl.String}
-        try:
-            decoded = pl.col("line").str.json_decode(pl.Struct(fields))
-            df = df.with_columns(decoded.alias("_j"))
-            df = df.with_columns(pl.col("_j").struct.field("MESSAGE").alias("msg"),
-                                 pl.col("_j").struct.field("_PID").cast(pl.Int64, strict=False).alias("pid"))
-        except Exception:  # a block with non-string MESSAGE values etc.: every line goes to Python
-            df = df.with_columns(pl.lit(None, pl.String).alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
-        return df.with_columns(pl.col("msg").is_not_null().alias("outer_ok"))
+        line = pl.col("line")
+        return lf.with_columns(
+            line.str.json_path_match("$.MESSAGE").alias("msg"),
+            line.str.json_path_match("$._PID").cast(pl.Int64, strict=False).alias("pid"))
 
     def _aggregate(self, batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
-        """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row."""
+        """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row.
+
+        One plain regexp per field (capture-group regexps over whole lines are several
+        times slower in polars than these short ones)."""
         import polars as pl
 
         msg = pl.col("msg")
         rows = pl.Series("p", py_rows, dtype=pl.UInt32)
-        b = batch.with_columns(
+        decode = msg.str.contains("] Decode batch", literal=True)
+        b = batch.lazy().select(
+            "pid",
             seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
-            decode=msg.str.contains(_PREFIX + r"Decode batch"),
-            ts=msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1).str.replace(" ", "T"),
-            running=msg.str.extract(r"#running-req: (\d+)", 1).cast(pl.Int64, strict=False),
-            usage=msg.str.extract(r"token usage: (\d+(?:\.\d+)?)", 1).cast(pl.Float64, strict=False),
-            queue=msg.str.extract(r"#queue-req: (\d+)", 1).cast(pl.Int64, strict=False),
-            tokens=msg.str.extract(r"(?:, |\. )#(?:full )?token: (\d+)", 1).cast(pl.Int64, strict=False),
+            # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS)
+            ts=pl.when(msg.str.slice(5, 1) == "-").then(
+                msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
+                .str.replace(" ", "T", literal=True)),
+            running=msg.str.extract(_FIELD_REGEXPS["running"], 1).cast(pl.Int64, strict=False),
+            usage=msg.str.extract(_FIELD_REGEXPS["usage"], 1).cast(pl.Float64, strict=False),
+            queue=msg.str.extract(_FIELD_REGEXPS["queue"], 1).cast(pl.Int64, strict=False),
+            tokens=pl.when(decode).then(msg.str.extract(_FIELD_REGEXPS["tokens"], 1).cast(pl.Int64, strict=False)),
         )
         g = b.group_by("seg", "pid").agg(
             pl.len().alias("batch_lines"),
             pl.col("running").max().alias("peak_running_req"),
             pl.col("usage").max().alias("peak_token_usage"),
             pl.col("queue").max().alias("peak_queue_req"),
-            pl.col("tokens").filter(pl.col("decode")).max().alias("peak_tokens"),
+            pl.col("tokens").max().alias("peak_tokens"),
             pl.col("ts").min().alias("first_runtime_at"),
             pl.col("ts").max().alias("last_runtime_at"),
-        )
+        ).collect()
         out: dict[int, list[tuple[Any, dict]]] = {}
         for row in g.iter_rows(named=True):
             out.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
