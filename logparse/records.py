@@ -47,5 +47,8 @@ class Record:
     notes: list[str] = field(default_factory=list)
 
     def stream_key(self) -> tuple:
-        """Identity of the process that printed the line, as far as the outer layer knows."""
-        return (self.host, self.unit, self.boot, self.pid)
+        """Identity of the process that printed the line, as far as the outer layer knows.
+
+        Ray prefixes every actor's lines with the actor's pid; the ranks of one server are
+        different actors, so that pid does not identify the server process."""
+        return (self.host, self.unit, self.boot, None if self.fmt == "ray" else self.pid)

@@ -37,6 +37,8 @@ from ._time import (
     zone_offset,
 )
 
+RAY_REPEATED_RE = re.compile(rb" \[repeated \d+x across cluster\]\s*$")
+
 # ---------------------------------------------------------------------------------------
 # Regexes (bytes; one per format)
 
@@ -536,6 +538,11 @@ class LineParser:
                                  + (", ip=" + ip.decode("utf-8", "replace") if ip is not None else ""))
                 fmt = fmt or "ray"
                 pos = mi.end()
+                # Ray's log deduplication appends " [repeated Nx across cluster]": not SGLang's text.
+                rep = RAY_REPEATED_RE.search(raw, pos)
+                if rep is not None:
+                    notes.append("ray: " + rep.group(0).strip().decode("utf-8", "replace"))
+                    raw = raw[:rep.start()]
             elif c.isdigit() and raw[pos + 4:pos + 5] == b"-" and raw[pos + 10:pos + 11] == b" ":
                 mi = PYLOG_RE.match(raw, pos)
                 if mi is not None:
