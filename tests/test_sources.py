@@ -399,8 +399,14 @@ def test_directory_recursive_sorted(tmp_path):
     assert [Path(s.name).relative_to(tmp_path).as_posix() for s in srcs] == ["a.log", "b/a.log.gz", "b/c.log"]
     assert [t for s in srcs for t in texts(s.records())] == [
         "[2026-11-29 08:08:05] a", "[2026-11-29 08:08:07] b/a", "[2026-11-29 08:08:06] c"]
-    with pytest.raises(InputError, match="no files"):
+    with pytest.raises(InputError, match="no log files"):
         list(open_inputs([str(tmp_path / "empty")]))
+    # documentation, code and hidden files in a directory walk are not logs
+    (tmp_path / "README.md").write_text("# notes\n")
+    (tmp_path / ".hidden.log").write_text("x\n")
+    (tmp_path / "gen.py").write_text("print()\n")
+    assert len(list(open_inputs([str(tmp_path)]))) == 3
+    assert len(list(open_inputs([str(tmp_path / "README.md")]))) == 1   # named explicitly: read
 
 
 def test_several_paths_and_stdin(monkeypatch):

@@ -761,6 +761,18 @@ def _file_source(path: Path, fmt: str | None) -> Source:
     return Source(str(path), _open_file(path), fmt, st.st_size, st.st_mtime)
 
 
+#: In a directory walk, files that are documentation or code, not logs (a file named
+#: explicitly is always read).
+_NOT_LOGS = frozenset({".md", ".rst", ".py", ".pyc", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml"})
+
+
+def _looks_like_log(f: Path, top: Path) -> bool:
+    rel = f.relative_to(top).parts
+    if any(part.startswith(".") for part in rel):      # hidden files and folders (.git, .cache)
+        return False
+    return f.suffix.lower() not in _NOT_LOGS
+
+
 def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterator[Source]:
     fmt = _normalize_format(input_format)  # unknown name -> InputError before any input
     for p in paths:
@@ -772,11 +784,11 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterat
             raise InputError(f"{p}: no such file or directory")
         if path.is_dir():
             try:
-                files = sorted(f for f in path.rglob("*") if f.is_file())
+                files = sorted(f for f in path.rglob("*") if f.is_file() and _looks_like_log(f, path))
             except OSError as e:
                 raise InputError(f"{p}: {e.strerror}") from None
             if not files:
-                raise InputError(f"{p}: directory holds no files")
+                raise InputError(f"{p}: directory holds no log files")
             for f in files:
                 yield _file_source(f, fmt)
             continue
