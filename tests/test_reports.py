@@ -404,3 +404,19 @@ def test_corpus_check_failed_start_is_a_regression():
     code, out = run("explain", bad, "--json")
     wi = json.loads(out)["what_if"][0]
     assert wi["sglang_says_minimum"] == pytest.approx(0.0359)
+
+
+def test_range_spanning_eras_uses_the_evidence():
+    p = SAMPLES / "sglang-0.4" / "deepseek-v3-tp8-eagle-0.4.7.log"
+    if not p.exists():
+        pytest.skip("sample not present")
+    launch = _one(p)
+    launch.version_range = ("0.5.5", "0.5.8")          # as if the log only dated it to Era A/B
+    rep = explain_launch(launch)
+    assert rep["era"] == "A"                            # the EAGLE-inflated pool is Era A's
+    assert any("spans" in n for n in rep["formula_notes"])
+    assert any("matches Era A" in n for n in rep["formula_notes"])
+    seed = parse_text(kimi_log(False)).launches[0]
+    seed.version_range = ("0.5.9", "0.5.12")            # B and C give the same pool here: the later one
+    rep = explain_launch(seed)
+    assert rep["era"] == "C" and any("spans" in n for n in rep["formula_notes"])

@@ -187,7 +187,7 @@ def _fmt_knob(name: str, v: Any) -> str:
 
 
 def attribute(a, b) -> dict[str, Any]:
-    la, lb = fm.launch_inputs(a), fm.launch_inputs(b)
+    la, lb = fm.best_inputs(a), fm.best_inputs(b)
     ka, kb = _knobs(la), _knobs(lb)
     ta = _actual_tokens(a)
     tb = _actual_tokens(b)

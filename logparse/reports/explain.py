@@ -137,7 +137,7 @@ _MIN_VIABLE_RE = re.compile(r"minimum viable = 1 - available/pre = ([0-9.]+)")
 def explain_launch(launch, margin_gb: float = DEFAULT_MARGIN_GB) -> dict[str, Any]:
     """The explain report of one launch (a JSON-ready dict)."""
     grps = fm.groups(launch)
-    li = fm.launch_inputs(launch, grps[0])
+    li = fm.best_inputs(launch, grps[0])
     feat = li.features
     cpu = launch.available_mem_kind == "cpu" or (launch.device or "") == "cpu"
     mem = "system memory" if cpu else "GPU memory"
@@ -244,6 +244,7 @@ def explain_launch(launch, margin_gb: float = DEFAULT_MARGIN_GB) -> dict[str, An
                 default=None)
     report["min_rank"] = rank_name(worst[1] or worst[2]) if worst else None
     report["waterfall"] = waterfall(worst[3], reserved, predicted_kv) if worst else []
+    report["_min_budget"] = worst[3] if worst else None
 
     if len(grps) > 1:
         report["groups"] = _group_reports(launch, grps)
@@ -252,13 +253,14 @@ def explain_launch(launch, margin_gb: float = DEFAULT_MARGIN_GB) -> dict[str, An
     report["what_if"] = _what_ifs(launch, li, pred, head_min, margin_gb, actual_tokens, pool_rank, report)
     report["sentences"] = _sentences(launch, report, li, pred, budgets, cpu, mem)
     report["warnings"] = list(launch.warnings)
+    report.pop("_min_budget", None)
     return report
 
 
 def _group_reports(launch, grps) -> list[dict[str, Any]]:
     out = []
     for g in grps:
-        li = fm.launch_inputs(launch, g)
+        li = fm.best_inputs(launch, g)
         p = fm.predict(li.inputs, li.features) if li.inputs else None
         pr = fm._pool_rank(g.targets)
         out.append({"group": g.name, "pre_load_avail_gb": _r(li.inputs.m_pre_gb) if li.inputs else None,
@@ -503,11 +505,14 @@ def _sentences(launch, rep, li, pred, budgets, cpu, mem) -> list[str]:
     f = inp.f
     neg = (" That is negative: nothing is left for the KV cache, so SGLang cannot start with this fraction."
            if pred.rest_gb <= 0 else "")
-    s.append(f"mem_fraction_static={f:g} does not give {f:.0%} of the {mem} to the KV cache: SGLang holds back "
-             f"(1 − {f:g}) = {1 - f:.0%} of the memory that was free BEFORE the weights loaded "
-             f"({inp.m_pre_gb:.2f} {unit} on {rank_name(li.m_pre_rank)}, the smallest rank) = {pred.reserved_gb:.2f} {unit}, "
-             f"and the KV budget is what is left after the weights: {inp.m_post_gb:.2f} − {pred.reserved_gb:.2f} = "
-             f"{pred.rest_gb:.2f} {unit}." + neg + (f" ({rep['mem_fraction_static_source']}.)" if "default" in rep["mem_fraction_static_source"] else ""))
+    s.append(f"mem_fraction_static={f:g} is not {f:.0%} of the {mem} left after the weights (that would be "
+             f"{f:g} × {inp.m_post_gb:.2f} = {f * inp.m_post_gb:.2f} {unit} of KV). SGLang holds back (1 − {f:g}) = "
+             f"{1 - f:.0%} of the memory that was free BEFORE the weights loaded ({inp.m_pre_gb:.2f} {unit} on "
+             f"{rank_name(li.m_pre_rank)}, the smallest rank) = {pred.reserved_gb:.2f} {unit}, and the KV cache gets what "
+             f"is left after the weights: {inp.m_post_gb:.2f} − {pred.reserved_gb:.2f} = {pred.rest_gb:.2f} {unit}. "
+             f"In other words weights + KV may take {f:g} × {inp.m_pre_gb:.2f} = {f * inp.m_pre_gb:.2f} {unit}, and the "
+             f"weights took {inp.m_pre_gb - inp.m_post_gb:.2f} of it." + neg
+             + (f" ({rep['mem_fraction_static_source']}.)" if "default" in rep["mem_fraction_static_source"] else ""))
     if li.features.draft_in_budget and li.m_post_rank is not None and li.m_post_rank.worker != "target":
         s.append("From 0.5.14 the draft weights are counted: the free memory after the draft model loaded "
                  f"({inp.m_post_gb:.2f} {unit}) is the starting point.")
@@ -543,10 +548,11 @@ def _sentences(launch, rep, li, pred, budgets, cpu, mem) -> list[str]:
         txt = f"max_total_num_tokens={tokens:,} is the KV pool {per}: every request's tokens (prompt and output) of that "
         txt += ("replica share it" if dp > 1 else "server share it")
         if tp > 1:
-            txt += f"; each of the {tp} TP ranks holds its slice of all {tokens:,} tokens"
+            txt += (f"; each of the {tp} TP ranks holds all {tokens:,} tokens (its share of the KV heads, or the whole "
+                    "MLA latent, which is replicated)")
         txt += "."
         if bpt:
-            txt += f" One token costs {bpt:,.0f} bytes per rank (from the pool: {rep['bytes_per_token_source']})."
+            txt += f" One token costs ≈{bpt:,.0f} bytes per rank (from the pool: {rep['bytes_per_token_source']})."
         ctx = launch.context_len or launch.context_length
         if ctx:
             n = tokens / ctx
@@ -569,9 +575,14 @@ def _sentences(launch, rep, li, pred, budgets, cpu, mem) -> list[str]:
         hi = max(pre, key=lambda x: x[0])
         spread = hi[0] - lo[0]
         if spread > 0:
+            if len(fm.groups(launch)) > 1:
+                who = ("Each DP replica sizes its own pool from the minimum over its own ranks, so up to "
+                       f"{spread:.2f} {unit} differs between ranks.")
+            else:
+                who = (f"SGLang sizes every rank from the minimum, so up to {spread:.2f} {unit} stays unused on the "
+                       "other ranks.")
             txt = (f"{rank_name(lo[1])} has the least free memory before weights ({lo[0]:.2f} {unit}; "
-                   f"{rank_name(hi[1])} has {hi[0]:.2f}, {spread:.2f} {unit} more). SGLang sizes every rank from the minimum, "
-                   f"so up to {spread:.2f} {unit} stays unused on the other ranks.")
+                   f"{rank_name(hi[1])} has {hi[0]:.2f}, {spread:.2f} {unit} more). " + who)
             if spread >= 1.0 or spread / hi[0] >= 0.05:
                 txt += (f" That is unbalanced: something else (another process, a leftover context) holds memory on "
                         f"{rank_name(lo[1])}.")
@@ -595,19 +606,25 @@ def _sentences(launch, rep, li, pred, budgets, cpu, mem) -> list[str]:
         s.append(txt)
     # where the held-back share went
     h = rep.get("headroom_gb")
+    wb = rep.get("_min_budget") or rep
     if h is not None and pred.reserved_gb:
         parts = []
-        for name, key in (("CUDA graphs", "target_graph_gb"), ("draft weights", "draft_weights_gb"),
-                          ("draft KV", "draft_kv_gb"), ("draft CUDA graphs", "draft_graph_gb"),
-                          ("other allocations", "other_gb")):
-            v = rep.get(key)
+        for name, key in (("other pools", "other_pools_gb"), ("CUDA graphs", "target_graph_gb"),
+                          ("draft weights", "draft_weights_gb"), ("draft KV", "draft_kv_gb"),
+                          ("draft CUDA graphs", "draft_graph_gb"), ("other allocations", "other_gb")):
+            v = wb.get(key)
             if v:
                 parts.append(f"{name} {v:.2f}")
         when = ("is left free after startup" if launch.outcome == "ready"
                 else "was free when the log ends" if launch.outcome == "incomplete" else "was free when the start failed")
-        s.append(f"{h:.2f} {unit} {when} ({rep.get('min_rank')}): what remains of the "
-                 f"{pred.reserved_gb:.2f} {unit} held back" + (" after " + ", ".join(parts) if parts else "")
-                 + ". Runtime activations and fragmentation must fit in it.")
+        if rep.get("capped_by_max_total_tokens"):
+            s.append(f"{h:.2f} {unit} {when} ({rep.get('min_rank')}): the cap left most of the {pred.rest_gb:.2f} {unit} "
+                     f"KV budget unused, on top of the {pred.reserved_gb:.2f} {unit} held back"
+                     + (" (spent: " + ", ".join(parts) + ")" if parts else "") + ".")
+        else:
+            s.append(f"{h:.2f} {unit} {when} ({rep.get('min_rank')}): what remains of the "
+                     f"{pred.reserved_gb:.2f} {unit} held back" + (" after " + ", ".join(parts) if parts else "")
+                     + ". Runtime activations and fragmentation must fit in it.")
     # HiCache
     hc = rep.get("hicache") or {}
     if hc.get("enabled"):
@@ -699,7 +716,7 @@ def render_explain(rep: dict[str, Any], console) -> None:
             ("free after weights (M_post, min rank)", rep.get("post_load_avail_gb")),
             ("held back (1 − f) × M_pre", rep.get("reserved_gb")),
             ("KV budget (rest)", rep.get("rest_gb")),
-            ("bytes per token", rep.get("bytes_per_token")),
+            ("bytes per token", round(rep["bytes_per_token"]) if rep.get("bytes_per_token") else None),
             ("predicted tokens", rep.get("predicted_kv_tokens")),
             ("logged tokens", rep.get("kv_tokens")),
             ("predicted KV GiB", rep.get("predicted_kv_gb")),
@@ -719,7 +736,7 @@ def render_explain(rep: dict[str, Any], console) -> None:
     if len(ranks) > 1:
         rt = Table(title=f"per rank ({unit})", title_justify="left", show_edge=False, pad_edge=False)
         cols = [("rank", "rank"), ("before", "pre_load_avail_gb"), ("weights", "weights_gb"),
-                ("after", "post_load_avail_gb"), ("KV", "actual_kv_gb"), ("graphs", "graph_gb"),
+                ("after", "post_load_avail_gb"), ("KV", "actual_kv_gb"), ("graphs (all)", "graph_gb"),
                 ("draft w", "draft_weights_gb"), ("draft KV", "draft_kv_gb"), ("other", "other_gb"),
                 ("headroom", "headroom_gb")]
         present = [(h, k) for h, k in cols if k == "rank" or any(r.get(k) is not None for r in ranks)]

@@ -432,11 +432,11 @@ class LaunchInputs:
     f_source: str = ""
 
 
-def launch_inputs(launch, group: Group | None = None) -> LaunchInputs:
+def launch_inputs(launch, group: Group | None = None, features: Features | None = None) -> LaunchInputs:
     group = group or groups(launch)[0]
     spec = launch.speculative_algorithm or _sa(launch, "speculative_algorithm")
     spec = spec if spec and str(spec).upper() not in ("NONE", "") else None
-    feat = choose_features(launch.version_range, spec)
+    feat = features or choose_features(launch.version_range, spec)
     page = launch.page_size or (_sa(launch, "page_size") if _is_int(_sa(launch, "page_size")) else None) or 1
     m_pre_rank = group.min_rank("avail_before_load_gb")
     m_post_t = group.min_rank("avail_after_load_gb")
@@ -521,3 +521,38 @@ def token_interval(inp: Inputs, feat: Features, bpt: BytesPerToken) -> tuple[int
     hi_in = inp.with_(m_post_gb=inp.m_post_gb + ROUND_GB, m_pre_gb=inp.m_pre_gb - ROUND_GB,
                       cell=max(bpt.lo + extra_cell, 1e-9))
     return predict(lo_in, feat).tokens, predict(hi_in, feat).tokens
+
+
+def best_inputs(launch, group: Group | None = None) -> LaunchInputs:
+    """:func:`launch_inputs` with the era chosen by the evidence when the version range spans eras.
+
+    The later era is assumed, unless its prediction misses the logged pool while an earlier
+    era's prediction matches it within the rounding of the printed figures.
+    """
+    li = launch_inputs(launch, group)
+    rng = launch.version_range
+    spanned = eras_in(rng) if rng else []
+    if len(spanned) < 2 or li.inputs is None or li.inputs.cell is None:
+        return li
+    grp = group or groups(launch)[0]
+    pr = _pool_rank(grp.targets)
+    actual = pr.kv_tokens if pr is not None else launch.max_total_num_tokens
+    if actual is None:
+        return li
+
+    def matches(x: LaunchInputs) -> bool:
+        lo, hi = token_interval(x.inputs, x.features, x.bpt)
+        return lo is not None and lo <= actual <= hi
+
+    if matches(li):
+        li.features.notes.append(f"the logged pool matches this formula ({li.features.era.label})")
+        return li
+    for era in reversed(spanned[:-1]):
+        last = rng[1] if _idx(rng[1]) <= _idx(era.last) else era.last
+        feat = features_for(last, li.spec)
+        alt = launch_inputs(launch, group, feat)
+        if alt.inputs is not None and alt.inputs.cell is not None and matches(alt):
+            alt.features.notes = list(li.features.notes) + [
+                f"but the logged pool matches {era.label}'s formula and not the later one's, so {era.label} is used"]
+            return alt
+    return li

@@ -40,7 +40,29 @@ def looks_like_path(ref: str) -> bool:
     return os.sep in base or base.endswith((".log", ".txt", ".gz", ".zst", ".json", ".journal")) or base.startswith(".")
 
 
+_CACHE: dict[tuple, list] = {}
+
+
 def launches_of_file(path: str) -> list:
+    """The launches of one log file (cached per path, size and mtime within a process)."""
+    key = None
+    if path != "-":
+        try:
+            st = os.stat(path)
+            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    launches = _parse_file(path)
+    if key is not None:
+        if len(_CACHE) > 32:
+            _CACHE.clear()
+        _CACHE[key] = launches
+    return launches
+
+
+def _parse_file(path: str) -> list:
     from logparse import sources
     from logparse.pipeline import parse_paths
     try:
