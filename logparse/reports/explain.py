@@ -90,7 +90,8 @@ def rank_budget(target, draft) -> dict[str, Any]:
             "other_gb": other, "headroom_gb": headroom}
 
 
-def waterfall(b: dict[str, Any], reserved: float | None, predicted_kv: float | None) -> list[dict[str, Any]]:
+def waterfall(b: dict[str, Any], reserved: float | None, predicted_kv: float | None,
+              outcome: str = "ready") -> list[dict[str, Any]]:
     """Ordered steps: start, deductions, subtotals and the end, for text and plots."""
     steps: list[dict[str, Any]] = []
 
@@ -114,7 +115,8 @@ def waterfall(b: dict[str, Any], reserved: float | None, predicted_kv: float | N
     add("minus", "draft CUDA graphs", b["draft_graph_gb"])
     if b["other_gb"]:
         add("minus", "other (workspace, allocator)", b["other_gb"])
-    add("end", "headroom left", b["headroom_gb"])
+    add("end", {"ready": "headroom left", "failed": "free when it failed"}.get(outcome, "free at the end of the log"),
+        b["headroom_gb"])
     return steps
 
 
@@ -235,7 +237,7 @@ def explain_launch(launch, margin_gb: float = DEFAULT_MARGIN_GB) -> dict[str, An
         bpt = fm.bytes_per_token(t, page) if t else None
         row["bytes_per_token"] = _r(bpt.value, 1) if bpt else None
         row["what_if"] = [_margin_what_if(li, pred, b["headroom_gb"], margin_gb, has_draft=d is not None)]
-        row["waterfall"] = waterfall(b, reserved, predicted_kv)
+        row["waterfall"] = waterfall(b, reserved, predicted_kv, launch.outcome)
         ranks_out.append(row)
     report["ranks"] = ranks_out
     # the launch waterfall: the rank with the least headroom
@@ -243,7 +245,7 @@ def explain_launch(launch, margin_gb: float = DEFAULT_MARGIN_GB) -> dict[str, An
                                          kb[3]["pre_load_avail_gb"] if kb[3]["pre_load_avail_gb"] is not None else math.inf),
                 default=None)
     report["min_rank"] = rank_name(worst[1] or worst[2]) if worst else None
-    report["waterfall"] = waterfall(worst[3], reserved, predicted_kv) if worst else []
+    report["waterfall"] = waterfall(worst[3], reserved, predicted_kv, launch.outcome) if worst else []
     report["_min_budget"] = worst[3] if worst else None
 
     if len(grps) > 1:

@@ -86,20 +86,23 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
     ax1.set_ylabel(unit)
     ax1.set_title("whole device", fontsize=9)
     top2 = max(hi for _, _, hi in right)
+    reserved0 = rep.get("reserved_gb")
+    if reserved0 is not None and reserved0 > top2:
+        top2 = reserved0            # held back more than was free after the weights: no KV budget at all
     ax2.set_ylim(0, top2 * 1.15)
     draw(ax2, right)
     ax2.set_title(f"after the weights ({rep.get('min_rank')}, the rank with the least headroom)", fontsize=9)
     reserved = rep.get("reserved_gb")
     if reserved is not None and reserved > 0:
         ax2.axhline(reserved, color="#C44E52", linestyle="--", linewidth=1)
-        ax2.text(len(right) - 0.5, reserved, f"held back (1−f)·M_pre = {reserved:.2f}", color="#C44E52",
-                 ha="right", va="bottom", fontsize=8)
+        ax2.text(0.99, reserved, f"held back (1−f)·M_pre = {reserved:.2f}", color="#C44E52",
+                 ha="right", va="bottom", fontsize=8, transform=ax2.get_yaxis_transform())
     pk = rep.get("predicted_kv_gb")
     for i, (st, lo, hi) in enumerate(right):
         if st["label"] == "KV pool" and pk is not None:
             ax2.plot([i - 0.35, i + 0.35], [hi - pk, hi - pk], color="black", linewidth=1.5)
-            ax2.text(i, (hi + lo) / 2, f"logged {st['gb']:.2f}\npredicted {pk:.2f}\n({rep.get('kv_tokens') or 0:,} tok)",
-                     fontsize=7, ha="center", va="center", color="white", fontweight="bold")
+            ax2.text(i, (hi + lo) / 2, f"logged\n{st['gb']:.2f}\n\npredicted\n{pk:.2f}",
+                     fontsize=6.5, ha="center", va="center", color="white", fontweight="bold")
     # per-rank markers: every rank's own level after each step of the right panel
     if len(ranks) > 1:
         for r in ranks:
