@@ -420,3 +420,72 @@ def test_range_spanning_eras_uses_the_evidence():
     seed.version_range = ("0.5.9", "0.5.12")            # B and C give the same pool here: the later one
     rep = explain_launch(seed)
     assert rep["era"] == "C" and any("spans" in n for n in rep["formula_notes"])
+
+
+# --------------------------------------------------------------------------- pools beyond plain KV (built directly)
+def _launch(version, ranks, **kw):
+    from logparse.model import Launch
+    base = dict(launch_id="x", outcome="ready", mem_fraction_static=0.85, page_size=1, tp_size=1, dp_size=1,
+                context_len=32768, version_range=(version, version), sglang_version_range=version)
+    base.update(kw)
+    la = Launch(**base)
+    la.ranks = ranks
+    la.max_total_num_tokens = ranks[0].kv_tokens
+    return la
+
+
+def _rank(worker="target", **kw):
+    from logparse.model import RankMemory
+    return RankMemory(tp_rank=0, worker=worker, **kw)
+
+
+GIB = 2**30
+
+
+def test_hybrid_swa_pools_predicted():
+    m_pre, m_post, f = 78.0, 60.0, 0.85
+    rest = m_post - m_pre * (1 - f)
+    c_full, c_swa, rho = 8 * 256 * 2 * 2 * 6, 8 * 256 * 2 * 2 * 42, 0.8        # 6 full, 42 SWA layers
+    t_full = int(rest * GIB // (c_full + rho * c_swa))
+    t_swa = int(rho * t_full)
+    full_gb, swa_gb = round((t_full + 1) * c_full / GIB, 2), round((t_swa + 1) * c_swa / GIB, 2)
+    r = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=m_post, weights_gb=m_pre - m_post, kv_tokens=t_full,
+              kv_size_gb=full_gb + swa_gb, avail_after_pool_gb=m_post - full_gb - swa_gb - 0.05,
+              extra={"pools": [{"label": "Full", "tokens": t_full, "k_gb": full_gb / 2, "v_gb": full_gb / 2, "kv_gb": full_gb},
+                               {"label": "SWA", "tokens": t_swa, "k_gb": swa_gb / 2, "v_gb": swa_gb / 2, "kv_gb": swa_gb}]})
+    rep = explain_launch(_launch("0.5.20", [r]))
+    assert abs(rep["kv_tokens_diff_pct"]) < 1.0
+    assert "Full + SWA" in rep["bytes_per_token_source"]
+
+
+def test_mamba_state_is_taken_from_the_budget():
+    m_pre, m_post, f, cell = 78.0, 50.0, 0.9, 4 * 256 * 2 * 2 * 12
+    mamba = {"max_mamba_cache_size": 512, "conv_gb": 0.35, "ssm_gb": 9.6}
+    rest = m_post - m_pre * (1 - f) - 9.95
+    t = int(rest * GIB) // cell
+    kv = round((t + 1) * cell / GIB, 2)
+    r = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=m_post, weights_gb=28.0, kv_tokens=t, kv_size_gb=kv,
+              extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv, "k_gb": kv / 2, "v_gb": kv / 2}], "mamba": mamba})
+    rep = explain_launch(_launch("0.5.12", [r], mem_fraction_static=f))
+    assert abs(rep["kv_tokens_diff_pct"]) < 0.5
+    assert any("mamba 9.95" in d for d in rep["derivation"])
+
+
+def test_era_c_eagle_draft_inside_the_budget():
+    m_pre, f = 80.0, 0.88
+    after_target, after_draft = 30.0, 28.5            # the draft weights (1.5 GiB) are counted from 0.5.14
+    c_t, c_d = 61 * 576 * 2, 576 * 2
+    rest = after_draft - m_pre * (1 - f)
+    t = int(rest * GIB) // (c_t + c_d)
+    kv_t, kv_d = round((t + 1) * c_t / GIB, 2), round((t + 1) * c_d / GIB, 2)
+    tgt = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=after_target, weights_gb=50.0, kv_tokens=t,
+                kv_size_gb=kv_t, extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_t}]})
+    dr = _rank("draft", avail_before_load_gb=after_target, avail_after_load_gb=after_draft, weights_gb=1.5,
+               kv_tokens=t, kv_size_gb=kv_d, extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_d}]})
+    rep = explain_launch(_launch("0.5.16", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE"))
+    assert rep["post_load_avail_gb"] == after_draft
+    assert abs(rep["kv_tokens_diff_pct"]) < 0.5
+    assert any("draft KV is inside the KV budget" in s for s in rep["sentences"])
+    # the same figures under 0.5.13 would ignore the draft: a visibly different prediction
+    rep13 = explain_launch(_launch("0.5.13", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE"))
+    assert rep13["predicted_kv_tokens"] > rep["predicted_kv_tokens"] * 1.05
