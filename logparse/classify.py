@@ -95,9 +95,10 @@ _NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOI
 _NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
 _NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
 
-#: Lines longer than this are not given to lark whole (bounded time per line); a
-#: ``server_args`` line of tens of KB is fine, a 50 MB garbage line is cut.
+#: Bounded time per line: a ``server_args`` line (tens of KB in practice) may be this long;
+#: any other line longer than ``MAX_GRAMMAR_LINE`` is kept as unrecognized without parsing.
 MAX_LINE = 2_000_000
+MAX_GRAMMAR_LINE = 65_536
 
 
 def prefix_info(head: str) -> dict[str, Any]:
@@ -258,6 +259,9 @@ class LineClassifier:
         return Classified("unrecognized", "unknown line", text=text)
 
     def _parse(self, text: str, exception: bool = False) -> Classified:
+        if len(text) > MAX_GRAMMAR_LINE and "server_args=" not in text[:300]:
+            return Classified("unrecognized", f"line of {len(text)} characters mentions a tracked message but "
+                              "is too long to be one", text=text[:MAX_GRAMMAR_LINE])
         try:
             parsed = parse_line(text)
         except LineParseError as exc:

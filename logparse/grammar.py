@@ -65,7 +65,7 @@ def line_parser() -> Lark:
 @lru_cache(maxsize=1)
 def literal_parser() -> Lark:
     return Lark(_grammar_text("pyliteral.lark"), parser="lalr", lexer="contextual",
-                transformer=PyLiteralTransformer(), cache=_cache_path("pyliteral"))
+                transformer=PyLiteralTransformer(), maybe_placeholders=False, cache=_cache_path("pyliteral"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -798,8 +798,8 @@ class PyLiteralTransformer(Transformer):
     def set(self, c):
         return [x for x in c]
 
-    def list(self, c):
-        return [x for x in c if x is not None] if c != [None] else []
+    def list(self, c):  # noqa: A003 (the grammar rule is called "list")
+        return list(c)
 
     def tuple(self, c):
         return list(c)
