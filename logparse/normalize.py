@@ -95,6 +95,8 @@ class LaunchMeta:
     updated_at: datetime | None = None
     #: id(event) -> (source_id, journal cursor) for events whose origin differs from ``source_id``.
     event_origin: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: The stored span of batch lines (see ``logparse.store.runtime``), kept in ``runtime_stats.runtime``.
+    batch_edges: dict[str, Any] | None = None
 
 
 @dataclass
@@ -297,10 +299,11 @@ def events_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFram
     return df.select(list(EVENT_COLUMNS))
 
 
-def runtime_frame(launches: list[Launch]) -> pl.DataFrame:
+def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None) -> pl.DataFrame:
     cols: dict[str, list] = {k: [] for k in RUNTIME_COLUMNS}
-    for launch in launches:
+    for i, launch in enumerate(launches):
         rt = launch.runtime or {}
+        edges = metas[i].batch_edges if metas else None
         cols["launch_id"].append(launch.launch_id)
         for k in ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens"):
             cols[k].append(rt.get(k))
@@ -308,7 +311,7 @@ def runtime_frame(launches: list[Launch]) -> pl.DataFrame:
         cols["batch_lines"].append(rt.get("batch_lines", 0))
         cols["first_runtime_at"].append(rt.get("first_runtime_at"))
         cols["last_runtime_at"].append(rt.get("last_runtime_at"))
-        cols["runtime"].append(to_json(rt))
+        cols["runtime"].append(to_json({**rt, "_batch_span": edges} if edges else rt))
     if not cols["launch_id"]:
         return _empty(RUNTIME_COLUMNS)
     schema = dict(RUNTIME_COLUMNS, first_runtime_at=_S, last_runtime_at=_S)
@@ -337,6 +340,6 @@ def frames(launches: list[Launch], metas: list[LaunchMeta]) -> Frames:
         launches=launches_frame(launches, metas),
         rank_memory=rank_frame(launches),
         events=events_frame(launches, metas),
-        runtime_stats=runtime_frame(launches),
+        runtime_stats=runtime_frame(launches, metas),
         launch_args=args_frame((l.launch_id, l.server_args) for l in launches),
     )

@@ -115,16 +115,18 @@ def open_foreign(path: Path):
             raise dbm.StoreTooNew(f"{path} was exported by a newer logparse (schema version {ver}; this logparse knows "
                                   f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it")
         con = duckdb.connect()
+        for ddl in (schema._TABLES_V1, schema._TABLES_V2):       # empty tables of the current schema
+            for stmt in ddl.split(";"):
+                if stmt.strip():
+                    con.execute(stmt)
         for table in EXPORT_TABLES:
             files = list((path / table).glob("**/*.parquet")) if (path / table).is_dir() else []
             if files:
                 glob = str(path / table / "**" / "*.parquet").replace("'", "''")
+                con.execute(f"DROP TABLE {table}")
                 con.execute(f"CREATE VIEW {table} AS SELECT * EXCLUDE (month) FROM read_parquet('{glob}', "
                             "hive_partitioning = true, union_by_name = true, "
                             "hive_types = {'host': 'VARCHAR', 'month': 'VARCHAR'})")
-            else:
-                con.execute(f"CREATE VIEW {table} AS SELECT * FROM (SELECT NULL::VARCHAR AS launch_id, "
-                            "NULL::VARCHAR AS source_id) WHERE false")
         return con
     dbm.check_file(path)
     try:
@@ -151,6 +153,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     import pyarrow as pa
     from logparse.store.ingest import Item, SourceOutcome, _is_continuation, apply_items
     from logparse.store.load import fetch_launches
+    from logparse.store.runtime import BatchSpan
     foreign_path = Path(foreign_path)
     if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():
         raise ValueError(f"{foreign_path} is the store itself")
@@ -200,7 +203,8 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                         launch, meta = loaded[lid]
                         items.append(Item(events=list(launch.events), stream=(launch.host, launch.unit, launch.boot,
                                                                                launch.pid),
-                                          launch=launch, meta=meta, continuation=_is_continuation(launch.events)))
+                                          launch=launch, meta=meta, continuation=_is_continuation(launch.events),
+                                          span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges)))
                     res = apply_items(con, items, source_id=None, opts=opts, now=now)
                     added += res.added
                     updated += res.updated

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,11 +36,16 @@ from logparse.launches import LaunchAssembler
 from logparse.model import Launch
 from logparse.normalize import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store import db as dbm
+from logparse.store import runtime as rtm
+from logparse.store.runtime import BatchSpan
 
 #: Event kinds that open a launch: a piece of a launch without one is a continuation.
 OPENING_KINDS = frozenset({"server_args", "init_begin", "launch_dp"})
 #: Inputs at least this large (or of unknown size) get a progress bar on a terminal.
 PROGRESS_MIN_BYTES = 4 << 20
+#: Files at least this large take the vectorized path (batch lines known by their aggregate only);
+#: smaller inputs, and every journal query, are read record by record.
+BULK_MIN_BYTES = 32 << 20
 
 
 @dataclass
@@ -110,6 +116,7 @@ class Item:
     launch: Launch | None = None        # None for a runtime-only piece
     meta: LaunchMeta | None = None      # for imports: what the other store knew
     continuation: bool = False          # its start is not in this input
+    span: BatchSpan | None = None       # its batch lines (runtime KV pressure)
 
     @property
     def launch_id(self) -> str | None:
@@ -120,7 +127,10 @@ class Item:
         return self.launch.host if self.launch is not None else self.stream[0]
 
     def first_ts(self) -> str | None:
-        return next((e.ts for e in self.events if e.ts), None)
+        first = next((e.ts for e in self.events if e.ts), None)
+        if self.span is not None and self.span.first and (first is None or self.span.first < first):
+            return self.span.first
+        return first
 
 
 def _stream_with_host(stream: tuple, host: str | None) -> tuple:
@@ -237,17 +247,23 @@ def prehash(src) -> str | None:
 
 
 class _Progress:
-    """A rich progress bar on stderr (bytes and lines per second), only on a terminal."""
+    """A rich progress bar on stderr (bytes and lines per second), only on a terminal.
 
-    def __init__(self, src, enabled: bool | None):
+    A background thread polls the source's byte count and the parser's line count, so it
+    works the same for the record path and the vectorized (block) path.
+    """
+
+    def __init__(self, src, enabled: bool | None, sp=None):
         self.src = src
+        self.sp = sp
         size = getattr(src, "size", None)
         if enabled is None:
             enabled = sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN_BYTES)
         self.enabled = enabled
-        self.lines = 0
         self._bar = None
+        self._stop = None
         if enabled:
+            import threading
             from rich.console import Console
             from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
                                        TransferSpeedColumn)
@@ -258,54 +274,104 @@ class _Progress:
             name = Path(str(src.name)).name or str(src.name)
             self._task = self._bar.add_task(name[-40:], total=size, lines=0, lps=0.0)
             self._bar.start()
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._poll, daemon=True)
+            self._thread.start()
 
     def tick(self) -> None:
-        self.lines += 1
-        if self._bar is not None and self.lines % 2000 == 0:
+        """Kept for callers that count records themselves; the poller does the work."""
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.25):
             self._update()
 
     def _update(self) -> None:
         task = self._bar.tasks[0]
         elapsed = task.elapsed or 0.0
-        self._bar.update(self._task, completed=getattr(self.src, "bytes_read", 0), lines=self.lines,
-                         lps=self.lines / elapsed if elapsed > 0 else 0.0)
+        lines = self.sp.counts.total if self.sp is not None else 0
+        self._bar.update(self._task, completed=getattr(self.src, "bytes_read", 0), lines=lines,
+                         lps=lines / elapsed if elapsed > 0 else 0.0)
 
     def close(self) -> None:
         if self._bar is not None:
+            self._stop.set()
+            self._thread.join(timeout=1.0)
             self._update()
             self._bar.stop()
 
 
-def parse_source(src, opts: IngestOptions) -> ParsedSource:
+BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
+
+
+def _store_parser_class():
+    """A StreamParser that also counts batch lines per second for each launch (see store.runtime)."""
     from logparse.pipeline import StreamParser
-    sp = StreamParser(src.name, opts.sglang_version)
+
+    class StoreParser(StreamParser):
+        def _add_event(self, key, ev):
+            super()._add_event(key, ev)
+            if ev.kind in BATCH_KINDS:
+                asm = self._open.get(key)
+                if asm is not None:
+                    counts = getattr(asm, "store_batch_ts", None)
+                    if counts is None:
+                        counts = asm.store_batch_ts = Counter()
+                    counts[ev.ts] += 1
+
+        def finish(self):
+            for key in list(self._open):
+                self._close(key)
+            ordered = [asm for _, asm in sorted(self._done, key=lambda t: t[0])]
+            out = super().finish()
+            orphan_ids = {id(a) for a in self.orphans}
+            self.launch_assemblers = [a for a in ordered if id(a) not in orphan_ids]
+            return out
+
+    return StoreParser
+
+
+def parse_source(src, opts: IngestOptions) -> ParsedSource:
+    from logparse import bulk as bulk_mod
+    parser_cls = _store_parser_class()
+    sp = parser_cls(src.name, opts.sglang_version)
     cursors: dict[tuple, str] = {}
     cursor_by_line: dict[int, str] = {}
-    progress = _Progress(src, opts.progress)
+    kind = source_kind(src)
+    progress = _Progress(src, opts.progress, sp)
     try:
-        for rec in src.records():
-            progress.tick()
-            if rec.cursor:
-                cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
-                cursor_by_line[rec.line_no] = rec.cursor
-            sp.feed(rec)
+        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
+            # Whole files: the vectorized path (batch lines arrive as aggregates only).
+            bulk_mod.BulkReader(src, sp).run()
+        else:
+            for rec in src.records():
+                progress.tick()
+                if rec.cursor:
+                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
+                    cursor_by_line[rec.line_no] = rec.cursor
+                sp.feed(rec)
     finally:
         progress.close()
     launches, counts, unrec, warns = sp.finish()
+    asms = getattr(sp, "launch_assemblers", None)
+    if asms is None or len(asms) != len(launches):
+        asms = [None] * len(launches)
     items: list[Item] = []
-    for launch in launches:
+    for launch, asm in zip(launches, asms):
         _relabel(launch, opts.host)
         items.append(Item(events=list(launch.events), stream=_stream_with_host(
             (launch.host, launch.unit, launch.boot, launch.pid), opts.host), launch=launch,
-            continuation=_is_continuation(launch.events)))
+            continuation=_is_continuation(launch.events),
+            span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None))))
     orphan_lines = 0
     for asm in getattr(sp, "orphans", []):
-        orphan_lines += len(asm.events)
+        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
+        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
         items.append(Item(events=list(asm.events), stream=_stream_with_host(tuple(asm.stream), opts.host),
-                          continuation=True))
+                          continuation=True,
+                          span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None))))
     warnings = list(getattr(src, "warnings", []))
     warnings += [w for w in warns if "started before this input begins" not in w]
-    return ParsedSource(name=src.name, kind=source_kind(src), fmt=getattr(src, "fmt", "plain"),
+    return ParsedSource(name=src.name, kind=kind, fmt=getattr(src, "fmt", "plain"),
                         content_hash=getattr(src, "content_hash", None), bytes=getattr(src, "bytes_read", None),
                         counts=counts, items=items, unrecognized=unrec, warnings=warnings, cursors=cursors,
                         cursor_by_line=cursor_by_line, orphan_lines=orphan_lines)
@@ -346,6 +412,13 @@ def _compatible(item: Item, host, pid, boot) -> bool:
     return True
 
 
+def _days_between(a: str, b: str) -> float:
+    try:
+        return abs((datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()) / 86400.0
+    except ValueError:
+        return 0.0
+
+
 def _match(con, items: list[Item]) -> list[tuple[int, str]]:
     """(item index, stored launch_id) pairs: the same launch."""
     import pyarrow as pa
@@ -382,14 +455,22 @@ def _match(con, items: list[Item]) -> list[tuple[int, str]]:
         if pid is None and not boot:
             continue   # no process identity (a plain file): only shared lines can tell
         rows = con.execute(
-            "SELECT launch_id, started_at_text FROM launches WHERE host IS NOT DISTINCT FROM ? AND unit IS NOT "
-            "DISTINCT FROM ? AND boot IS NOT DISTINCT FROM ? AND pid IS NOT DISTINCT FROM ? "
-            "ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST", [host, unit, boot, pid]).fetchall()
+            "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
+            "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
+            [host, pid]).fetchall()
+        # Boot must agree when both sides know it.  The unit is not compared: a short journal
+        # rendering names the syslog identifier (python3) unless systemd's "Started" line is in
+        # the window.  Without a boot id, a pid is trusted for 30 days (pids are reused).
         first = it.first_ts()
-        for lid, started in rows:
-            if first is None or started is None or started <= first:
-                pairs.append((i, lid))
-                break
+        for lid, started, u, b in rows:
+            if boot and b and b != boot:
+                continue
+            if first is not None and started is not None and started > first:
+                continue
+            if not (boot and b) and first and started and _days_between(started, first) > 30:
+                continue
+            pairs.append((i, lid))
+            break
     return pairs
 
 
@@ -440,6 +521,13 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
     metas: list[LaunchMeta] = []
     delete_ids: set[str] = set()
     relink: dict[str, str] = {}     # old id -> final id
+    def item_span(it: Item) -> BatchSpan:
+        if it.span is not None:
+            return it.span
+        if it.launch is not None:
+            return BatchSpan.from_runtime(it.launch.runtime, it.meta.batch_edges if it.meta else None)
+        return BatchSpan()
+
     for nodes in groups.values():
         s_ids = sorted((n[1] for n in nodes if n[0] == "s" and n[1] in stored),
                        key=lambda lid: (stored[lid][0].started_at or "", lid))
@@ -447,11 +535,13 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         if not s_ids:
             launch_items = [it for it in its if it.launch is not None]
             if not launch_items:
-                res.dropped_lines += sum(len(it.events) for it in its)
+                res.dropped_lines += sum(len(it.events) + item_span(it).lines for it in its)
                 continue
+            span = BatchSpan()
+            for it in its:
+                span = rtm.merge(span, item_span(it))
             if len(its) == 1:
                 final = its[0].launch
-                stream = its[0].stream
             else:
                 evs: list[Event] = []
                 stream = launch_items[0].stream
@@ -459,7 +549,9 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
                     evs, _ = merge_events(evs, it.events)
                     stream = _merge_stream(stream, it.stream)
                 final = reassemble(evs, stream, opts.sglang_version)
+                final.runtime = rtm.apply(final.runtime, span)
             meta = _new_meta(its, source_id, opts, now)
+            meta.batch_edges = span.edges()
             for ev in final.events:
                 if id(ev) not in meta.event_origin:
                     meta.event_origin[id(ev)] = origin(ev)
@@ -477,11 +569,14 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         version_given = base_meta.sglang_version_given
         ingested_at = base_meta.ingested_at
         first_source = base_meta.source_id
+        base_span = BatchSpan.from_runtime(base.runtime, base_meta.batch_edges)
+        span = base_span
         added_events = 0
         for lid in s_ids[1:]:
             other, other_meta = stored[lid]
             events, n = merge_events(events, other.events)
             added_events += n
+            span = rtm.merge(span, BatchSpan.from_runtime(other.runtime, other_meta.batch_edges))
             origin_map.update(other_meta.event_origin)
             stream = _merge_stream(stream, (other.host, other.unit, other.boot, other.pid))
             labels = {**other_meta.labels, **labels}
@@ -491,6 +586,7 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         for it in its:
             events, n = merge_events(events, it.events)
             added_events += n
+            span = rtm.merge(span, item_span(it))
             stream = _merge_stream(stream, it.stream)
             if it.meta is not None:
                 origin_map.update(it.meta.event_origin)
@@ -500,14 +596,19 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         if opts.sglang_version:
             version_given = opts.sglang_version
         same_version = version_given == base_meta.sglang_version_given
-        if len(s_ids) == 1 and added_events == 0 and labels == base_meta.labels and same_version:
+        same_runtime = (span.lines == base_span.lines and span.first == base_span.first
+                        and span.last == base_span.last and span.peaks == base_span.peaks)
+        if (len(s_ids) == 1 and added_events == 0 and same_runtime and labels == base_meta.labels
+                and same_version):
             res.unchanged += 1
             res.touched.append(s_ids[0])
             res.final_of.update({it.launch_id: s_ids[0] for it in its if it.launch_id})
             continue
         final = reassemble(events, stream, version_given)
+        final.runtime = rtm.apply(final.runtime, span)
         meta = LaunchMeta(source_id=first_source or source_id, labels=labels, sglang_version_given=version_given,
-                          ingested_at=ingested_at or now, updated_at=now, event_origin=origin_map)
+                          ingested_at=ingested_at or now, updated_at=now, event_origin=origin_map,
+                          batch_edges=span.edges())
         for ev in final.events:
             if id(ev) not in meta.event_origin:
                 meta.event_origin[id(ev)] = origin(ev)

@@ -72,6 +72,7 @@ def launch_from_rows(row: dict[str, Any], ranks: Iterable[dict[str, Any]], event
         launch.events.append(ev)
         meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
     launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
+    meta.batch_edges = launch.runtime.pop("_batch_span", None)
     return launch, meta
 
 

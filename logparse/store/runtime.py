@@ -1,0 +1,165 @@
+"""Runtime KV pressure across inputs: merging batch-line aggregates without double counting.
+
+The parser reduces ``Decode batch`` / ``Prefill batch`` lines to aggregates (a count,
+peaks, the first and last time) instead of events.  When a launch's runtime arrives in
+pieces (journal windows, half a log then the whole log), the store merges the pieces:
+
+* peaks are maxima and the time span a union: overlap cannot inflate them;
+* the line count treats what the store has as one contiguous span ``[first, last]``,
+  with the number of lines seen in its first and last second.  A new piece whose lines
+  come with their timestamps (the record path, always used for journal inputs) adds
+  exactly the lines outside that span, plus those beyond the known count in its edge
+  seconds.  A piece known only by its aggregate adds everything when it does not
+  overlap the span, replaces the count when it covers the span, adds nothing when it
+  lies inside it, and otherwise (a partial overlap) adds the share of its lines that
+  falls outside the span, assuming lines are evenly spread in time (an estimate).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+PEAKS = ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")
+#: Runtime keys that come from batch lines (the rest of ``Launch.runtime`` comes from events).
+AGG_KEYS = PEAKS + ("retractions", "batch_lines", "first_runtime_at", "last_runtime_at")
+#: Key of the store's bookkeeping inside ``runtime_stats.runtime`` (not part of ``Launch.runtime``).
+EDGES_KEY = "_batch_span"
+
+
+@dataclass
+class BatchSpan:
+    lines: int = 0
+    first: str | None = None
+    last: str | None = None
+    first_lines: int | None = None
+    last_lines: int | None = None
+    peaks: dict[str, Any] = field(default_factory=dict)
+    #: timestamp -> number of batch lines (None: only the aggregate is known)
+    ts_counts: Counter | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.lines <= 0
+
+    @classmethod
+    def from_runtime(cls, runtime: dict[str, Any] | None, edges: dict[str, Any] | None = None,
+                     ts_counts: Counter | None = None) -> "BatchSpan":
+        rt = runtime or {}
+        span = cls(lines=int(rt.get("batch_lines") or 0), peaks={k: rt.get(k) for k in PEAKS})
+        if ts_counts:
+            stamps = [t for t in ts_counts if t]
+            span.ts_counts = Counter(ts_counts)
+            if stamps:
+                span.first, span.last = min(stamps), max(stamps)
+                span.first_lines, span.last_lines = ts_counts[span.first], ts_counts[span.last]
+            return span
+        if edges:
+            span.first, span.last = edges.get("first"), edges.get("last")
+            span.first_lines, span.last_lines = edges.get("first_lines"), edges.get("last_lines")
+        elif span.lines:
+            span.first, span.last = rt.get("first_runtime_at"), rt.get("last_runtime_at")
+        return span
+
+    def edges(self) -> dict[str, Any] | None:
+        if self.empty:
+            return None
+        return {"first": self.first, "last": self.last, "first_lines": self.first_lines,
+                "last_lines": self.last_lines}
+
+
+def _max(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def _seconds(ts: str | None) -> float | None:
+    if not ts or len(ts) < 19:
+        return None
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return None
+
+
+def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
+    """``a`` (what the store has) united with ``b`` (a new piece)."""
+    if b.empty:
+        return a
+    if a.empty:
+        return b
+    out = BatchSpan(peaks={k: _max(a.peaks.get(k), b.peaks.get(k)) for k in PEAKS})
+    if a.first is None or a.last is None:
+        out.lines = max(a.lines, b.lines)      # no time to tell pieces apart: the larger one
+    elif b.ts_counts is not None:
+        added = 0
+        for ts, n in b.ts_counts.items():
+            if ts is None:
+                continue
+            if ts < a.first or ts > a.last:
+                added += n
+            elif ts == a.first or ts == a.last:
+                known = a.first_lines if ts == a.first else a.last_lines
+                if a.first == a.last:
+                    known = max(a.first_lines or 0, a.last_lines or 0)
+                added += max(0, n - (known if known is not None else n))
+        out.lines = a.lines + added
+    elif b.first is None or b.last is None:
+        out.lines = max(a.lines, b.lines)
+    elif b.first > a.last or b.last < a.first:
+        out.lines = a.lines + b.lines                      # disjoint pieces
+    elif b.first <= a.first and b.last >= a.last:
+        out.lines = max(a.lines, b.lines)                  # b covers what the store has
+    elif b.first >= a.first and b.last <= a.last:
+        out.lines = a.lines                                # inside: nothing new
+    else:
+        s_a0, s_a1, s_b0, s_b1 = (_seconds(x) for x in (a.first, a.last, b.first, b.last))
+        if None in (s_a0, s_a1, s_b0, s_b1) or s_b1 <= s_b0:
+            out.lines = max(a.lines, b.lines)
+        else:
+            outside = max(0.0, min(s_b1, s_a0) - s_b0) + max(0.0, s_b1 - max(s_b0, s_a1))
+            out.lines = a.lines + round(b.lines * outside / (s_b1 - s_b0))
+    # the span and its edge counts
+    out.first = min(x for x in (a.first, b.first) if x) if (a.first or b.first) else None
+    out.last = max(x for x in (a.last, b.last) if x) if (a.last or b.last) else None
+
+    def edge(ts, which):
+        counts = []
+        for s in (a, b):
+            if s.ts_counts is not None and ts in s.ts_counts:
+                counts.append(s.ts_counts[ts])
+            elif getattr(s, which) == ts:
+                counts.append(getattr(s, which + "_lines"))
+        known = [c for c in counts if c is not None]
+        return max(known) if known else None
+
+    out.first_lines = edge(out.first, "first")
+    out.last_lines = edge(out.last, "last")
+    return out
+
+
+def apply(runtime: dict[str, Any], span: BatchSpan) -> dict[str, Any]:
+    """``Launch.runtime`` of a re-assembled launch (events only) completed with the batch span."""
+    rt = dict(runtime)
+    retractions = int(rt.get("retractions") or 0)
+    if span.empty and not retractions:
+        for k in AGG_KEYS:
+            rt.pop(k, None)
+        return rt
+    first = [x for x in (span.first, rt.get("first_runtime_at")) if x]
+    last = [x for x in (span.last, rt.get("last_runtime_at")) if x]
+    rt.update({k: span.peaks.get(k) for k in PEAKS})
+    rt["retractions"] = retractions
+    rt["batch_lines"] = span.lines
+    rt["first_runtime_at"] = min(first) if first else None
+    rt["last_runtime_at"] = max(last) if last else None
+    return rt
+
+
+def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in AGG_KEYS)

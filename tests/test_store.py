@@ -1,0 +1,566 @@
+"""The history store: idempotent ingest, merging, journal cursors, history, migrations, safety."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from logparse.model import LAUNCH_FIELDS
+from logparse.pipeline import parse_text
+from logparse.records import Record
+from logparse.store import (QueryRefused, Store, StoreCorrupt, StoreMissing, StoreTooNew, resolve_db_path)
+from logparse.store import db as dbm
+from logparse.store import schema
+
+from helpers import CORPUS, SAMPLES, needs_corpus
+from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, three_launches
+
+TABLES = ("sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized", "journal_cursors",
+          "launch_sources", "launch_args")
+
+
+def snapshot(store: Store) -> dict[str, list]:
+    out = {}
+    with store.connect() as con:
+        for t in TABLES:
+            cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall()]
+            order = ", ".join(f"{c}::VARCHAR" for c in cols)
+            out[t] = con.execute(f"SELECT * FROM {t} ORDER BY {order}").fetchall()
+    return out
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store(tmp_path / "history.duckdb", lock_timeout=5)
+
+
+def contract(launch) -> dict:
+    d = launch.to_dict(with_events=True)
+    return {k: d[k] for k in LAUNCH_FIELDS + ("runtime", "events")}
+
+
+# ---------------------------------------------------------------------------- location
+
+def test_store_location_precedence(tmp_path, monkeypatch):
+    monkeypatch.delenv("LOGPARSE_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert resolve_db_path(None) == tmp_path / "xdg" / "logparse" / "history.duckdb"
+    monkeypatch.setenv("LOGPARSE_DB", str(tmp_path / "env.duckdb"))
+    assert resolve_db_path(None) == tmp_path / "env.duckdb"
+    assert resolve_db_path(str(tmp_path / "explicit.duckdb")) == tmp_path / "explicit.duckdb"
+
+
+def test_missing_store_is_a_clear_error(store):
+    with pytest.raises(StoreMissing, match="logparse ingest"):
+        store.launches()
+    assert not store.path.exists()
+
+
+# ---------------------------------------------------------------------------- idempotence
+
+def test_ingest_twice_changes_nothing(tmp_path, store):
+    log = write(tmp_path, "three.log", three_launches())
+    rep = store.ingest_paths([log, SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"])
+    assert rep.added == 6 and rep.updated == 0
+    before = snapshot(store)
+    assert len(before["launches"]) == 6
+    rep2 = store.ingest_paths([log, SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"])
+    assert rep2.skipped == 2 and rep2.added == rep2.updated == 0
+    # the same content under another name is the same input
+    copy = tmp_path / "copy-of-three.log"
+    shutil.copy(log, copy)
+    rep3 = store.ingest_paths([copy])
+    assert rep3.skipped == 1
+    assert snapshot(store) == before
+
+
+def test_same_launches_in_another_input_are_not_duplicated(tmp_path, store):
+    text = three_launches()
+    store.ingest_paths([write(tmp_path, "a.log", text)])
+    before = snapshot(store)
+    # other bytes (a trailing noise line), same launches: linked to the new input, nothing else changes
+    rep = store.ingest_paths([write(tmp_path, "b.log", text + "[2026-05-18 12:00:00] INFO:     Shutting down\n")])
+    assert (rep.added, rep.updated, rep.unchanged) == (0, 0, 3)
+    after = snapshot(store)
+    for t in ("launches", "rank_memory", "events", "runtime_stats", "launch_args"):
+        assert after[t] == before[t], t
+    assert len(after["sources"]) == 2
+    assert len(after["launch_sources"]) == 6
+
+
+def test_incomplete_then_complete_updates_in_place(tmp_path, store):
+    lines = launch_lines(datetime(2026, 5, 18, 9), runtime=6)
+    cut = next(i for i, ln in enumerate(lines) if "KV Cache is allocated" in ln)
+    store.ingest_paths([write(tmp_path, "part.log", "\n".join(lines[:cut + 1]) + "\n")])
+    first = store.launches(columns=None)
+    assert first.height == 1 and first["outcome"][0] == "incomplete"
+    lid = first["launch_id"][0]
+
+    rep = store.ingest_paths([write(tmp_path, "full.log", "\n".join(lines) + "\n")])
+    assert (rep.added, rep.updated) == (0, 1)
+    now = store.launches(columns=None)
+    assert now.height == 1
+    assert now["launch_id"][0] == lid
+    assert now["outcome"][0] == "ready"
+    assert now["kv_tokens"][0] == 283501 and now["batch_lines"][0] == 6
+    full = parse_text("\n".join(lines) + "\n", name=str(tmp_path / "full.log")).launches[0]
+    assert contract(store.load_launch(lid))["events"] == contract(full)["events"]
+    # a shorter piece of the same launch later on changes nothing
+    rep = store.ingest_paths([write(tmp_path, "part2.log", "\n".join(lines[:cut + 3]) + "\n")])
+    assert (rep.added, rep.updated, rep.unchanged) == (0, 0, 1)
+    assert store.launches(columns=None)["batch_lines"][0] == 6
+    assert store.doctor().healthy
+
+
+def test_stored_launch_is_rebuilt_exactly(tmp_path, store):
+    path = write(tmp_path, "three.log", three_launches())
+    parsed = parse_text(path.read_text(), name=str(path)).launches
+    store.ingest_paths([path])
+    for launch in parsed:
+        loaded = store.load_launch(launch.launch_id)
+        assert contract(loaded) == contract(launch)
+        assert [type(e).__name__ for e in loaded.events] == ["Event"] * len(launch.events)
+        assert loaded.ranks[0].extra == launch.ranks[0].extra
+        assert loaded.version_range == launch.version_range
+
+
+# ---------------------------------------------------------------------------- journal windows
+
+def _journal_text(n_runtime: int = 10) -> list[str]:
+    return journal_short_iso(launch_lines(datetime(2026, 5, 18, 9), runtime=n_runtime), host="gpu-7", pid=4242)
+
+
+def test_overlapping_journal_windows_never_double_count(store):
+    lines = _journal_text(10)
+    full = parse_text("\n".join(lines) + "\n").launches[0]
+    assert full.host == "gpu-7" and full.pid == 4242 and full.runtime["batch_lines"] == 10
+    w1 = lines[:16]          # up to the middle of startup... and beyond
+    w2 = lines[9:22]         # overlaps w1, ends mid-runtime
+    w3 = lines[14:]          # overlaps w2, to the end
+    w4 = lines[18:24]        # entirely inside what is stored
+    for i, w in enumerate((w1, w2, w3, w4)):
+        store.ingest_text("\n".join(w) + "\n", name=f"journal-window-{i}")
+    got = store.launches(columns=None)
+    assert got.height == 1
+    row = got.row(0, named=True)
+    assert row["launch_id"] == full.launch_id
+    assert row["outcome"] == "ready"
+    assert row["batch_lines"] == 10
+    assert row["peak_running_req"] == full.runtime["peak_running_req"]
+    loaded = store.load_launch("@latest")
+    assert [e.text for e in loaded.events] == [e.text for e in full.events]
+    assert loaded.runtime == full.runtime
+    assert store.doctor().healthy
+
+
+def test_journal_window_starting_mid_startup_attaches_to_its_launch(store):
+    lines = _journal_text(4)
+    cut = next(i for i, ln in enumerate(lines) if "Load weight end" in ln)
+    store.ingest_text("\n".join(lines[:cut]) + "\n", name="w1")
+    # the second window starts at "Load weight end" (no server_args): same process, same launch
+    rep = store.ingest_text("\n".join(lines[cut:]) + "\n", name="w2")
+    assert (rep.added, rep.updated) == (0, 1)
+    row = store.launches(columns=None).row(0, named=True)
+    assert row["outcome"] == "ready" and row["kv_tokens"] == 283501 and row["batch_lines"] == 4
+
+
+class FakeJournal:
+    """journal_source() stand-in: entries with __CURSOR, read after a cursor like journalctl does."""
+
+    def __init__(self, lines: list[str], host: str = "gpu-7", unit: str = "sglang.service", pid: int = 4242):
+        self.lines = lines
+        self.host, self.unit, self.pid = host, unit, pid
+        self.visible = 0
+        self.calls: list[str | None] = []
+
+    def cursor(self, i: int) -> str:
+        return f"s=abc;i={i + 1:x};b=boot1;m=0;t={0x5f0000000 + i * 1000:x};x=0"
+
+    def __call__(self, unit=None, since=None, until=None, directory=None, file=None, after_cursor=None):
+        self.calls.append(after_cursor)
+        start = 0
+        if after_cursor is not None:
+            start = next(i for i in range(len(self.lines)) if self.cursor(i) == after_cursor) + 1
+        return _FakeSource(self, start, self.visible)
+
+
+class _FakeSource:
+    kind = "journal"
+    fmt = "journal-export"
+
+    def __init__(self, journal: FakeJournal, start: int, stop: int):
+        self.j, self.start, self.stop = journal, start, stop
+        self.name = f"journalctl -u {journal.unit} --after-cursor"
+        self.size = None
+        self.bytes_read = 0
+        self._h = hashlib.sha256()
+        self.warnings: list[str] = []
+        self.last_cursor: dict = {}
+
+    @property
+    def content_hash(self) -> str:
+        return self._h.hexdigest()
+
+    def records(self):
+        for i in range(self.start, self.stop):
+            text = self.j.lines[i]
+            self._h.update(text.encode() + b"\n")
+            self.bytes_read += len(text) + 1
+            cur = self.j.cursor(i)
+            self.last_cursor[(self.j.host, self.j.unit)] = cur
+            yield Record(line_no=i - self.start + 1, text=text, source=self.name, ts=None, host=self.j.host,
+                         unit=self.j.unit, pid=self.j.pid, boot="boot1", cursor=cur, fmt="journal-export")
+
+
+def test_journal_cursor_resume_reads_only_what_is_new(store):
+    lines = launch_lines(datetime(2026, 5, 18, 9), runtime=8)
+    j = FakeJournal(lines)
+    cut = next(i for i, ln in enumerate(lines) if "Memory pool end" in ln)
+    j.visible = cut                                     # cron run 1: mid-startup
+    store.ingest_journal(unit="sglang", source_factory=j)
+    assert j.calls == [None]
+    assert store.launches(columns=None)["outcome"][0] == "incomplete"
+    j.visible = len(lines) - 5                          # cron run 2: startup done, 3 batch lines
+    store.ingest_journal(unit="sglang", source_factory=j)
+    assert j.calls[1] == j.cursor(cut - 1)
+    row = store.launches(columns=None).row(0, named=True)
+    assert row["outcome"] == "ready" and row["batch_lines"] == 3
+    j.visible = len(lines)                              # cron run 3: only runtime lines are new
+    rep = store.ingest_journal(unit="sglang", source_factory=j)
+    assert j.calls[2] == j.cursor(len(lines) - 6)
+    assert rep.updated == 1
+    row = store.launches(columns=None).row(0, named=True)
+    assert row["batch_lines"] == 8 and row["peak_running_req"] == 8
+    assert store.launches(columns=None).height == 1
+    cur = store.query("SELECT host, unit, cursor FROM journal_cursors")
+    assert cur.rows() == [("gpu-7", "sglang.service", j.cursor(len(lines) - 1))]
+    # nothing new: nothing changes
+    before = snapshot(store)
+    store.ingest_journal(unit="sglang", source_factory=j)
+    assert snapshot(store) == before
+    # reading everything again without the cursor (overlap with all windows): no double count
+    store.ingest_journal(unit="sglang", source_factory=j, resume=False)
+    assert store.launches(columns=None)["batch_lines"][0] == 8
+    full = parse_text("\n".join(lines) + "\n").launches[0]
+    assert [e.text for e in store.load_launch("@latest").events] == [e.text for e in full.events]
+    assert store.doctor().healthy
+
+
+# ---------------------------------------------------------------------------- history
+
+def test_history_marks_argument_and_version_changes(tmp_path, store):
+    store.ingest_paths([write(tmp_path, "three.log", three_launches())])
+    h = store.history(metric="kv_tokens")
+    assert h.height == 3
+    assert h["deployment"].n_unique() == 1
+    assert h["launch_no"].to_list() == [1, 2, 3]
+    assert h["kv_tokens"].to_list() == [283501, 310000, 310000]
+    assert h["kv_tokens_change"].to_list() == [None, 310000 - 283501, 0]
+    # random_seed and port differ between every launch: ignored noise
+    assert h["args_changed"].to_list() == [None, True, False]
+    assert h["changed_args"].to_list() == [None, "mem_fraction_static", None]
+    assert h["arg_changes"][1] == "mem_fraction_static: 0.85 -> 0.88"
+    assert h["version_changed"].to_list() == [None, False, False]
+    hr = store.history(metric="headroom")
+    assert hr.columns[8] == "headroom_gb"
+    assert hr["headroom_gb_change"][1] < 0
+    with pytest.raises(ValueError, match="unknown metric"):
+        store.history(metric="nonsense")
+
+
+def test_history_version_change_and_deployment_label(tmp_path, store):
+    day = datetime(2026, 5, 18, 9)
+    old = launch_lines(day, mem_fraction_static=0.85)
+    # the same deployment, later run on a known SGLang version
+    store.ingest_paths([write(tmp_path, "a.log", "\n".join(old) + "\n")], labels={"deployment": "prod-qwen"})
+    store.ingest_paths([write(tmp_path, "b.log", "\n".join(launch_lines(day + timedelta(days=2), kv_tokens=1000))
+                              + "\n")], labels={"deployment": "prod-qwen"}, sglang_version="0.5.23")
+    h = store.history(deployment="prod-qwen")
+    assert h.height == 2 and set(h["deployment"]) == {"prod-qwen"}
+    assert h["version_changed"].to_list() == [None, True]
+    assert h["version_change"][1].endswith("-> 0.5.23")
+    labels = store.query("SELECT labels->>'deployment' AS d FROM launches")["d"].to_list()
+    assert labels == ["prod-qwen", "prod-qwen"]
+
+
+# ---------------------------------------------------------------------------- schema versions
+
+def test_migration_from_an_older_schema(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    dbm.migrate(con, to=1)
+    # a launch written by a version-1 logparse (no launch_args table, no views yet)
+    from logparse.normalize import LaunchMeta, frames
+    launches = parse_text(three_launches(), name="old.log").launches
+    metas = [LaunchMeta(source_id="s1", ingested_at=datetime(2026, 5, 19)) for _ in launches]
+    fr = frames(launches, metas)
+    for table, df in fr.items():
+        if table == "launch_args":
+            continue
+        con.register("_rows", df.to_arrow())
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        con.unregister("_rows")
+    con.execute("INSERT INTO sources (source_id, path) VALUES ('s1', 'old.log')")
+    con.execute("INSERT INTO launch_sources SELECT launch_id, 's1' FROM launches")
+    assert {r[0] for r in con.execute("SHOW TABLES").fetchall()} >= {"launches", "schema_version"}
+    assert "launch_args" not in {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+    con.close()
+
+    store = Store(path)
+    h = store.history()                                 # opening migrates
+    assert h["changed_args"].to_list() == [None, "mem_fraction_static", None]
+    versions = store.query("SELECT version FROM schema_version ORDER BY version")["version"].to_list()
+    assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
+    assert store.query("SELECT count(*) AS n FROM launch_args")["n"][0] == 3 * len(BASE_ARGS)
+    assert store.doctor().healthy
+
+
+def test_store_from_a_newer_logparse_is_refused(tmp_path, store):
+    store.ingest_text(three_launches(), name="x.log")
+    con = duckdb.connect(str(store.path))
+    con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP, '9.9')")
+    con.close()
+    digest = hashlib.sha256(store.path.read_bytes()).hexdigest()
+    fresh = Store(store.path)
+    dbm._VALIDATED.clear()
+    with pytest.raises(StoreTooNew, match="newer logparse"):
+        fresh.launches()
+    with pytest.raises(StoreTooNew):
+        fresh.ingest_text("[2026-05-18 09:00:00] server_args={}\n", name="y.log")
+    assert hashlib.sha256(store.path.read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("kind", ["junk", "empty", "truncated", "foreign-duckdb"])
+def test_damaged_or_foreign_file_is_refused_and_left_untouched(tmp_path, kind):
+    path = tmp_path / "h.duckdb"
+    if kind == "junk":
+        path.write_bytes(b"this is not a database\n" * 200)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        good = Store(tmp_path / "good.duckdb")
+        good.ingest_text(three_launches(), name="x.log")
+        data = good.path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    else:
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE customers (id INTEGER)")
+        con.close()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    dbm._VALIDATED.clear()
+    store = Store(path, lock_timeout=1)
+    with pytest.raises(StoreCorrupt):
+        store.ingest_text(three_launches(), name="x.log")
+    with pytest.raises(StoreCorrupt):
+        store.launches()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    assert not (tmp_path / "h.duckdb.wal").exists() or kind == "foreign-duckdb"
+
+
+# ---------------------------------------------------------------------------- query
+
+REFUSED = [
+    "INSERT INTO launches (launch_id) VALUES ('x')",
+    "UPDATE launches SET outcome = 'ready'",
+    "DELETE FROM events",
+    "CREATE TABLE t (a INTEGER)",
+    "DROP TABLE events",
+    "ALTER TABLE launches ADD COLUMN x INTEGER",
+    "CREATE VIEW v AS SELECT 1",
+    "ATTACH 'other.duckdb' AS other",
+    "DETACH other",
+    "COPY launches TO 'out.csv'",
+    "COPY launches FROM 'in.csv'",
+    "EXPORT DATABASE 'dump'",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET threads = 1",
+    "RESET threads",
+    "PRAGMA enable_profiling",
+    "PRAGMA threads = 1",
+    "CHECKPOINT",
+    "CALL checkpoint()",
+    "VACUUM",
+    "BEGIN TRANSACTION",
+    "SELECT 1; SELECT 2",
+    "SELECT 1; DROP TABLE events",
+    "EXPLAIN ANALYZE DELETE FROM events",
+    "USE memory",
+]
+
+
+@pytest.fixture(scope="module")
+def query_store(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("q") / "q.duckdb")
+    store.ingest_text(three_launches(), name="x.log")
+    return store, snapshot(store)
+
+
+@pytest.mark.parametrize("sql", REFUSED)
+def test_query_refuses_statements_that_write(query_store, sql):
+    store, before = query_store
+    with pytest.raises(QueryRefused):
+        store.query(sql)
+    assert snapshot(store) == before
+
+
+def test_query_reads_and_files_stay_out_of_reach(tmp_path, store):
+    store.ingest_text(three_launches(), name="x.log")
+    assert store.query("SELECT count(*) AS n FROM launches")["n"][0] == 3
+    assert store.query("WITH x AS (SELECT 1 AS a) SELECT * FROM x")["a"][0] == 1
+    assert store.query("FROM launch_summary SELECT kv_tokens ORDER BY started_at").height == 3
+    assert store.query("DESCRIBE launches").height > 40
+    assert store.query("PRAGMA table_info('launches')").height > 40
+    assert store.query("EXPLAIN SELECT 1").height >= 1
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n1\n")
+    with pytest.raises(duckdb.Error, match="(?i)disabled|permission"):
+        store.query(f"SELECT * FROM read_csv('{secret}')")
+    # --write lifts the statement check
+    store.query("UPDATE launches SET labels = '{\"team\": \"infra\"}'", write=True)
+    assert store.query("SELECT DISTINCT labels->>'team' AS t FROM launches")["t"].to_list() == ["infra"]
+
+
+# ---------------------------------------------------------------------------- export / import
+
+def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
+    a = Store(tmp_path / "a.duckdb")
+    a.ingest_text(three_launches(), name="three.log", host="gpu-1")
+    a.ingest_text("\n".join(_journal_text(3)) + "\n", name="journal-window")
+    out = tmp_path / "export"
+    counts = a.export(out)
+    assert counts["launches"] == 4
+    assert (out / "launches" / "host=gpu-1" / "month=2026-05").is_dir()
+    assert (out / "launches" / "host=gpu-7" / "month=2026-05").is_dir()
+    glob = str(out / "launches" / "**" / "*.parquet")
+    d = duckdb.sql(f"SELECT host, month, count(*) AS n FROM read_parquet('{glob}', hive_partitioning=true) "
+                   "GROUP BY ALL ORDER BY host").fetchall()
+    assert d == [("gpu-1", "2026-05", 3), ("gpu-7", "2026-05", 1)]
+    p = pl.read_parquet(glob, hive_partitioning=True)
+    assert p.height == 4 and set(p["host"]) == {"gpu-1", "gpu-7"}
+    ev = pl.read_parquet(str(out / "events" / "**" / "*.parquet"), hive_partitioning=True)
+    assert ev.height == a.query("SELECT count(*) AS n FROM events")["n"][0]
+
+    # a fleet store merges the export (and another store file), idempotently
+    fleet = Store(tmp_path / "fleet.duckdb")
+    rep = fleet.ingest_paths([out])
+    assert rep.added == 4
+    cols = "launch_id, host, outcome, kv_tokens, max_total_num_tokens, batch_lines, deployment"
+    assert fleet.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows() == \
+        a.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows()
+    before = snapshot(fleet)
+    rep = fleet.ingest_paths([out, a.path])
+    assert rep.added == rep.updated == 0 and rep.unchanged == 8
+    assert snapshot(fleet) == before
+    for lid in a.launch_ids():
+        assert contract(fleet.load_launch(lid)) == contract(a.load_launch(lid))
+    assert fleet.doctor().healthy
+    # exporting again replaces the export
+    a.export(out)
+    assert json.loads((out / "logparse-export.json").read_text())["rows"]["launches"] == 4
+
+
+# ---------------------------------------------------------------------------- doctor, refs
+
+def test_doctor_finds_broken_references(tmp_path, store):
+    store.ingest_text(three_launches(), name="x.log")
+    rep = store.doctor()
+    assert rep.healthy and rep.counts["launches"] == 3 and rep.schema_version == schema.SCHEMA_VERSION
+    lid = store.launch_ids()[0]
+    store.query(f"DELETE FROM launches WHERE launch_id = '{lid}'", write=True)
+    store.query("DELETE FROM sources", write=True)
+    rep = store.doctor()
+    assert not rep.healthy
+    text = "\n".join(rep.problems)
+    assert "rank_memory row(s) without a launch" in text
+    assert "events row(s) without a launch" in text
+    assert "runtime_stats row(s) without a launch" in text
+    assert "launch(es) without a source" in text
+
+
+def test_launch_references(tmp_path, store):
+    from logparse.refs import RefError, resolve_launch
+    path = write(tmp_path, "three.log", three_launches())
+    parsed = parse_text(path.read_text(), name=str(path)).launches
+    store.ingest_paths([path], host="gpu-1")
+    store.ingest_text("\n".join(_journal_text(2)) + "\n", name="j")
+    db = str(store.path)
+    latest = resolve_launch("@latest", db)
+    assert latest.host == "gpu-1" and latest.mem_fraction_static == 0.88   # started last (11:00)
+    assert resolve_launch("gpu-7@latest", db).host == "gpu-7"
+    assert resolve_launch("@-1", db).started_at < latest.started_at
+    assert resolve_launch("gpu-1@-2", db).mem_fraction_static == 0.85
+    with pytest.raises(RefError, match="only 3 launch"):
+        resolve_launch("gpu-1@-3", db)
+    lid = latest.launch_id
+    assert resolve_launch(lid[:6], db).launch_id == lid
+    with pytest.raises(RefError, match="no launch id starts with"):
+        resolve_launch("ffffffffffffff", db) if not lid.startswith("ffff") else resolve_launch("0000000000", db)
+    ids = store.launch_ids()
+    common = next((a[:1] for a in ids for b in ids if a != b and a[:1] == b[:1]), None)
+    if common is None:      # make an ambiguous prefix
+        store.query(f"INSERT INTO launches (launch_id) VALUES ('{ids[0][:3]}0000')", write=True)
+        common = ids[0][:3]
+    with pytest.raises(RefError, match="ambiguous"):
+        resolve_launch(common, db)
+    # files are parsed on the fly: the last launch, or the N-th
+    assert resolve_launch(str(path), db).launch_id == parsed[-1].launch_id
+    assert resolve_launch(f"{path}#1", db).launch_id == parsed[0].launch_id
+    with pytest.raises(RefError, match="out of range"):
+        resolve_launch(f"{path}#4", db)
+    with pytest.raises(RefError):
+        resolve_launch("no/such/file.log", db)
+
+
+def test_python_api_is_lazy_and_complete(tmp_path):
+    import subprocess
+    import sys
+    code = ("import sys, logparse; assert 'duckdb' not in sys.modules and 'polars' not in sys.modules; "
+            "print(logparse.Store.__name__, logparse.parse.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["Store", "parse"]
+    import logparse
+    path = write(tmp_path, "three.log", three_launches())
+    assert len(logparse.parse(path).launches) == 3
+    s = logparse.Store(tmp_path / "api.duckdb")
+    s.ingest_paths([path])
+    assert isinstance(s.launches(), pl.DataFrame)
+    assert s.launches(outcome="ready", since="2026-05-18", until="2026-05-19").height == 3
+    assert s.launches(limit=1)["mem_fraction_static"][0] == 0.88
+    assert s.load_launch("@latest").events
+    s.close()
+
+
+# ---------------------------------------------------------------------------- corpus and samples
+
+@needs_corpus
+def test_corpus_and_samples_ingest_into_one_store(tmp_path):
+    store = Store(tmp_path / "all.duckdb")
+    inputs = [CORPUS, SAMPLES]
+    rep = store.ingest_paths(inputs)
+    assert rep.added > 30
+    ids = set()
+    for path in (CORPUS, SAMPLES):
+        from logparse.pipeline import parse_paths
+        ids |= {launch.launch_id for launch in parse_paths([str(path)]).launches}
+    stored = set(store.launch_ids())
+    # every parsed launch is in the store (pieces of one launch seen in several renderings are merged)
+    assert stored <= ids and len(stored) >= len(ids) - 5
+    assert store.doctor().healthy
+    h = store.history(metric="max_total_num_tokens")
+    assert h.height == len(stored)
+    assert store.ingest_paths(inputs).added == 0
