@@ -248,6 +248,7 @@ class Store:
             params.append(f"%{model}%")
         sql = (f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
                f"{m} AS value, {m}_change AS change, version_changed, version_change, args_changed, changed_args, "
+               f"changed_arg_names, "
                f"arg_changes, prev_launch_id FROM history")
         if where:
             sql += " WHERE " + " AND ".join(where)
