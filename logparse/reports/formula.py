@@ -371,6 +371,28 @@ def bytes_per_token_from_pool_end(launch, group: "Group", page: int) -> BytesPer
     return BytesPerToken(val if reliable else None, lo, hi, src, reliable)
 
 
+def _refine_with_hicache(launch, group: "Group", page: int, bpt: BytesPerToken) -> BytesPerToken:
+    """The HiCache host line prints the same bytes per token on another scale: intersect the two ranges.
+
+    host tokens = (device tokens × ratio // page + 1) × page; host GB = host tokens × bytes / 10^9.
+    """
+    if bpt.lo is None or not launch.enable_hierarchical_cache or not launch.hicache_host_gb or launch.hicache_size:
+        return bpt
+    pr = _pool_rank(group.targets)
+    if pr is None or not pr.kv_tokens:
+        return bpt
+    ratio = launch.hicache_ratio or 2.0
+    ht = launch.hicache_host_tokens or (int(pr.kv_tokens * ratio) // page + 1) * page
+    lo = (launch.hicache_host_gb - ROUND_GB) * 1e9 / ht
+    hi = (launch.hicache_host_gb + ROUND_GB) * 1e9 / ht
+    nlo, nhi = max(lo, bpt.lo), min(hi, bpt.hi)
+    if nlo > nhi:
+        return bpt   # they disagree (another layout, a dev build): keep the pool's own figure
+    val = (nlo + nhi) / 2
+    return BytesPerToken(val, nlo, nhi, bpt.source + f"; narrowed by the HiCache host line ({launch.hicache_host_gb:.2f} GB"
+                         f" for {ht:,} tokens) to {nlo:,.0f}–{nhi:,.0f}", (nhi - nlo) / val <= 0.10)
+
+
 def mamba_gb(rank) -> float:
     m = (rank.extra or {}).get("mamba") if rank is not None else None
     if not m:
@@ -445,6 +467,7 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     bpt = bytes_per_token(_pool_rank(group.targets), page)
     if bpt.value is None and bpt.lo is None:
         bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
+    bpt = _refine_with_hicache(launch, group, page, bpt)
     dbpt = bytes_per_token(_pool_rank(group.drafts), page) if group.drafts else BytesPerToken(None, None, None, "no draft", False)
     li = LaunchInputs(None, feat, bpt, dbpt, m_pre_rank=m_pre_rank, m_post_rank=m_post_t, spec=spec, notes=notes)
     f = launch.mem_fraction_static
