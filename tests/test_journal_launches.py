@@ -171,3 +171,24 @@ def test_corpus_journal_renderings(mode):
         assert any("--all" in w for w in got.warnings)
         want, have = [f[:2] + f[5:] for f in want], [f[:2] + f[5:] for f in have]
     assert have == want
+
+
+def test_cli_parse_journal_file(journal, expected):
+    """``logparse parse --journal --file F`` runs the real journalctl itself (-o export --all)."""
+    import json
+    import subprocess
+    path, _ = journal
+    proc = subprocess.run([sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(path), "-u", UNIT1,
+                           "--json"], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [l["max_total_num_tokens"] for l in doc["launches"]] == [f[1] for f in expected[0]]
+    assert {l["unit"] for l in doc["launches"]} == {UNIT1}
+    assert all(l["server_args"] for l in doc["launches"])        # export + --all lose nothing
+
+
+def test_cli_missing_journal_file_is_a_clear_error(tmp_path):
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(tmp_path / "x.journal")],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stderr.strip()
