@@ -258,3 +258,36 @@ def test_busy_store_gives_up_with_exit_3(tmp_path, three):
         holder.communicate("\n", timeout=30)
     code, out, _ = run("doctor", "--db", db)
     assert code == 0 and "launches: 3" in out
+
+
+# ---------------------------------------------------------------------------- a genuine journal
+
+def test_journal_ingest_resumes_from_the_stored_cursor(tmp_path):
+    from journal_fixture import Entry, export_stream, require_tools
+    jr = require_tools()
+    lines = launch_lines(datetime(2026, 5, 18, 9), runtime=6)
+    boot = "0" * 31 + "1"
+    t0 = 1_779_000_000_000_000
+    entries = [Entry(realtime_us=t0 + i * 1000, boot=boot, host="gpu-9", unit="sglang.service", ident="python3",
+                     pid=777, message=ln.encode()) for i, ln in enumerate(lines)]
+    journal = tmp_path / "j" / "test.journal"
+    journal.parent.mkdir()
+    db = str(tmp_path / "h.duckdb")
+    cut = next(i for i, ln in enumerate(lines) if "Memory pool end" in ln)
+    for part, expect in ((entries[:cut], "1 launch(es) added"), (entries[cut:], "1 updated")):
+        # systemd-journal-remote appends to an existing journal file, as journald does
+        proc = subprocess.run([jr, f"--output={journal}", "-"], input=export_stream(part), capture_output=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)
+        assert code == 0 and expect in err, err
+    code, out, _ = run("query", "SELECT outcome, n_events, batch_lines, host, pid FROM launch_summary", "--db", db,
+                       "--format", "json")
+    assert json.loads(out) == [{"outcome": "ready", "n_events": 15, "batch_lines": 6, "host": "gpu-9", "pid": 777}]
+    code, out, _ = run("query", "SELECT path, lines FROM sources ORDER BY ingested_at", "--db", db, "--format", "json")
+    srcs = json.loads(out)
+    assert [s["lines"] for s in srcs] == [cut, len(lines) - cut]      # the second run read only what was new
+    assert "--after-cursor" in srcs[1]["path"]
+    # nothing new: nothing read, nothing changes
+    code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)
+    assert code == 0 and "0 launch(es) added, 0 updated" in err
