@@ -168,5 +168,8 @@ def check(
         from logparse.render import make_console
         ck.render_check(rep, make_console())
     if rep["status"] == "nothing_to_compare":
-        raise typer.Exit(EXIT_USAGE)
+        # The first launch of a deployment has no baseline: nothing regressed, and a CI gate
+        # must not fail on it.  (A --baseline that cannot be read is an input error, above.)
+        typer.echo("logparse: no baseline to compare against: nothing checked", err=True)
+        raise typer.Exit(EXIT_OK)
     raise typer.Exit(EXIT_PROBLEM if rep["status"] == "regression" else EXIT_OK)

@@ -213,8 +213,10 @@ def test_check_exit_codes(seed_files, tmp_path):
     empty = tmp_path / "empty.log"
     empty.write_text("hello\n")
     assert run("check", empty, "--baseline", base)[0] == 2
-    # nothing to compare with (no baseline, no history, no store)
-    assert run("check", base)[0] == 2
+    # nothing to compare with (no baseline, no history, no store): the first launch of a
+    # deployment passes the gate, saying that nothing was checked
+    code, out = run("check", base)
+    assert code == 0 and "nothing checked" in out
 
 
 def test_check_fraction_change_names_the_cause(tmp_path):
