@@ -564,3 +564,24 @@ def test_corpus_and_samples_ingest_into_one_store(tmp_path):
     h = store.history(metric="max_total_num_tokens")
     assert h.height == len(stored)
     assert store.ingest_paths(inputs).added == 0
+
+
+def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch):
+    store.ingest_text(three_launches(), name="first.log")
+    before = snapshot(store)
+    from logparse.store import ingest as ingest_mod
+    real = ingest_mod.frames
+
+    def failing(launches, metas):
+        fr = real(launches, metas)
+        fr.runtime_stats = None          # the write fails half way through the input
+        return fr
+
+    monkeypatch.setattr(ingest_mod, "frames", failing)
+    lines = launch_lines(datetime(2026, 6, 1, 9), runtime=3)
+    with pytest.raises(Exception):
+        store.ingest_text("\n".join(lines) + "\n", name="second.log")
+    assert snapshot(store) == before
+    monkeypatch.setattr(ingest_mod, "frames", real)
+    assert store.ingest_text("\n".join(lines) + "\n", name="second.log").added == 1
+    assert store.doctor().healthy

@@ -45,7 +45,7 @@ OPENING_KINDS = frozenset({"server_args", "init_begin", "launch_dp"})
 PROGRESS_MIN_BYTES = 4 << 20
 #: Files at least this large take the vectorized path (batch lines known by their aggregate only);
 #: smaller inputs, and every journal query, are read record by record.
-BULK_MIN_BYTES = 32 << 20
+BULK_MIN_BYTES = 4 << 20
 
 
 @dataclass
@@ -211,14 +211,15 @@ class ParsedSource:
 
 
 def source_kind(src) -> str:
-    name = getattr(src, "name", "")
+    """file, stdin, journal (a journalctl query) or text (in memory)."""
     if getattr(src, "kind", None):
         return src.kind
+    name = str(getattr(src, "name", ""))
+    if "journalctl" in type(src).__name__.lower() or name.startswith("journalctl "):
+        return "journal"
     if name == "-":
         return "stdin"
-    if hasattr(src, "last_cursor") or str(getattr(src, "fmt", "")).startswith("journal") and not Path(name).exists():
-        return "journal"
-    if name and Path(name).exists():
+    if name and Path(name).is_file():
         return "file"
     return "text"
 

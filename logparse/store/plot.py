@@ -8,10 +8,28 @@ OUTCOME_COLOR = {"ready": "#2e7d32", "failed": "#c62828", "incomplete": "#ef6c00
 MAX_PANELS = 8
 
 
-def _label(row) -> str:
+def _label(row, dense: bool = False) -> str:
     ts = row.get("started_at")
+    if dense:
+        return f"#{row['launch_no']}" + (f"\n{ts:%m-%d}" if ts is not None else "")
     when = ts.strftime("%Y-%m-%d\n%H:%M") if ts is not None else "?"
     return f"#{row['launch_no']}\n{when}"
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _arg_note(row) -> str:
+    """One short line: the argument that changed with its values, or the names when several did."""
+    names = row.get("changed_arg_names") or (row.get("changed_args") or "").split(", ")
+    names = [n for n in names if n]
+    if len(names) == 1:
+        change = (row.get("arg_changes") or "").split(": ", 1)[-1]
+        old, _, new = change.partition(" -> ")
+        return _short(f"{names[0]}: {_short(old, 14)}→{_short(new, 14)}", 48)
+    return _short(f"{len(names)} args: " + ", ".join(names[:3]) + (" …" if len(names) > 3 else ""), 48)
 
 
 def plot_history(df, metric: str, path: str) -> int:
@@ -42,31 +60,29 @@ def plot_history(df, metric: str, path: str) -> int:
         known = [y for y in ys if y is not None]
         lo, hi = (min(known), max(known)) if known else (0, 1)
         span = (hi - lo) or (abs(hi) or 1.0)
-        ax.set_ylim(lo - 0.15 * span, hi + 0.55 * span)
-        level = 0
+        ax.set_ylim(lo - 0.15 * span, hi + 0.9 * span)
         for x, r in zip(xs, rows):
             notes = []
             if r.get("version_changed"):
                 ax.axvline(x - 0.5, color="#8e24aa", ls="--", lw=1.2, zorder=0)
-                notes.append(("SGLang " + (r.get("version_change") or ""), "#8e24aa"))
+                notes.append((_short("SGLang " + (r.get("version_change") or "").replace(" -> ", "→"), 44), "#8e24aa"))
             if r.get("args_changed"):
                 ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
-                changes = (r.get("arg_changes") or "").split("; ")
-                text = "; ".join(changes[:3]) + (f" (+{len(changes) - 3} more)" if len(changes) > 3 else "")
-                notes.append((textwrap.fill(text, 46), "#00838f"))
+                notes.append((_arg_note(r), "#00838f"))
+            for k, (text, color) in enumerate(notes):
+                ax.text(x - 0.5 + (0.06 + 0.13 * k) * (1 if len(rows) < 12 else 2), 0.98, text,
+                        transform=ax.get_xaxis_transform(), rotation=90, va="top", ha="left",
+                        fontsize=7, color=color, clip_on=True)
             if r.get(f"{metric}_change") not in (None, 0) and r[metric] is not None:
                 ch = r[f"{metric}_change"]
                 ax.annotate(f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}", (x, r[metric]),
-                            textcoords="offset points", xytext=(0, -14), ha="center", fontsize=8,
+                            textcoords="offset points", xytext=(0, -14), ha="center", fontsize=7.5,
                             color="#2e7d32" if ch > 0 else "#c62828")
-            for text, color in notes:
-                y = hi + (0.12 + 0.2 * (level % 2)) * span
-                ax.annotate(text, (x - 0.5, y), ha="left", va="bottom", fontsize=7.5, color=color,
-                            xytext=(3, 0), textcoords="offset points",
-                            bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=color, lw=0.6, alpha=0.9))
-                level += 1
+        if not known:
+            ax.text(0.5, 0.5, f"no {metric} in these launches", transform=ax.transAxes, ha="center",
+                    va="center", color="#777", fontsize=9)
         ax.set_xticks(xs)
-        ax.set_xticklabels([_label(r) for r in rows], fontsize=7.5)
+        ax.set_xticklabels([_label(r, dense=len(rows) > 10) for r in rows], fontsize=7)
         ax.set_xlim(-0.7, max(len(rows) - 0.3, 0.7))
         if known and all(isinstance(y, int) for y in known) and max(abs(y) for y in known) >= 1000:
             from matplotlib.ticker import StrMethodFormatter
