@@ -202,7 +202,10 @@ def ingest(
             report.sources += sub.sources
             report.warnings += sub.warnings
         if paths:
-            sub = store.ingest_paths(paths, on_outcome=show, **opts)
+            try:
+                sub = store.ingest_paths(paths, on_outcome=show, **opts)
+            except ValueError as exc:
+                raise fail(str(exc), EXIT_USAGE)
             report.sources += sub.sources
             report.warnings += sub.warnings
     if not quiet:

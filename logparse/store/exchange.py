@@ -104,7 +104,7 @@ def export(con, directory: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------- import
 
-def open_foreign(path: Path):
+def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
     """A read-only DuckDB connection over another store or an export (tables by their usual names)."""
     import duckdb
     path = Path(path)
@@ -129,11 +129,12 @@ def open_foreign(path: Path):
                             "hive_types = {'host': 'VARCHAR', 'month': 'VARCHAR'})")
         return con
     dbm.check_file(path)
+    con = dbm._connect(path, True, lock_timeout, None)     # waits for a writer, like our own store
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        version = dbm._version(con)
     except duckdb.Error as exc:
-        raise dbm.StoreCorrupt(f"{path}: cannot open this store to import it ({str(exc).splitlines()[0]})") from None
-    version = dbm._version(con)
+        con.close()
+        raise dbm.StoreCorrupt(f"{path}: cannot read this store to import it ({dbm._short(exc)})") from None
     if version is None:
         con.close()
         raise dbm.StoreCorrupt(f"{path} is a DuckDB database but not a logparse store")
@@ -157,7 +158,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     foreign_path = Path(foreign_path)
     if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():
         raise ValueError(f"{foreign_path} is the store itself")
-    fcon = open_foreign(foreign_path)
+    fcon = open_foreign(foreign_path, opts.lock_timeout)
     now = datetime.now()
     added = updated = unchanged = 0
     try:
