@@ -40,6 +40,14 @@ def _errors() -> Iterator[None]:
         raise fail(str(exc), EXIT_STORE)
     except (RefError, InputError, QueryRefused) as exc:
         raise fail(str(exc), EXIT_USAGE)
+    except OSError as exc:   # disk full, read-only file system, permissions on the store's folder
+        raise fail(f"store: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), EXIT_STORE)
+    except Exception as exc:  # duckdb.Error and friends: the transaction was rolled back
+        import duckdb
+        if not isinstance(exc, duckdb.Error):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise fail(f"store error: {first}", EXIT_STORE)
 
 
 def _store(db: Optional[str], lock_timeout: float | None = None):
