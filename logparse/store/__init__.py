@@ -193,8 +193,9 @@ class Store:
             from logparse import sources as src_mod
             source_factory = getattr(src_mod, "journal_source", None)
             if source_factory is None:
-                raise StoreError("reading the journal is not available in this build")
-        after = self.journal_cursor(unit, directory, file, opts.get("host")) if resume else None
+                raise src_mod.InputError("reading the journal is not available in this build")
+        # the cursor of the same query (unit, directory, file), whatever host the entries name
+        after = self.journal_cursor(unit, directory, file) if resume else None
         src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=after)
         return self.ingest_sources([src], journal_scope=journal_scope(unit, directory, file), on_outcome=on_outcome,
                                    **opts)
