@@ -19,7 +19,8 @@ identical whatever the block size (``tests/test_bulk.py``).
 
 from __future__ import annotations
 
-import re
+import os
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -33,7 +34,6 @@ BLOCK_BYTES = 8 << 20
 _PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
            r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] ")
 _BATCH = _PREFIX + r"(?:Decode|Prefill) batch"
-_ACCESS = _PREFIX + r'(?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
 _SPECIAL = r"[\r\x1b\x00]"
 _SHORT_ISO_HEADER = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)? (?:\S+ )?[^\s\[]+\[\d+\]$"
 _FIELD_REGEXPS = {
@@ -70,6 +70,116 @@ def supported(src) -> bool:
         return False
 
 
+@dataclass(slots=True)
+class BlockResult:
+    """What a block of lines reduces to (picklable: it comes back from a worker process)."""
+    n: int
+    vec_total: int
+    vec_parsed: int
+    py_rows: list
+    py_lines: list
+    aggs: dict
+
+
+def _workers_for(size: int, block_bytes: int) -> int:
+    """Worker processes for an input of ``size`` bytes: none for small inputs (process
+    start-up costs more than it saves), else one per core, at most 4.  LOGPARSE_WORKERS
+    overrides (0 or 1 = in this process)."""
+    env = os.environ.get("LOGPARSE_WORKERS")
+    if env is not None:
+        try:
+            return max(int(env), 1)
+        except ValueError:
+            return 1
+    if size < max(8 * block_bytes, 64 << 20):
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
+    """Split and classify one block; reduce batch lines to aggregates.  Pure: runs anywhere."""
+    import polars as pl
+
+    lines = split_lines(data)
+    if crlf:
+        lines = lines.str.strip_suffix("\r")
+    n = len(lines)
+    lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
+    line = pl.col("line")
+    if fmt == "plain":
+        lf = lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
+    elif fmt == "journal-json":
+        # MESSAGE and _PID; anything unusual (a MESSAGE that is not a string, invalid JSON)
+        # leaves msg null and the line goes to Python.
+        lf = lf.with_columns(line.str.json_path_match("$.MESSAGE").alias("msg"),
+                             line.str.json_path_match("$._PID").cast(pl.Int64, strict=False).alias("pid"))
+    else:
+        # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
+        # check the (short) header with a regexp, take the pid from it.
+        cut = line.str.find("]: ", literal=True)
+        header = line.str.slice(0, cut + 1)
+        ok = header.str.contains(_SHORT_ISO_HEADER)
+        lf = lf.with_columns(
+            pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
+            pl.when(ok).then(header.str.extract(r"\[(\d+)\]$", 1).cast(pl.Int64, strict=False))
+            .otherwise(None).alias("pid"))
+    msg = pl.col("msg")
+    head = msg.str.slice(0, 96)
+    prefixed = head.str.contains(_PREFIX)
+    lf = lf.with_columns(
+        prefixed=prefixed,
+        batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
+        anchor=msg.str.contains_any(list(ANCHORS)),
+        special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
+    ).with_columns(
+        python=(msg.is_null() | pl.col("special") | ~pl.col("prefixed")
+                | (pl.col("anchor") & ~pl.col("batch"))).fill_null(True))
+    df = lf.collect()
+    vec = df.filter(~pl.col("python"))
+    batch = vec.filter(pl.col("batch"))
+    py = df.filter(pl.col("python")).select("i", "line")
+    py_rows = py["i"].to_list()
+    aggs = _aggregate(batch, py_rows) if batch.height else {}
+    return BlockResult(n, vec.height, batch.height, py_rows, py["line"].to_list(), aggs)
+
+
+def _aggregate(batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
+    """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row.
+
+    One plain regexp per field (capture-group regexps over whole lines are several
+    times slower in polars than these short ones)."""
+    import polars as pl
+
+    msg = pl.col("msg")
+    rows = pl.Series("p", py_rows, dtype=pl.UInt32)
+    decode = msg.str.contains("] Decode batch", literal=True)
+    b = batch.lazy().select(
+        "pid",
+        seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
+        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS)
+        ts=pl.when(msg.str.slice(5, 1) == "-").then(
+            msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
+            .str.replace(" ", "T", literal=True)),
+        running=msg.str.extract(_FIELD_REGEXPS["running"], 1).cast(pl.Int64, strict=False),
+        usage=msg.str.extract(_FIELD_REGEXPS["usage"], 1).cast(pl.Float64, strict=False),
+        queue=msg.str.extract(_FIELD_REGEXPS["queue"], 1).cast(pl.Int64, strict=False),
+        tokens=pl.when(decode).then(msg.str.extract(_FIELD_REGEXPS["tokens"], 1).cast(pl.Int64, strict=False)),
+    )
+    g = b.group_by("seg", "pid").agg(
+        pl.len().alias("batch_lines"),
+        pl.col("running").max().alias("peak_running_req"),
+        pl.col("usage").max().alias("peak_token_usage"),
+        pl.col("queue").max().alias("peak_queue_req"),
+        pl.col("tokens").max().alias("peak_tokens"),
+        pl.col("ts").min().alias("first_runtime_at"),
+        pl.col("ts").max().alias("last_runtime_at"),
+    ).collect()
+    out: dict[int, list[tuple[Any, dict]]] = {}
+    for row in g.iter_rows(named=True):
+        out.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
+    return out
+
+
 class BulkReader:
     """Reads one source into a :class:`logparse.pipeline.StreamParser` with vectorized blocks."""
 
@@ -85,146 +195,86 @@ class BulkReader:
         self.last_python_row = -2
 
     # ------------------------------------------------------------------ reading
-    def run(self) -> None:
+    def _blocks(self):
+        """The input cut into blocks of whole lines (without the final newline)."""
         src = self.src
-        src._prepare()
-        src._started = True
         chunks = chain((src._head or b"",), src._stream)
         src._head = b""
         carry = b""
         pending: list[bytes] = []
         size = 0
-        try:
-            for chunk in chunks:
-                if not chunk:
+        for chunk in chunks:
+            if not chunk:
+                continue
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= self.block_bytes:
+                data = carry + b"".join(pending)
+                pending, size = [], 0
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data
                     continue
-                pending.append(chunk)
-                size += len(chunk)
-                if size >= self.block_bytes:
-                    data = carry + b"".join(pending)
-                    pending, size = [], 0
-                    cut = data.rfind(b"\n")
-                    if cut < 0:
-                        carry = data
-                        continue
-                    self._block(data[:cut])
-                    carry = data[cut + 1:]
-            data = carry + b"".join(pending)
-            if data.endswith(b"\n"):
-                data = data[:-1]
-            if data:
-                self._block(data)
+                yield data[:cut]
+                carry = data[cut + 1:]
+        data = carry + b"".join(pending)
+        if data.endswith(b"\n"):
+            data = data[:-1]
+        if data:
+            yield data
+
+    def run(self, workers: int | None = None) -> None:
+        """Classify blocks (in worker processes for large inputs) and apply them in order."""
+        src = self.src
+        src._prepare()
+        src._started = True
+        crlf = bool(getattr(src, "_crlf", False))
+        if workers is None:
+            workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes)
+        try:
+            if workers <= 1:
+                for data in self._blocks():
+                    self._apply_block(classify_block(data, self.fmt, crlf))
+            else:
+                self._run_parallel(workers, crlf)
             for rec in self.parser.finish():
                 self._feed_record(rec)
             src._done()
         finally:
             src._close()
 
-    # ------------------------------------------------------------------ one block
-    def _block(self, data: bytes) -> None:
-        import polars as pl
+    def _run_parallel(self, workers: int, crlf: bool) -> None:
+        import multiprocessing
+        from collections import deque
+        from concurrent.futures import ProcessPoolExecutor
 
-        lines = split_lines(data)
-        if getattr(self.src, "_crlf", False):
-            lines = lines.str.strip_suffix("\r")
-        n = len(lines)
+        # spawn, not fork: polars' thread pool does not survive a fork.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            inflight: deque = deque()
+            for data in self._blocks():
+                inflight.append(pool.submit(classify_block, data, self.fmt, crlf))
+                while len(inflight) > workers + 1:   # bounded memory: a few blocks in flight
+                    self._apply_block(inflight.popleft().result())
+            while inflight:
+                self._apply_block(inflight.popleft().result())
+
+    def _apply_block(self, res: BlockResult) -> None:
         first = self.line_no + 1
-        self.line_no += n
-        lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
-        line = pl.col("line")
-        if self.fmt == "plain":
-            lf = lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
-        elif self.fmt == "journal-json":
-            lf = self._json_columns(lf)
-        else:
-            # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
-            # check the (short) header with a regexp, take the pid from it.
-            cut = line.str.find("]: ", literal=True)
-            header = line.str.slice(0, cut + 1)
-            ok = header.str.contains(_SHORT_ISO_HEADER)
-            lf = lf.with_columns(
-                pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
-                pl.when(ok).then(header.str.extract(r"\[(\d+)\]$", 1).cast(pl.Int64, strict=False))
-                .otherwise(None).alias("pid"))
-        msg = pl.col("msg")
-        head = msg.str.slice(0, 96)
-        prefixed = head.str.contains(_PREFIX)
-        lf = lf.with_columns(
-            prefixed=prefixed,
-            batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
-            access=prefixed & head.str.contains(_ACCESS_TAIL),
-            anchor=msg.str.contains_any(list(ANCHORS)),
-            special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
-        ).with_columns(
-            python=(msg.is_null() | pl.col("special") | ~pl.col("prefixed")
-                    | (pl.col("anchor") & ~pl.col("batch"))).fill_null(True))
-        df = lf.collect()
-        vec = df.filter(~pl.col("python"))
-        batch = vec.filter(pl.col("batch"))
+        self.line_no += res.n
         counts = self.sp.counts
-        n_batch = batch.height
-        counts.total += vec.height
-        counts.parsed += n_batch
-        counts.noise += vec.height - n_batch
-
-        py = df.filter(pl.col("python")).select("i", "line")
-        py_rows = py["i"].to_list()
-        py_lines = py["line"].to_list()
-        aggs = self._aggregate(batch, py_rows) if n_batch else {}
-        # Segment -1: batch rows before the first python row of this block.
-        self._apply(aggs.get(-1))
-        for k, (row, line) in enumerate(zip(py_rows, py_lines)):
+        counts.total += res.vec_total
+        counts.parsed += res.vec_parsed
+        counts.noise += res.vec_total - res.vec_parsed
+        aggs = res.aggs
+        self._apply(aggs.get(-1))       # batch rows before the first python row of this block
+        for k, (row, line) in enumerate(zip(res.py_rows, res.py_lines)):
             if row != self.last_python_row + 1:
                 self._gap()
             self.last_python_row = row
             self._python_line(first + row, line)
             self._apply(aggs.get(k))
-        self.last_python_row -= n   # rows of the next block are numbered from 0 again
-
-    def _json_columns(self, lf):
-        """MESSAGE and _PID of ``-o json`` lines; anything unusual (a MESSAGE that is not a
-        string, invalid JSON) leaves ``msg`` null and the line goes to Python."""
-        import polars as pl
-        line = pl.col("line")
-        return lf.with_columns(
-            line.str.json_path_match("$.MESSAGE").alias("msg"),
-            line.str.json_path_match("$._PID").cast(pl.Int64, strict=False).alias("pid"))
-
-    def _aggregate(self, batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
-        """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row.
-
-        One plain regexp per field (capture-group regexps over whole lines are several
-        times slower in polars than these short ones)."""
-        import polars as pl
-
-        msg = pl.col("msg")
-        rows = pl.Series("p", py_rows, dtype=pl.UInt32)
-        decode = msg.str.contains("] Decode batch", literal=True)
-        b = batch.lazy().select(
-            "pid",
-            seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
-            # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS)
-            ts=pl.when(msg.str.slice(5, 1) == "-").then(
-                msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
-                .str.replace(" ", "T", literal=True)),
-            running=msg.str.extract(_FIELD_REGEXPS["running"], 1).cast(pl.Int64, strict=False),
-            usage=msg.str.extract(_FIELD_REGEXPS["usage"], 1).cast(pl.Float64, strict=False),
-            queue=msg.str.extract(_FIELD_REGEXPS["queue"], 1).cast(pl.Int64, strict=False),
-            tokens=pl.when(decode).then(msg.str.extract(_FIELD_REGEXPS["tokens"], 1).cast(pl.Int64, strict=False)),
-        )
-        g = b.group_by("seg", "pid").agg(
-            pl.len().alias("batch_lines"),
-            pl.col("running").max().alias("peak_running_req"),
-            pl.col("usage").max().alias("peak_token_usage"),
-            pl.col("queue").max().alias("peak_queue_req"),
-            pl.col("tokens").max().alias("peak_tokens"),
-            pl.col("ts").min().alias("first_runtime_at"),
-            pl.col("ts").max().alias("last_runtime_at"),
-        ).collect()
-        out: dict[int, list[tuple[Any, dict]]] = {}
-        for row in g.iter_rows(named=True):
-            out.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
-        return out
+        self.last_python_row -= res.n   # rows of the next block are numbered from 0 again
 
     # ------------------------------------------------------------------ feeding the stream parser
     def _gap(self) -> None:

@@ -59,3 +59,20 @@ def test_samples_bulk_equals_record_path(name):
     path = str(SAMPLES / name)
     assert _summary(parse_sources(open_inputs([path]), block_bytes=2048)) == \
         _summary(parse_sources(open_inputs([path]), bulk=False))
+
+
+@pytest.mark.parametrize("fmt", ["plain", "short-iso"])
+def test_worker_processes_give_the_same_result(generated, fmt):
+    from logparse.bulk import BulkReader
+    from logparse.pipeline import StreamParser
+
+    path = str(generated / f"sglang.{fmt}.log")
+    results = []
+    for workers in (1, 2):
+        src = next(open_inputs([path]))
+        sp = StreamParser(src.name)
+        BulkReader(src, sp, block_bytes=256 << 10).run(workers=workers)
+        launches, counts, unrec, _ = sp.finish()
+        results.append((counts.to_dict(), [(l.launch_id, l.max_total_num_tokens, l.runtime) for l in launches],
+                        [(u.line_no, u.reason) for u in unrec]))
+    assert results[0] == results[1]
