@@ -585,3 +585,13 @@ def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch):
     monkeypatch.setattr(ingest_mod, "frames", real)
     assert store.ingest_text("\n".join(lines) + "\n", name="second.log").added == 1
     assert store.doctor().healthy
+
+
+def test_nodes_of_one_launch_in_step_stay_apart(tmp_path, store):
+    """Two nodes start in the same second and print the same lines, but their own server_args."""
+    day = datetime(2026, 5, 18, 9)
+    node0 = launch_lines(day, extra_args={"nnodes": 2, "node_rank": 0})
+    node1 = launch_lines(day, extra_args={"nnodes": 2, "node_rank": 1})
+    store.ingest_paths([write(tmp_path, "node0.log", "\n".join(node0) + "\n"),
+                        write(tmp_path, "node1.log", "\n".join(node1) + "\n")])
+    assert store.launches().height == 2

@@ -439,12 +439,20 @@ def _match(con, items: list[Item]) -> list[tuple[int, str]]:
         con.register("_probe", pa.table({"item": pa.array(probe_item, pa.int64()), "line_hash": probe_hash}))
         try:
             rows = con.execute(
-                "SELECT DISTINCT p.item, l.launch_id, l.host, l.pid, l.boot FROM (SELECT DISTINCT item, line_hash "
-                "FROM _probe) p JOIN events e ON e.line_hash = p.line_hash JOIN launches l ON l.launch_id = e.launch_id"
+                "WITH m AS (SELECT DISTINCT p.item, e.launch_id FROM (SELECT DISTINCT item, line_hash FROM _probe) p "
+                "JOIN events e ON e.line_hash = p.line_hash) "
+                "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, "
+                "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args') "
+                "FROM m JOIN launches l ON l.launch_id = m.launch_id"
             ).fetchall()
         finally:
             con.unregister("_probe")
-        for i, lid, host, pid, boot in rows:
+        for i, lid, host, pid, boot, sa_hash in rows:
+            # Two starts print one server_args line each: different ones are different launches,
+            # whatever other lines they share (the nodes of a multi-node launch start in step).
+            mine = next((line_hash(e.ts, e.text) for e in items[i].events if e.kind == "server_args"), None)
+            if mine and sa_hash and mine != sa_hash:
+                continue
             if _compatible(items[i], host, pid, boot):
                 pairs.append((i, lid))
     matched = {i for i, _ in pairs}
