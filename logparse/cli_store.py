@@ -16,7 +16,7 @@ from typing import Any, Iterator, List, Optional
 
 import typer
 
-from logparse.cli import EXIT_OK, EXIT_PROBLEM, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
 
 FORMATS = ("table", "csv", "json", "ndjson", "parquet")
 
@@ -106,7 +106,7 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
         _write_text(flat.write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f"), output)
         return
     from rich.table import Table
-    from logparse.render import _fmt, make_console
+    from logparse.render import make_console
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     numeric = {c for c, t in df.schema.items() if t.is_numeric()}
     for c in df.columns:
@@ -119,7 +119,6 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
             Console(file=fh, width=200, highlight=False).print(table)
         return
     make_console().print(table)
-    _ = _fmt
 
 
 def _cell(v: Any) -> str:
@@ -367,7 +366,6 @@ def show(
 # ---------------------------------------------------------------------------- history
 
 def _print_history(store, metric, deployment, host, model, fmt, output, plot) -> None:
-    import polars as pl
     with _errors():
         try:
             df = store.history(metric=metric, deployment=deployment, host=host, model=model)
@@ -416,7 +414,6 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
                       row["version"] or "?", _cell(row[m]), ctext, cell)
         console.print(t)
         console.print()
-    _ = pl
 
 
 @app.command()
@@ -499,5 +496,3 @@ def doctor(db: Optional[str] = _db_opt()) -> None:
     typer.echo("healthy")
     raise typer.Exit(EXIT_OK)
 
-
-_ = EXIT_PROBLEM

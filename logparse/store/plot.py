@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-
 OUTCOME_COLOR = {"ready": "#2e7d32", "failed": "#c62828", "incomplete": "#ef6c00"}
 MAX_PANELS = 8
 
