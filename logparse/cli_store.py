@@ -389,31 +389,40 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
     from rich.table import Table
     from rich.text import Text
     from logparse.render import make_console
-    console = make_console()
-    for (dep,), part in df.group_by(["deployment"], maintain_order=True):
-        t = Table(title=f"{dep}", title_justify="left", show_edge=False, pad_edge=False)
-        for c in ("#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
-            t.add_column(c, justify="right" if c in ("#", m, "change") else "left", overflow="fold")
-        for row in part.iter_rows(named=True):
-            what = []
+    t = Table(title=f"{m} over launches, by deployment", title_justify="left", show_edge=False, pad_edge=False)
+    for c in ("deployment", "#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
+        t.add_column(c, justify="right" if c in ("#", m, "change") else "left", overflow="fold",
+                     no_wrap=c in ("launch", "started"))
+    groups = list(df.group_by(["deployment"], maintain_order=True))
+    for gi, ((dep,), part) in enumerate(groups):
+        rows = list(part.iter_rows(named=True))
+        for ri, row in enumerate(rows):
+            what = Text("")
             if row["version_changed"]:
-                what.append(Text(f"SGLang {row['version_change']}", style="bold magenta"))
+                what.append(f"SGLang {row['version_change']}", style="bold magenta")
             if row["args_changed"]:
-                what.append(Text(row["arg_changes"] or "", style="cyan"))
+                if what:
+                    what.append("; ")
+                what.append(row["arg_changes"] or "", style="cyan")
             elif row["args_changed"] is None and row["prev_launch_id"]:
-                what.append(Text("(server_args unknown)", style="dim"))
+                what.append(("; " if what else "") + "(server_args unknown)", style="dim")
             change = row[f"{m}_change"]
             ctext = Text("—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
                          style="" if not change else ("green" if change > 0 else "red"))
-            cell = Text("")
-            for i, w in enumerate(what):
-                if i:
-                    cell.append("; ")
-                cell.append_text(w)
-            t.add_row(str(row["launch_no"]), row["launch_id"][:12], _cell(row["started_at"]), row["outcome"] or "",
-                      row["version"] or "?", _cell(row[m]), ctext, cell)
-        console.print(t)
-        console.print()
+            t.add_row(_deployment_label(dep) if ri == 0 else "", str(row["launch_no"]), row["launch_id"][:12],
+                      _cell(row["started_at"]), row["outcome"] or "", row["version"] or "?", _cell(row[m]), ctext, what,
+                      end_section=ri == len(rows) - 1 and gi < len(groups) - 1)
+    make_console().print(t)
+
+
+def _deployment_label(dep: str) -> str:
+    """``host|model|tp=..`` keys shown shorter: host, model path, the sizes that are not 1."""
+    parts = dep.split("|")
+    if len(parts) != 6:
+        return dep
+    host, model, *sizes = parts
+    extra = " ".join(x for x in sizes if not x.endswith("=1"))
+    return " ".join(x for x in ((host + ":" if host != "?" else ""), model, extra) if x)
 
 
 @app.command()

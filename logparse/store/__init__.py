@@ -127,7 +127,9 @@ class Store:
     # ------------------------------------------------------------------ ingest
     def _opts(self, **kw) -> IngestOptions:
         labels = kw.pop("labels", None) or {}
-        return IngestOptions(lock_timeout=self.lock_timeout, labels=dict(labels), **kw)
+        lock_timeout = kw.pop("lock_timeout", None)
+        return IngestOptions(lock_timeout=self.lock_timeout if lock_timeout is None else lock_timeout,
+                             labels=dict(labels), **kw)
 
     def ingest_sources(self, sources: Iterable, *, journal_scope: str | None = None, on_outcome=None,
                        **opts) -> IngestReport:
