@@ -219,7 +219,7 @@ def ingest(
         for w in dict.fromkeys(report.warnings):
             typer.echo(f"warning: {w}", err=True)
     typer.echo(report.summary() + f" [{store.path}]", err=True)
-    nothing = all(s.status == "empty" and not s.dropped_lines for s in report.sources)
+    nothing = all(s.status == "empty" for s in report.sources)
     if history_after:
         _print_history(store, metric, None, None, None, "table", None, None)
     if report.sources and nothing and not use_journal:

@@ -13,7 +13,9 @@ Idempotence and merging:
   for repeated identical lines), so the events of the same launch read from two inputs
   -- two overlapping journal windows, half a log then the whole log, a file and the
   journal -- are united without double counting, and the launch is re-assembled from
-  the union (outcome, ranks, runtime peaks and all);
+  the union (outcome, ranks, warnings and all);
+* batch lines (``Decode batch`` / ``Prefill batch``) reach the store as aggregates, merged
+  by time span so that overlapping pieces are not counted twice (``store.runtime``);
 * a piece of a launch whose start is not in this input (a journal window that begins
   mid-startup or mid-run) is attached to the stored launch that shares lines with it, or
   else to the latest stored launch of the same process (host, unit, boot, pid);
@@ -61,7 +63,7 @@ class IngestOptions:
 @dataclass
 class SourceOutcome:
     name: str
-    status: str          # stored | skipped | empty | imported
+    status: str          # stored | skipped | empty (no SGLang lines) | unattached | imported
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -101,7 +103,8 @@ class IngestReport:
             text += f"; {empty} input(s) without SGLang lines not stored"
         dropped = sum(s.dropped_lines for s in self.sources)
         if dropped:
-            text += f"; {dropped} runtime line(s) of launches not in the store were dropped"
+            text += (f"; {dropped} line(s) of launches whose start is in no input and not in the store were "
+                     "dropped")
         return text
 
 
@@ -837,8 +840,8 @@ def _ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, 
     if not has_content:
         return SourceOutcome(ps.name, "empty", message="no SGLang lines")
     if not stored:
-        return SourceOutcome(ps.name, "empty", dropped_lines=res.dropped_lines,
-                             message="only runtime lines of a launch that is not in the store")
+        return SourceOutcome(ps.name, "unattached", dropped_lines=res.dropped_lines,
+                             message="only lines of a launch that started before this input and is not in the store")
     return SourceOutcome(ps.name, "stored", added=res.added, updated=res.updated, unchanged=res.unchanged,
                          dropped_lines=res.dropped_lines)
 
