@@ -187,14 +187,19 @@ class FakeJournal:
         self.visible = 0
         self.calls: list[str | None] = []
 
+    seqnum_id = "abc"
+
     def cursor(self, i: int) -> str:
-        return f"s=abc;i={i + 1:x};b=boot1;m=0;t={0x5f0000000 + i * 1000:x};x=0"
+        return f"s={self.seqnum_id};i={i + 1:x};b=boot1;m=0;t={0x5f0000000 + i * 1000:x};x=0"
 
     def __call__(self, unit=None, since=None, until=None, directory=None, file=None, after_cursor=None):
         self.calls.append(after_cursor)
         start = 0
         if after_cursor is not None:
-            start = next(i for i in range(len(self.lines)) if self.cursor(i) == after_cursor) + 1
+            found = [i for i in range(len(self.lines)) if self.cursor(i) == after_cursor]
+            if not found:          # like journalctl: the error comes when the output ends
+                return _FakeSource(self, 0, 0, error="journalctl: Failed to seek to cursor: Invalid argument")
+            start = found[0] + 1
         return _FakeSource(self, start, self.visible)
 
 
@@ -202,8 +207,8 @@ class _FakeSource:
     kind = "journal"
     fmt = "journal-export"
 
-    def __init__(self, journal: FakeJournal, start: int, stop: int):
-        self.j, self.start, self.stop = journal, start, stop
+    def __init__(self, journal: FakeJournal, start: int, stop: int, error: str | None = None):
+        self.j, self.start, self.stop, self.error = journal, start, stop, error
         self.name = f"journalctl -u {journal.unit} --after-cursor"
         self.size = None
         self.bytes_read = 0
@@ -224,6 +229,9 @@ class _FakeSource:
             self.last_cursor[(self.j.host, self.j.unit)] = cur
             yield Record(line_no=i - self.start + 1, text=text, source=self.name, ts=None, host=self.j.host,
                          unit=self.j.unit, pid=self.j.pid, boot="boot1", cursor=cur, fmt="journal-export")
+        if self.error:
+            from logparse.sources import InputError
+            raise InputError(self.error)
 
 
 def test_journal_cursor_resume_reads_only_what_is_new(store):
@@ -257,6 +265,12 @@ def test_journal_cursor_resume_reads_only_what_is_new(store):
     assert store.launches(columns=None)["batch_lines"][0] == 8
     full = parse_text("\n".join(lines) + "\n").launches[0]
     assert [e.text for e in store.load_launch("@latest").events] == [e.text for e in full.events]
+    # the journal was vacuumed: the stored cursor is unknown; the query is read again, nothing doubles
+    j.seqnum_id = "def"
+    rep = store.ingest_journal(unit="sglang", source_factory=j)
+    assert j.calls[-2] is not None and j.calls[-1] is None
+    assert any("no longer in the journal" in w for w in rep.warnings)
+    assert store.launches(columns=None)["batch_lines"][0] == 8
     assert store.doctor().healthy
 
 

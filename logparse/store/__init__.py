@@ -197,10 +197,22 @@ class Store:
             if source_factory is None:
                 raise src_mod.InputError("reading the journal is not available in this build")
         # the cursor of the same query (unit, directory, file), whatever host the entries name
+        from logparse.sources import InputError
         after = self.journal_cursor(unit, directory, file) if resume else None
+        scope = journal_scope(unit, directory, file)
         src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=after)
-        return self.ingest_sources([src], journal_scope=journal_scope(unit, directory, file), on_outcome=on_outcome,
-                                   **opts)
+        try:
+            return self.ingest_sources([src], journal_scope=scope, on_outcome=on_outcome, **opts)
+        except InputError as exc:
+            if after is None or "cursor" not in str(exc).lower():
+                raise
+        # The stored cursor is gone (journal rotated or vacuumed): read the query again from its
+        # start; what is already stored is recognised line by line and not counted twice.
+        src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=None)
+        report = self.ingest_sources([src], journal_scope=scope, on_outcome=on_outcome, **opts)
+        report.warnings.insert(0, "the stored journal cursor is no longer in the journal (rotated or vacuumed?): "
+                                  "read the query from its start instead")
+        return report
 
     # ------------------------------------------------------------------ reading
     def launches(self, *, host: str | None = None, model: str | None = None, since: str | datetime | None = None,
