@@ -266,7 +266,10 @@ SELECT
     l.max_total_num_tokens, l.max_prefill_tokens, l.max_running_requests_effective, l.context_len,
     l.available_mem_gb, l.available_mem_kind, l.hicache_host_gb, l.hicache_host_tokens,
     r.avail_before_load_gb, r.weights_gb, r.avail_after_load_gb, r.load_s,
-    r.kv_dtype, r.kv_tokens, r.k_size_gb, r.v_size_gb, r.kv_size_gb, r.avail_after_pool_gb,
+    -- before 0.4.1.post6 SGLang printed no KV pool line: the pool size is the summary's
+    -- max_total_num_tokens (the pool's #tokens is that value in every release).
+    r.kv_dtype, coalesce(r.kv_tokens, l.max_total_num_tokens) AS kv_tokens, r.k_size_gb, r.v_size_gb,
+    r.kv_size_gb, r.avail_after_pool_gb,
     r.graph_gb, r.avail_after_graph_gb, r.graph_s, r.headroom_gb, r.kv_bytes_per_token,
     a.min_headroom_gb, a.min_kv_tokens, a.n_ranks_target AS n_ranks,
     s.peak_running_req, s.peak_token_usage, s.peak_queue_req, s.peak_tokens, s.retractions,
@@ -366,8 +369,13 @@ def _m2_args_and_views(con) -> None:
     create_views(con)
 
 
+def _m3_views_kv_tokens_fallback(con) -> None:
+    """launch_summary/history: kv_tokens falls back to max_total_num_tokens (releases without a KV line)."""
+    create_views(con)
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
-MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views]
+MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views, _m3_views_kv_tokens_fallback]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 #: Tables every store of the current version holds (``doctor`` checks them).
