@@ -23,12 +23,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from logparse.store.db import (DEFAULT_LOCK_TIMEOUT, StoreBusy, StoreCorrupt, StoreError, StoreMissing, StoreTooNew,
                                connection, default_db_path, resolve_db_path)
-from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
 from logparse.store.querysafe import QueryRefused, check_read_only
+
+if TYPE_CHECKING:  # the ingest machinery (parser, lark, polars) is imported only when ingesting
+    from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
 from logparse.store.schema import HISTORY_METRICS, SCHEMA_VERSION
 
 __all__ = ["Store", "StoreError", "StoreBusy", "StoreCorrupt", "StoreTooNew", "StoreMissing", "QueryRefused",
@@ -125,27 +127,28 @@ class Store:
             return con.sql(sql, params=list(params)).pl()
 
     # ------------------------------------------------------------------ ingest
-    def _opts(self, **kw) -> IngestOptions:
+    def _opts(self, **kw) -> "IngestOptions":
+        from logparse.store.ingest import IngestOptions
         labels = kw.pop("labels", None) or {}
         lock_timeout = kw.pop("lock_timeout", None)
         return IngestOptions(lock_timeout=self.lock_timeout if lock_timeout is None else lock_timeout,
                              labels=dict(labels), **kw)
 
     def ingest_sources(self, sources: Iterable, *, journal_scope: str | None = None, on_outcome=None,
-                       **opts) -> IngestReport:
+                       **opts) -> "IngestReport":
         """Ingest :class:`logparse.sources.Source` objects (one transaction each)."""
         from logparse.store.ingest import ingest_sources
         return ingest_sources(self.path, sources, self._opts(**opts), journal_scope_key=journal_scope,
                               on_outcome=on_outcome)
 
-    def ingest_paths(self, paths: Sequence[str | os.PathLike] | str, *, on_outcome=None, **opts) -> IngestReport:
+    def ingest_paths(self, paths: Sequence[str | os.PathLike] | str, *, on_outcome=None, **opts) -> "IngestReport":
         """Ingest files, directories, ``-``, export directories and other ``.duckdb`` stores.
 
         Options: ``host``, ``labels`` (dict), ``sglang_version``, ``input_format``, ``progress``.
         """
         from logparse.sources import open_inputs
         from logparse.store import exchange
-        from logparse.store.ingest import ingest_sources
+        from logparse.store.ingest import IngestReport, ingest_sources
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         o = self._opts(**opts)
@@ -173,7 +176,7 @@ class Store:
         flush()
         return report
 
-    def ingest_text(self, text: str | bytes, name: str = "<text>", **opts) -> IngestReport:
+    def ingest_text(self, text: str | bytes, name: str = "<text>", **opts) -> "IngestReport":
         from logparse.sources import text_source
         return self.ingest_sources([text_source(name, text)], **opts)
 
@@ -188,7 +191,7 @@ class Store:
 
     def ingest_journal(self, unit: str | None = None, since: str | None = None, until: str | None = None,
                        directory: str | None = None, file: str | None = None, *, resume: bool = True,
-                       source_factory=None, on_outcome=None, **opts) -> IngestReport:
+                       source_factory=None, on_outcome=None, **opts) -> "IngestReport":
         """Read the journal with journalctl (from the stored cursor on) and ingest it."""
         from logparse.store.ingest import journal_scope
         if source_factory is None:
@@ -355,3 +358,11 @@ class Store:
             check("SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
                   "WHERE r.launch_id = l.launch_id)", "launch(es) without a runtime_stats row")
         return rep
+
+
+def __getattr__(name: str) -> Any:
+    """``IngestReport`` and friends, imported on first use (keeps read-only commands light)."""
+    if name in ("IngestOptions", "IngestReport", "SourceOutcome"):
+        from logparse.store import ingest
+        return getattr(ingest, name)
+    raise AttributeError(f"module 'logparse.store' has no attribute {name!r}")

@@ -1,0 +1,111 @@
+"""Timing of the read commands on a store of many launches (performance issue: ≤ 0.5 s each).
+
+    python bench/store_bench.py [--launches 10000] [--db bench/out/10k.duckdb]
+
+Builds (once) a store of N launches: a few deployments restarting with changing fractions,
+KV dtypes and versions, written in SGLang 0.5.x format, ingested in bulk; then times
+``launches``, ``history``, ``diff``, ``explain`` and ``show`` as a user runs them (a new
+process each time, median of 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def launch_text(rnd: random.Random, t: int, model: str, frac: float, fp8: bool, tp: int) -> str:
+    def ts(dt: int) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t + dt))
+    before = round(rnd.uniform(78.0, 78.6), 2)
+    weights = 15.05
+    after = round(before - weights, 2)
+    rest = after - before * (1 - frac)
+    cell = 4096 * (1 if fp8 else 2) * 32 // tp * 2
+    tokens = max(int(rest * 2**30 // cell), 1)
+    kv = round((tokens + 1) * cell / 2**30 / 2, 2)
+    dtype = "torch.float8_e4m3fn" if fp8 else "torch.bfloat16"
+    lines = [f"[{ts(0)}] server_args=ServerArgs(model_path='{model}', tp_size={tp}, mem_fraction_static={frac}, "
+             f"kv_cache_dtype='{'fp8_e4m3' if fp8 else 'auto'}', random_seed={rnd.randrange(10**9)})"]
+    for r in range(tp):
+        tag = f" TP{r}" if tp > 1 else ""
+        lines += [f"[{ts(5)}{tag}] Load weight begin. avail mem={before:.2f} GB",
+                  f"[{ts(9)}{tag}] Load weight end. elapsed=4.20 s, type=LlamaForCausalLM, avail mem={after:.2f} GB, "
+                  f"mem usage={weights:.2f} GB.",
+                  f"[{ts(10)}{tag}] KV Cache is allocated. dtype: {dtype}, #tokens: {tokens}, K size: {kv:.2f} GB, "
+                  f"V size: {kv:.2f} GB",
+                  f"[{ts(11)}{tag}] Memory pool end. avail mem={after - 2 * kv:.2f} GB"]
+    lines += [f"[{ts(20)}{' TP0' if tp > 1 else ''}] max_total_num_tokens={tokens}, chunked_prefill_size=8192, "
+              f"max_prefill_tokens=16384, max_running_requests=4096, context_len=131072, "
+              f"available_gpu_mem={after - 2 * kv - 0.5:.2f} GB",
+              f"[{ts(30)}] The server is fired up and ready to roll!"]
+    return "\n".join(lines) + "\n"
+
+
+def build(db: Path, n: int) -> None:
+    rnd = random.Random(11)
+    out = HERE / "out" / f"store{n}"
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    per_host = n // 10
+    for h in range(10):
+        t = 1_770_000_000
+        parts = []
+        for i in range(per_host):
+            t += rnd.randint(600, 86400)
+            parts.append(launch_text(rnd, t, f"/models/m{h % 3}", rnd.choice([0.8, 0.85, 0.88]), i % 7 == 0,
+                                     rnd.choice([1, 2])))
+        f = out / f"host{h}.log"
+        f.write_text("".join(parts))
+        files.append(f)
+    for h, f in enumerate(files):
+        subprocess.run([sys.executable, "-m", "logparse", "ingest", "-q", "--db", str(db), "--host", f"gpu-{h}",
+                        str(f)], check=True)
+
+
+def timed(args: list[str]) -> float:
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "logparse", *args], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        runs.append(time.perf_counter() - t)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--launches", type=int, default=10000)
+    ap.add_argument("--db", type=Path)
+    args = ap.parse_args()
+    db = args.db or HERE / "out" / f"store{args.launches}.duckdb"
+    if not db.exists():
+        t = time.perf_counter()
+        build(db, args.launches)
+        print(f"built {db} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    d = ["--db", str(db)]
+    cmds = {
+        "logparse --help": ["--help"],
+        "launches --limit 50": ["launches", "--limit", "50", *d],
+        "launches --host gpu-3": ["launches", "--host", "gpu-3", *d],
+        "history --deployment (one)": ["history", "--host", "gpu-3", "--model", "/models/m0", *d],
+        "history (all)": ["history", *d],
+        "diff @latest @-1": ["diff", "@latest", "@-1", *d],
+        "explain @latest": ["explain", "@latest", *d],
+        "show @latest": ["show", "@latest", *d],
+    }
+    print(f"| command ({args.launches} launches) | wall s (median of 3) |")
+    print("|---|---:|")
+    for name, cmd in cmds.items():
+        print(f"| `{name}` | {timed(cmd):.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
