@@ -47,11 +47,17 @@ class StreamParser:
         self._done: list[tuple[int, LaunchAssembler]] = []
         self._order = 0
         self._orphan_lines = 0
+        #: notes of the outer layer worth telling the user once per source (year inference, ...)
+        self._notes: dict[str, int] = {}
         #: Runtime-only fragments (assemblers with ``.stream`` and ``.events``) of a launch that
         #: started before this input begins: not launches here, kept for the store to attach.
         self.orphans: list[LaunchAssembler] = []
 
     def feed(self, rec: Record) -> None:
+        if rec.notes:
+            for note in rec.notes:
+                if note.startswith(_SURFACED_NOTES):
+                    self._notes[note] = self._notes.get(note, 0) + 1
         key = rec.stream_key()
         clf = self._classifiers.get(key)
         if clf is None:
@@ -112,6 +118,8 @@ class StreamParser:
                 self.orphans.append(asm)
                 continue
             launches.append(asm.finish(self.sglang_version))
+        for note, n in self._notes.items():
+            self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
         if self._orphan_lines:
             self.warnings.append(f"{self.source_name}: {self._orphan_lines} runtime line(s) belong to a launch "
                                  "that started before this input begins; they are counted but not attached")
@@ -125,6 +133,9 @@ class StreamParser:
 
 
 from logparse.launches import SCHEDULER_KINDS as _SCHEDULER_DEFAULT_RANK  # noqa: E402
+
+#: Record notes that change how figures should be read: said once per source, with a count.
+_SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging")
 
 
 def parse_sources(sources: Iterable, sglang_version: str | None = None,
