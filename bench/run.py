@@ -55,7 +55,9 @@ def timed(cmd: list[str] | str, shell: bool = False, env: dict | None = None) ->
     """(wall s, cpu s, peak RSS KB, exit code) of one run of a command (children included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    # stdout to a pipe, not /dev/null: GNU grep stops at the first match when its output is
+    # /dev/null, which would make the floor look 100x lower than it is.
+    proc = subprocess.run(cmd, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env={**os.environ, **(env or {})})
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -73,7 +75,7 @@ def peak_rss(cmd: list[str] | str, shell: bool = False) -> int:
         return 0
     with tempfile.NamedTemporaryFile("r") as f:
         full = [gnu_time, "-f", "%M", "-o", f.name] + (["sh", "-c", cmd] if shell else cmd)
-        subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
             return int(f.read().strip().splitlines()[-1])
         except (ValueError, IndexError):

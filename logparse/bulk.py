@@ -111,8 +111,9 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     elif fmt == "journal-json":
         # MESSAGE and _PID; anything unusual (a MESSAGE that is not a string, invalid JSON)
         # leaves msg null and the line goes to Python.
+        # (_PID is a plain digit string: a regexp finds it without parsing the JSON twice)
         lf = lf.with_columns(line.str.json_path_match("$.MESSAGE").alias("msg"),
-                             line.str.json_path_match("$._PID").cast(pl.Int64, strict=False).alias("pid"))
+                             line.str.extract(r'"_PID":\s*"(\d+)"', 1).cast(pl.Int64, strict=False).alias("pid"))
     else:
         # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
         # check the (short) header with a regexp, take the pid from it.
@@ -157,9 +158,10 @@ def _aggregate(batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
         "pid",
         seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
         # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS)
-        ts=pl.when(msg.str.slice(5, 1) == "-").then(
-            msg.str.extract(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
-            .str.replace(" ", "T", literal=True)),
+        ts=pl.when((msg.str.slice(5, 1) == "-") & (msg.str.slice(20, 1) == "."))
+        .then(msg.str.slice(1, 10) + "T" + msg.str.slice(12, 12))
+        .when(msg.str.slice(5, 1) == "-")
+        .then(msg.str.slice(1, 10) + "T" + msg.str.slice(12, 8)),
         running=msg.str.extract(_FIELD_REGEXPS["running"], 1).cast(pl.Int64, strict=False),
         usage=msg.str.extract(_FIELD_REGEXPS["usage"], 1).cast(pl.Float64, strict=False),
         queue=msg.str.extract(_FIELD_REGEXPS["queue"], 1).cast(pl.Int64, strict=False),
