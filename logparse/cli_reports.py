@@ -66,22 +66,8 @@ def explain(
     la = _resolve(launch, db)
     from logparse.reports.explain import explain_launch, render_explain
     rep = explain_launch(la, margin_gb=margin)
-    if plot:
-        from logparse.reports.plots import plot_explain
-        try:
-            plot_explain(rep, plot)
-        except OSError as exc:
-            raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE)
-        rep["plot"] = plot
-    if fmt_ == "json":
-        _dump(rep)
-    else:
-        from logparse.render import make_console
-        console = make_console()
-        render_explain(rep, console)
-        if plot:
-            console.print(f"chart written to {plot}", style="dim")
-    raise typer.Exit(EXIT_OK)
+    from logparse.reports.plots import plot_explain
+    _emit(rep, fmt_, plot, plot_explain, render_explain)
 
 
 @app.command()
@@ -99,10 +85,15 @@ def diff(
     la, lb = _resolve(a, db), _resolve(b, db)
     from logparse.reports.diff import diff_launches, render_diff
     rep = diff_launches(la, lb)
+    from logparse.reports.plots import plot_diff
+    _emit(rep, fmt_, plot, plot_diff, render_diff)
+
+
+def _emit(rep: dict, fmt_: str, plot: Optional[str], plotter, renderer) -> None:
+    """Write the chart if asked, print the report (table or JSON), exit 0."""
     if plot:
-        from logparse.reports.plots import plot_diff
         try:
-            plot_diff(rep, plot)
+            plotter(rep, plot)
         except OSError as exc:
             raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE)
         rep["plot"] = plot
@@ -111,7 +102,7 @@ def diff(
     else:
         from logparse.render import make_console
         console = make_console()
-        render_diff(rep, console)
+        renderer(rep, console)
         if plot:
             console.print(f"chart written to {plot}", style="dim")
     raise typer.Exit(EXIT_OK)

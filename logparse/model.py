@@ -64,6 +64,16 @@ class RankMemory:
     def key(self) -> tuple:
         return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank, self.worker)
 
+    def label(self) -> str:
+        """``DP1 PP0 TP3 EP3``: the rank as SGLang's line prefix names it (TP always shown)."""
+        parts = [f"DP{self.dp_rank}"] if self.dp_rank is not None else []
+        if self.pp_rank is not None:
+            parts.append(f"PP{self.pp_rank}")
+        parts.append(f"TP{self.tp_rank if self.tp_rank is not None else 0}")
+        if self.ep_rank is not None:
+            parts.append(f"EP{self.ep_rank}")
+        return " ".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in RANK_FIELDS}
         if self.extra:

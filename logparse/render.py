@@ -24,15 +24,7 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 
 def rank_label(r) -> str:
-    parts = []
-    if r.dp_rank is not None:
-        parts.append(f"DP{r.dp_rank}")
-    if r.pp_rank is not None:
-        parts.append(f"PP{r.pp_rank}")
-    parts.append(f"TP{r.tp_rank if r.tp_rank is not None else 0}")
-    if r.ep_rank is not None:
-        parts.append(f"EP{r.ep_rank}")
-    return " ".join(parts)
+    return r.label()
 
 
 def launch_header(launch: Launch) -> Text:

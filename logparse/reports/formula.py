@@ -524,15 +524,7 @@ def _pool_rank(ranks: Iterable):
 
 
 def _rank_name(r) -> str:
-    if r is None:
-        return "?"
-    parts = []
-    if r.dp_rank is not None:
-        parts.append(f"DP{r.dp_rank}")
-    if r.pp_rank is not None:
-        parts.append(f"PP{r.pp_rank}")
-    parts.append(f"TP{r.tp_rank if r.tp_rank is not None else 0}")
-    return " ".join(parts)
+    return "?" if r is None else r.label()
 
 
 def token_interval(inp: Inputs, feat: Features, bpt: BytesPerToken) -> tuple[int | None, int | None]:
