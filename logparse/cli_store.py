@@ -113,12 +113,13 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
         table.add_column(c, justify="right" if c in numeric else "left", overflow="fold")
     for row in df.iter_rows():
         table.add_row(*[_cell(v) for v in row])
+    from logparse.render import print_table
     if output:
         from rich.console import Console
         with open(output, "w", encoding="utf-8") as fh:
-            Console(file=fh, width=200, highlight=False).print(table)
+            print_table(Console(file=fh, width=200, highlight=False), table)
         return
-    make_console().print(table)
+    print_table(make_console(), table)
 
 
 def _cell(v: Any) -> str:
@@ -280,7 +281,8 @@ def _launch_table(df) -> None:
                   "—" if mf is None else f"{mf:g}", _fmt(r.get("kv_tokens")), _fmt(r.get("max_total_num_tokens")),
                   _fmt(r.get("weights_gb")), _fmt(r.get("min_headroom_gb")),
                   "—" if usage is None else f"{usage:.0%}", _fmt(r.get("retractions")), _fmt(r.get("n_warnings")))
-    make_console().print(t)
+    from logparse.render import print_table
+    print_table(make_console(), t)
 
 
 # ---------------------------------------------------------------------------- show
@@ -412,7 +414,8 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
             t.add_row(_deployment_label(dep) if ri == 0 else "", str(row["launch_no"]), row["launch_id"][:12],
                       _cell(row["started_at"]), row["outcome"] or "", row["version"] or "?", _cell(row[m]), ctext, what,
                       end_section=ri == len(rows) - 1 and gi < len(groups) - 1)
-    make_console().print(t)
+    from logparse.render import print_table
+    print_table(make_console(), t)
 
 
 def _deployment_label(dep: str) -> str:

@@ -38,6 +38,17 @@ LAUNCH_FIELDS = (
 )
 
 
+def rank_label(obj: Any) -> str:
+    """``DP1 PP0 TP3 EP3``: a rank (of a RankMemory or an Event) as SGLang's prefix names it."""
+    parts = [f"DP{obj.dp_rank}"] if obj.dp_rank is not None else []
+    if obj.pp_rank is not None:
+        parts.append(f"PP{obj.pp_rank}")
+    parts.append(f"TP{obj.tp_rank if obj.tp_rank is not None else 0}")
+    if obj.ep_rank is not None:
+        parts.append(f"EP{obj.ep_rank}")
+    return " ".join(parts)
+
+
 @dataclass(slots=True)
 class RankMemory:
     dp_rank: int | None = None
@@ -65,14 +76,7 @@ class RankMemory:
         return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank, self.worker)
 
     def label(self) -> str:
-        """``DP1 PP0 TP3 EP3``: the rank as SGLang's line prefix names it (TP always shown)."""
-        parts = [f"DP{self.dp_rank}"] if self.dp_rank is not None else []
-        if self.pp_rank is not None:
-            parts.append(f"PP{self.pp_rank}")
-        parts.append(f"TP{self.tp_rank if self.tp_rank is not None else 0}")
-        if self.ep_rank is not None:
-            parts.append(f"EP{self.ep_rank}")
-        return " ".join(parts)
+        return rank_label(self)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in RANK_FIELDS}

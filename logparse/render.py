@@ -23,8 +23,7 @@ def _fmt(v: Any, digits: int = 2) -> str:
     return str(v)
 
 
-def rank_label(r) -> str:
-    return r.label()
+from logparse.model import rank_label  # noqa: E402,F401  (re-exported for the CLI modules)
 
 
 def launch_header(launch: Launch) -> Text:
@@ -119,3 +118,41 @@ def print_parse_result(result: ParseResult, show_unrecognized: int = 10) -> None
             console.print(f"  … and {len(result.unrecognized) - show_unrecognized} more (--show-unrecognized N)")
     for w in result.warnings:
         console.print(Text("warning: " + w, style="yellow"))
+
+
+#: Above this many rows a table is printed as plain aligned text: rich's layout of a large
+#: table costs seconds, which a listing of thousands of launches should not.
+FAST_TABLE_ROWS = 150
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print a rich table; large ones as plain aligned columns (same content, no styles)."""
+    if table.row_count <= FAST_TABLE_ROWS:
+        console.print(table)
+        return
+    cols = table.columns
+    cells = [[_plain(c) for c in col._cells] for col in cols]
+    headers = [_plain(col.header) for col in cols]
+    widths = [max([len(h)] + [max((len(x) for x in v.split("\n")), default=0) for v in vals])
+              for h, vals in zip(headers, cells)]
+    right = [col.justify == "right" for col in cols]
+
+    def fmt(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+
+    out = []
+    if table.title:
+        out.append(_plain(table.title))
+    out.append(fmt(headers))
+    out.append("  ".join("-" * w for w in widths))
+    for i in range(table.row_count):
+        out.append(fmt([cells[c][i].replace("\n", " ") for c in range(len(cols))]))
+    console.file.write("\n".join(out) + "\n")
+
+
+def _plain(cell) -> str:
+    if cell is None:
+        return ""
+    if isinstance(cell, Text):
+        return cell.plain
+    return str(cell)
