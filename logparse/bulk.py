@@ -35,13 +35,6 @@ _PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
            r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] ")
 _BATCH = _PREFIX + r"(?:Decode|Prefill) batch"
 _SPECIAL = r"[\r\x1b\x00]"
-_SHORT_ISO_HEADER = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)? (?:\S+ )?[^\s\[]+\[\d+\]$"
-_FIELD_REGEXPS = {
-    "running": r"#running-req: (\d+)",
-    "usage": r"token usage: (\d+(?:\.\d+)?)",
-    "queue": r"#queue-req: (\d+)",
-    "tokens": r"(?:, |\. )#(?:full )?token: (\d+)",
-}
 _ACCESS_TAIL = r'\] (?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
 
 
@@ -81,17 +74,22 @@ class BlockResult:
     aggs: dict
 
 
-def _workers_for(size: int, block_bytes: int) -> int:
-    """Worker processes for an input of ``size`` bytes: none for small inputs (process
-    start-up costs more than it saves), else one per core, at most 4.  LOGPARSE_WORKERS
-    overrides (0 or 1 = in this process)."""
+def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
+    """Worker processes for an input of ``size`` bytes.  LOGPARSE_WORKERS overrides
+    (0 or 1 = in this process).
+
+    Measured on 2 cores (bench/run): polars already spreads a block's expressions over
+    the cores, so plain and short-iso inputs are fastest in one process (worker
+    processes only add pickling and contention); ``-o json`` spends most of its time in
+    JSON decoding, which runs on one core per block, so large JSON inputs use one worker
+    per core.  Small inputs never pay for process start-up."""
     env = os.environ.get("LOGPARSE_WORKERS")
     if env is not None:
         try:
             return max(int(env), 1)
         except ValueError:
             return 1
-    if size < max(8 * block_bytes, 64 << 20):
+    if fmt != "journal-json" or size < max(8 * block_bytes, 64 << 20):
         return 1
     return max(1, min(os.cpu_count() or 1, 4))
 
@@ -117,13 +115,14 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     else:
         # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
         # check the (short) header with a regexp, take the pid from it.
+        # (literal finds and slices: regexps over every line cost more than the rest together)
         cut = line.str.find("]: ", literal=True)
-        header = line.str.slice(0, cut + 1)
-        ok = header.str.contains(_SHORT_ISO_HEADER)
+        opening = line.str.find("[", literal=True)
+        pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
+        ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
         lf = lf.with_columns(
             pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
-            pl.when(ok).then(header.str.extract(r"\[(\d+)\]$", 1).cast(pl.Int64, strict=False))
-            .otherwise(None).alias("pid"))
+            pl.when(ok).then(pid).otherwise(None).alias("pid"))
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(_PREFIX)
@@ -135,39 +134,46 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     ).with_columns(
         python=(msg.is_null() | pl.col("special") | ~pl.col("prefixed")
                 | (pl.col("anchor") & ~pl.col("batch"))).fill_null(True))
-    df = lf.collect()
-    vec = df.filter(~pl.col("python"))
-    batch = vec.filter(pl.col("batch"))
-    py = df.filter(pl.col("python")).select("i", "line")
-    py_rows = py["i"].to_list()
-    aggs = _aggregate(batch, py_rows) if batch.height else {}
-    return BlockResult(n, vec.height, batch.height, py_rows, py["line"].to_list(), aggs)
+    # One query plan, collected once: the python rows, the counts and the aggregates share
+    # the classification above.  Segment k = the batch rows after the k-th python row.
+    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
+    vec = ~pl.col("python")
+    py_lf = lf.filter(pl.col("python")).select("i", "line")
+    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
+    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
+    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+    aggs: dict[int, list[tuple[Any, dict]]] = {}
+    for row in agg.iter_rows(named=True):
+        for k in ("first_runtime_at", "last_runtime_at"):
+            if row[k]:
+                row[k] = row[k].replace(" ", "T", 1)
+        aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
+    return BlockResult(n, int(counts["vec_total"][0] or 0), int(counts["vec_parsed"][0] or 0),
+                       py["i"].to_list(), py["line"].to_list(), aggs)
 
 
-def _aggregate(batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
-    """Runtime aggregates per (segment, pid); segment k = rows after the k-th python row.
+def _aggregate(batch):
+    """Runtime aggregates per (segment, pid) of the batch rows (a lazy frame).
 
-    One plain regexp per field (capture-group regexps over whole lines are several
-    times slower in polars than these short ones)."""
+    Fields are cut out with a literal find and a slice (see :func:`_field`)."""
     import polars as pl
 
     msg = pl.col("msg")
-    rows = pl.Series("p", py_rows, dtype=pl.UInt32)
     decode = msg.str.contains("] Decode batch", literal=True)
-    b = batch.lazy().select(
-        "pid",
-        seg=(rows.search_sorted(batch["i"], side="left").cast(pl.Int64) - 1),
-        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS)
-        ts=pl.when((msg.str.slice(5, 1) == "-") & (msg.str.slice(20, 1) == "."))
-        .then(msg.str.slice(1, 10) + "T" + msg.str.slice(12, 12))
-        .when(msg.str.slice(5, 1) == "-")
-        .then(msg.str.slice(1, 10) + "T" + msg.str.slice(12, 8)),
-        running=msg.str.extract(_FIELD_REGEXPS["running"], 1).cast(pl.Int64, strict=False),
-        usage=msg.str.extract(_FIELD_REGEXPS["usage"], 1).cast(pl.Float64, strict=False),
-        queue=msg.str.extract(_FIELD_REGEXPS["queue"], 1).cast(pl.Int64, strict=False),
-        tokens=pl.when(decode).then(msg.str.extract(_FIELD_REGEXPS["tokens"], 1).cast(pl.Int64, strict=False)),
+    b = batch.select(
+        "pid", "seg",
+        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
+        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
+        ts=pl.when(msg.str.slice(5, 1) != "-").then(None)
+        .when(msg.str.slice(20, 1) == ".").then(msg.str.slice(1, 23))
+        .otherwise(msg.str.slice(1, 19)),
+        running=_field(msg, "#running-req: ").cast(pl.Int64, strict=False),
+        usage=_field(msg, "token usage: ").cast(pl.Float64, strict=False),
+        queue=_field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
+        tokens=pl.when(decode).then(pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: "))
+                                    .cast(pl.Int64, strict=False)),
     )
-    g = b.group_by("seg", "pid").agg(
+    return b.group_by("seg", "pid").agg(
         pl.len().alias("batch_lines"),
         pl.col("running").max().alias("peak_running_req"),
         pl.col("usage").max().alias("peak_token_usage"),
@@ -175,11 +181,16 @@ def _aggregate(batch, py_rows: list[int]) -> dict[int, list[tuple[Any, dict]]]:
         pl.col("tokens").max().alias("peak_tokens"),
         pl.col("ts").min().alias("first_runtime_at"),
         pl.col("ts").max().alias("last_runtime_at"),
-    ).collect()
-    out: dict[int, list[tuple[Any, dict]]] = {}
-    for row in g.iter_rows(named=True):
-        out.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
-    return out
+    )
+
+
+def _field(msg, key: str):
+    """The text after ``key`` up to the next comma (``#running-req: 12, …`` -> ``12``).
+
+    A literal find and a short slice: several times faster in polars than a regexp
+    with a capture group over the whole line."""
+    pos = msg.str.find(key, literal=True)
+    return msg.str.slice(pos + len(key), 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
 class BulkReader:
@@ -232,7 +243,7 @@ class BulkReader:
         src._started = True
         crlf = bool(getattr(src, "_crlf", False))
         if workers is None:
-            workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes)
+            workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes, self.fmt)
         try:
             if workers <= 1:
                 for data in self._blocks():
