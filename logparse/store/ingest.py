@@ -852,12 +852,19 @@ def _version() -> str:
 
 
 def known_content_hashes(path: Path, lock_timeout: float) -> set[str]:
+    return known_content(path, lock_timeout)[0]
+
+
+def known_content(path: Path, lock_timeout: float) -> tuple[set[str], set[int]]:
+    """Content hashes and byte sizes of the stored sources (a file whose size matches none
+    cannot be a re-ingest, so it is not read twice)."""
     try:
         with dbm.connection(path, write=False, lock_timeout=lock_timeout) as con:
-            return {r[0] for r in con.execute("SELECT DISTINCT content_hash FROM sources WHERE content_hash IS NOT NULL")
-                    .fetchall()}
+            rows = con.execute("SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL"
+                               ).fetchall()
+            return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
     except dbm.StoreMissing:
-        return set()
+        return set(), set()
 
 
 def ingest_sources(path: Path, sources: Iterable, opts: IngestOptions, *,
@@ -865,11 +872,12 @@ def ingest_sources(path: Path, sources: Iterable, opts: IngestOptions, *,
                    on_outcome: Callable[[SourceOutcome], None] | None = None) -> IngestReport:
     """Parse and store each source in turn (one transaction each)."""
     report = IngestReport()
-    known = known_content_hashes(path, opts.lock_timeout)
+    known, known_sizes = known_content(path, opts.lock_timeout)
     lease = WriteLease(path, opts.lock_timeout)
     try:
         for src in sources:
-            h = prehash(src)
+            size = getattr(src, "size", None)
+            h = prehash(src) if size is None or size in known_sizes else None
             if h and h in known:
                 out = SourceOutcome(src.name, "skipped", message="already in the store (same content)")
             else:
