@@ -193,6 +193,49 @@ def _field(msg, key: str):
     return msg.str.slice(pos + len(key), 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
+def _prefetch(blocks, depth: int = 2):
+    """Read (and hash) the next blocks in a thread while the current one is classified.
+
+    File reads and SHA-256 release the GIL, and so does polars: the two overlap.  At most
+    ``depth`` blocks wait in the queue (bounded memory); an error in the reader is raised
+    here, in the consumer."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for block in blocks:
+                while not stop.is_set():
+                    try:
+                        q.put(block, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(done)
+        except BaseException as exc:  # handed over to the consumer
+            q.put(exc)
+
+    t = threading.Thread(target=reader, name="logparse-reader", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        t.join(timeout=5)
+
+
 class BulkReader:
     """Reads one source into a :class:`logparse.pipeline.StreamParser` with vectorized blocks."""
 
@@ -246,7 +289,7 @@ class BulkReader:
             workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes, self.fmt)
         try:
             if workers <= 1:
-                for data in self._blocks():
+                for data in _prefetch(self._blocks()):
                     self._apply_block(classify_block(data, self.fmt, crlf))
             else:
                 self._run_parallel(workers, crlf)
