@@ -56,8 +56,18 @@ def split_lines(data: bytes):
     return df.get_column("line").fill_null("")
 
 
-def supported(src) -> bool:
+#: Below this size the record path is faster: it does not even import polars.
+MIN_BULK_BYTES = 2 << 20
+
+
+def supported(src, force: bool = False) -> bool:
+    """Whether the bulk path reads this source (a large plain/short-iso/json input).
+
+    Inputs of unknown size (stdin, journalctl) take it as well: they may be huge."""
     try:
+        size = getattr(src, "size", None)
+        if size is not None and size < MIN_BULK_BYTES and not force:
+            return False
         return src.fmt in BULK_FORMATS and hasattr(src, "_prepare") and hasattr(src, "_stream")
     except Exception:  # a source that cannot even sniff: let the record path report it
         return False

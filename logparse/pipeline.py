@@ -142,13 +142,14 @@ def parse_sources(sources: Iterable, sglang_version: str | None = None,
                   on_record: Callable[[Record], None] | None = None, bulk: bool = True,
                   block_bytes: int | None = None) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
-    (:mod:`logparse.bulk`); ``on_record`` (a per-record callback) forces the record path."""
+    (:mod:`logparse.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
+    callback) forces the record path."""
     from logparse import bulk as bulk_mod
 
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
-        if bulk and on_record is None and bulk_mod.supported(src):
+        if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
             bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
         else:
             for rec in src.records():

@@ -31,8 +31,8 @@ def generated(tmp_path_factory):
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "json"])
 def test_block_size_does_not_change_the_result(generated, fmt):
     path = str(generated / f"sglang.{fmt}.log")
-    one = _summary(parse_sources(open_inputs([path]), block_bytes=1 << 30))
-    many = _summary(parse_sources(open_inputs([path]), block_bytes=4096))
+    one = _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=1 << 30))
+    many = _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=4096))
     assert one == many
     assert one[0]["unrecognized"] == 0 and len(one[1]) >= 1
 
@@ -40,7 +40,7 @@ def test_block_size_does_not_change_the_result(generated, fmt):
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "json"])
 def test_bulk_equals_record_path(generated, fmt):
     path = str(generated / f"sglang.{fmt}.log")
-    bulk = _summary(parse_sources(open_inputs([path])))
+    bulk = _summary(parse_sources(open_inputs([path]), bulk="force"))
     records = _summary(parse_sources(open_inputs([path]), bulk=False))
     assert bulk == records
 
@@ -57,7 +57,7 @@ def test_formats_agree_on_launches(generated):
                                   "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log"])
 def test_samples_bulk_equals_record_path(name):
     path = str(SAMPLES / name)
-    assert _summary(parse_sources(open_inputs([path]), block_bytes=2048)) == \
+    assert _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=2048)) == \
         _summary(parse_sources(open_inputs([path]), bulk=False))
 
 
