@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 
 from logparse.classify import LineClassifier
 from logparse.events import Event
-from logparse.launches import STARTUP_KINDS, LaunchAssembler, apply_prefix
+from logparse.launches import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
 from logparse.model import LineCounts, ParseResult, SourceSummary, Unrecognized
 from logparse.records import Record
 
@@ -22,6 +22,8 @@ from logparse.records import Record
 MAX_UNRECOGNIZED_KEPT = 10_000
 #: Text kept of one unrecognized line.
 MAX_UNRECOGNIZED_TEXT = 4_000
+#: Record notes that change how figures should be read: said once per source, with a count.
+_SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging")
 
 
 def _iso_utc(ts: float | None) -> str | None:
@@ -80,7 +82,7 @@ class StreamParser:
             outer = _iso_utc(rec.ts)
             if outer:
                 ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
-        if kind in _SCHEDULER_DEFAULT_RANK and ev.tp_rank is None:
+        if kind in SCHEDULER_KINDS and ev.tp_rank is None:
             ev.tp_rank = 0   # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)
 
@@ -132,10 +134,6 @@ class StreamParser:
         return launches, self.counts, self.unrecognized, self.warnings
 
 
-from logparse.launches import SCHEDULER_KINDS as _SCHEDULER_DEFAULT_RANK  # noqa: E402
-
-#: Record notes that change how figures should be read: said once per source, with a count.
-_SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging")
 
 
 def parse_sources(sources: Iterable, sglang_version: str | None = None,
