@@ -141,6 +141,12 @@ class LaunchAssembler:
         if ev.kind == "server_args":
             # SGLang prints server_args once per start, before any scheduler line: anything
             # already collected (even runtime lines of an earlier, unseen start) is another launch.
+            # Exception: the offline Engine of 0.5.7+ prints the same server_args twice in a row
+            # (Engine.__init__, then _launch_subprocesses).
+            if (self.events and self.runtime.batch_lines == 0
+                    and all(e.kind == "server_args" for e in self.events)
+                    and self.events[-1].fields.get("payload") == ev.fields.get("payload")):
+                return False
             return bool(self.events) or self.runtime.batch_lines > 0
         if not self.events:
             return False

@@ -158,3 +158,12 @@ def test_cli_ndjson_and_table():
     proc = run_cli("parse", "-", stdin=GOOD.encode())
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "ready" in out and "441,216" in out
+
+
+def test_offline_engine_prints_server_args_twice():
+    """0.5.7+ sgl.Engine prints the same server_args in __init__ and _launch_subprocesses."""
+    first, rest = GOOD.split("\n", 1)
+    r = parse_text(first + "\n" + first + "\n" + rest)
+    assert len(r.launches) == 1 and r.launches[0].outcome == "ready"
+    r = parse_text(GOOD + GOOD.replace("10:00", "11:00"))
+    assert len(r.launches) == 2
