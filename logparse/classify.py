@@ -219,6 +219,11 @@ class LineClassifier:
                 return Classified("noise", "traceback")
             self.mode = None
 
+        # A traceback frame is unmistakable even when another rank's line came in between
+        # (TP ranks write to the same stream concurrently): it re-enters traceback mode.
+        if first == " " and text.lstrip().startswith('File "') and ", line " in text:
+            self.mode = "traceback"
+            return Classified("noise", "traceback")
         m = PREFIX_RE.match(text)
         if m is not None and text.startswith(("Decode batch", "Prefill batch"), m.end()):
             fast = fast_batch(text, m.end())

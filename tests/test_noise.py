@@ -47,3 +47,17 @@ def test_unknown_line_is_kept_with_a_reason():
 def test_near_miss_is_reported():
     res = LineClassifier().classify(Record(line_no=1, text="[2025-07-02 10:00:12] Memory pool end. avail mem=lots"))
     assert res.status == "unrecognized" and res.reason.startswith("near miss")
+
+
+def test_interleaved_ranks_do_not_orphan_traceback_frames():
+    clf = LineClassifier()
+    lines = [
+        "[2025-07-02 10:00:20 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/x/scheduler.py", line 1, in run',
+        "[2025-07-02 10:00:20 TP1] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.37 GB",
+        '  File "/x/model_runner.py", line 9, in init',
+        "    self.init_memory_pool()",
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    ]
+    statuses = [clf.classify(Record(line_no=i, text=t)).status for i, t in enumerate(lines)]
+    assert statuses == ["parsed", "noise", "parsed", "noise", "noise", "parsed"]
