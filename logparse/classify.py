@@ -81,6 +81,9 @@ NOISE: list[dict[str, Any]] = [
     {"name": "vllm_logger", "category": "third_party", "after_prefix": False,
      "re": r"(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
      "sample": "INFO 03-14 09:12:01 weight_utils.py:218] Using model weights format ['*.safetensors']"},
+    {"name": "python_logging_default", "category": "third_party", "after_prefix": False,
+     "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
+     "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used"},
     # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
     {"name": "serverargs_notice", "category": "sglang_other", "after_prefix": False,
      "re": r"(?:Overlap scheduler (?:is|are) disabled|speculative_\w+ is (?:adjusted|changed) to|"
