@@ -43,6 +43,19 @@ def launch_header(launch: Launch) -> Text:
     return t
 
 
+def fmt_value(v: Any, nd: int = 2) -> str:
+    """A report cell: ``—`` for absent, thousands separators, ``nd`` decimals for floats."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.{nd}f}"
+    return str(v)
+
+
 def make_console() -> Console:
     """A console that does not squash tables when the output is a pipe or a file."""
     probe = Console()

@@ -361,12 +361,5 @@ def render_check(rep: dict[str, Any], console) -> None:
 
 
 def _f(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        return f"{v:,.2f}"
-    return str(v)
+    from logparse.render import fmt_value
+    return fmt_value(v)

@@ -378,16 +378,10 @@ def _summary(rep: dict[str, Any]) -> list[str]:
 
 # --------------------------------------------------------------------------- rendering
 def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
+    from logparse.render import fmt_value
+
     def f(v):
-        if v is None:
-            return "—"
-        if isinstance(v, bool):
-            return str(v)
-        if isinstance(v, int):
-            return f"{v:,}"
-        if isinstance(v, float):
-            return f"{v:,.{nd}f}"
-        return str(v)
+        return fmt_value(v, nd)
     delta = d.get("delta")
     ds = "" if delta in (None, 0, 0.0) else (f"{delta:+,}" if isinstance(delta, int) else f"{delta:+,.{nd}f}")
     pct = d.get("pct")
