@@ -250,8 +250,9 @@ def launches_cmd(
     store = _store(db)
     with _errors():
         try:
+            # the table needs no DataFrame: plain rows start faster (no polars, no pyarrow)
             df = store.launches(host=host, model=model, since=since, until=until, outcome=outcome,
-                                deployment=deployment, limit=limit)
+                                deployment=deployment, limit=limit, as_rows=fmt == "table")
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE)
     if fmt == "table":

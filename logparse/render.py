@@ -135,7 +135,7 @@ def print_parse_result(result: ParseResult, show_unrecognized: int = 10) -> None
 
 #: Above this many rows a table is printed as plain aligned text: rich's layout of a large
 #: table costs seconds, which a listing of thousands of launches should not.
-FAST_TABLE_ROWS = 150
+FAST_TABLE_ROWS = 60
 
 
 def print_table(console: Console, table: Table) -> None:

@@ -51,6 +51,25 @@ METRIC_ALIASES = {
 }
 
 
+@dataclass
+class Rows:
+    """Query rows without polars: the columns and the tuples (``height``/``iter_rows`` as polars)."""
+    columns: list[str]
+    rows: list[tuple]
+
+    @property
+    def height(self) -> int:
+        return len(self.rows)
+
+    def iter_rows(self, named: bool = False):
+        if not named:
+            yield from self.rows
+            return
+        cols = self.columns
+        for r in self.rows:
+            yield dict(zip(cols, r))
+
+
 def parse_when(text: str, *, now: datetime | None = None) -> datetime:
     """``2026-05-18``, ``2026-05-18T10:00``, ``today``, ``yesterday``, ``7d``/``-7d``/``12h``/``30m``/``2w`` ago."""
     now = now or datetime.now()
@@ -220,8 +239,10 @@ class Store:
     # ------------------------------------------------------------------ reading
     def launches(self, *, host: str | None = None, model: str | None = None, since: str | datetime | None = None,
                  until: str | datetime | None = None, outcome: str | None = None, deployment: str | None = None,
-                 limit: int | None = None, columns: Sequence[str] | None = LIST_COLUMNS):
-        """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest."""
+                 limit: int | None = None, columns: Sequence[str] | None = LIST_COLUMNS, as_rows: bool = False):
+        """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest.
+
+        A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
         where, params = [], []
         if host:
             where.append("host = ?")
@@ -248,7 +269,16 @@ class Store:
         if limit:
             inner += f" ORDER BY started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC LIMIT {int(limit)}"
         sql = f"SELECT {cols} FROM ({inner}) ORDER BY started_at NULLS FIRST, ingested_at, launch_id"
+        if as_rows:
+            return self._rows(sql, params)
         return self._df(sql, params)
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> "Rows":
+        """Plain rows, without polars or pyarrow (the CLI's table output starts faster)."""
+        with self.connect() as con:
+            cur = con.execute(sql, list(params))
+            cols = [d[0] for d in cur.description]
+            return Rows(cols, cur.fetchall())
 
     def history(self, metric: str = "kv_tokens", deployment: str | None = None, *, host: str | None = None,
                 model: str | None = None):
