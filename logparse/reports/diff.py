@@ -377,6 +377,20 @@ def _summary(rep: dict[str, Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- rendering
+def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
+    """A / B / Δ / Δ% rows of the figures that either launch has (nothing when none has any)."""
+    from rich.table import Table
+    rows = [(k, d) for k, d in items.items() if d["a"] is not None or d["b"] is not None]
+    if not rows:
+        return
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for h in ("", "A", "B", "Δ", "Δ%"):
+        t.add_column(h, justify="left" if not h else "right")
+    for k, d in rows:
+        t.add_row(k, *_cell(d))
+    console.print(t)
+
+
 def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
     from logparse.render import fmt_value
 
@@ -459,22 +473,8 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
     else:
         console.print("  per-rank memory figures: unchanged on every rank and worker")
 
-    rt = [(k, d) for k, d in rep["runtime"].items() if d["a"] is not None or d["b"] is not None]
-    if rt:
-        t = Table(title="runtime KV pressure", title_justify="left", show_edge=False, pad_edge=False)
-        for h in ("", "A", "B", "Δ", "Δ%"):
-            t.add_column(h, justify="left" if not h else "right")
-        for k, d in rt:
-            t.add_row(k, *_cell(d))
-        console.print(t)
-    du = [(k, d) for k, d in rep["durations"].items() if d["a"] is not None or d["b"] is not None]
-    if du:
-        t = Table(title="startup durations (s)", title_justify="left", show_edge=False, pad_edge=False)
-        for h in ("", "A", "B", "Δ", "Δ%"):
-            t.add_column(h, justify="left" if not h else "right")
-        for k, d in du:
-            t.add_row(k, *_cell(d))
-        console.print(t)
+    _ab_table(console, "runtime KV pressure", rep["runtime"])
+    _ab_table(console, "startup durations (s)", rep["durations"])
 
     at = rep["attribution"]
     console.print(Text("Attribution of the KV-token change", style="bold"))

@@ -128,6 +128,22 @@ def _version(con) -> int | None:
     return int(row[0]) if row and row[0] is not None else 0
 
 
+@contextmanager
+def transaction(con) -> Iterator[None]:
+    """One transaction: committed when the block ends, rolled back on any exception
+    (KeyboardInterrupt included), which is then re-raised."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except Exception:  # the connection itself is gone: nothing was committed
+            pass
+        raise
+    con.execute("COMMIT")
+
+
 def migrate(con, to: int | None = None) -> int:
     """Apply the missing migrations (each in its own transaction); returns the new version."""
     from logparse import __version__
@@ -137,14 +153,9 @@ def migrate(con, to: int | None = None) -> int:
         raise StoreCorrupt("this DuckDB database is not a logparse store (it has other tables and no "
                            "schema_version); it was left untouched")
     for v in range(current + 1, target + 1):
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             schema.MIGRATIONS[v - 1](con)
             con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, datetime.now(), __version__])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
     return max(current, target)
 
 

@@ -166,8 +166,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                .fetchall()]
         links = fcon.execute("SELECT launch_id, source_id FROM launch_sources").fetchall()
         with dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with dbm.transaction(con):
                 # sources and their unrecognized lines that this store does not have
                 ours = _columns(con, "sources")
                 theirs = set(_columns(fcon, "sources"))
@@ -221,13 +220,6 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                                     "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)")
                     finally:
                         con.unregister("_ilinks")
-                con.execute("COMMIT")
-            except BaseException:
-                try:
-                    con.execute("ROLLBACK")
-                except Exception:
-                    pass
-                raise
     finally:
         fcon.close()
     status = "imported"

@@ -790,11 +790,9 @@ def _ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, 
     sid = source_id_for(ps.name, ps.content_hash)
     has_content = ps.counts.parsed > 0 or bool(ps.items)
     con = lease.get()
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with dbm.transaction(con):   # (an early return commits the empty transaction)
         if ps.content_hash and con.execute("SELECT 1 FROM sources WHERE content_hash = ? LIMIT 1",
                                            [ps.content_hash]).fetchall():
-            con.execute("ROLLBACK")
             if known_hashes is not None:
                 known_hashes.add(ps.content_hash)
             return SourceOutcome(ps.name, "skipped", message="already in the store (same content)")
@@ -828,13 +826,6 @@ def _ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, 
                     con.unregister("_unrec")
         if journal_scope_key is not None:
             save_cursors(con, journal_scope_key, ps.cursors, now)
-        con.execute("COMMIT")
-    except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except Exception:
-            pass
-        raise
     if known_hashes is not None and ps.content_hash and stored:
         known_hashes.add(ps.content_hash)
     if not has_content:
