@@ -33,9 +33,7 @@ BLOCK_BYTES = 8 << 20
 
 _PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
            r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] ")
-_BATCH = _PREFIX + r"(?:Decode|Prefill) batch"
 _SPECIAL = r"[\r\x1b\x00]"
-_ACCESS_TAIL = r'\] (?:INFO|WARNING|ERROR):\s+\S+:\d+ - "[A-Z]+ '
 
 
 def split_lines(data: bytes):

@@ -68,12 +68,11 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
     left, right = bars[: split + 1], bars[split:]
     ranks = rep.get("ranks") or []
 
-    def draw(ax, items, offset=0):
+    def draw(ax, items):
         for i, (st, lo, hi) in enumerate(items):
             ax.bar(i, hi - lo, bottom=lo, color=_color(st), edgecolor="black", linewidth=0.5, width=0.7)
             ax.text(i, hi + 0.01 * (ax.get_ylim()[1] or 1), f"{st['gb']:.2f}", ha="center", va="bottom", fontsize=8)
             if i + 1 < len(items):
-                nxt = items[i + 1]
                 y = lo if st["kind"] == "minus" else hi
                 ax.plot([i + 0.35, i + 0.65], [y, y], color="black", linewidth=0.6, linestyle=":")
         ax.set_xticks(range(len(items)))

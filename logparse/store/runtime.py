@@ -25,8 +25,6 @@ from typing import Any
 PEAKS = ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")
 #: Runtime keys that come from batch lines (the rest of ``Launch.runtime`` comes from events).
 AGG_KEYS = PEAKS + ("retractions", "batch_lines", "first_runtime_at", "last_runtime_at")
-#: Key of the store's bookkeeping inside ``runtime_stats.runtime`` (not part of ``Launch.runtime``).
-EDGES_KEY = "_batch_span"
 
 
 @dataclass
