@@ -54,6 +54,8 @@ class StreamParser:
         #: Runtime-only fragments (assemblers with ``.stream`` and ``.events``) of a launch that
         #: started before this input begins: not launches here, kept for the store to attach.
         self.orphans: list[LaunchAssembler] = []
+        #: after finish(): the assembler of each launch, in the order of the launches
+        self.assemblers: list[LaunchAssembler] = []
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
@@ -104,6 +106,12 @@ class StreamParser:
             self._order += 1
             cur.order = self._order  # type: ignore[attr-defined]
         cur.add(ev)
+        if ev.kind in ("decode_batch", "prefill_batch"):
+            self.on_batch(cur, ev)
+
+    def on_batch(self, asm: LaunchAssembler, ev: Event) -> None:
+        """Called for every batch line the record path sees (the store counts them per second
+        to merge overlapping journal windows exactly); the bulk path sends aggregates only."""
 
     def _close(self, key: tuple) -> None:
         asm = self._open.pop(key, None)
@@ -119,6 +127,7 @@ class StreamParser:
                 self._orphan_lines += len(asm.events)
                 self.orphans.append(asm)
                 continue
+            self.assemblers.append(asm)
             launches.append(asm.finish(self.sglang_version))
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")

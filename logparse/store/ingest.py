@@ -312,24 +312,11 @@ def _store_parser_class():
     from logparse.pipeline import StreamParser
 
     class StoreParser(StreamParser):
-        def _add_event(self, key, ev):
-            super()._add_event(key, ev)
-            if ev.kind in BATCH_KINDS:
-                asm = self._open.get(key)
-                if asm is not None:
-                    counts = getattr(asm, "store_batch_ts", None)
-                    if counts is None:
-                        counts = asm.store_batch_ts = Counter()
-                    counts[ev.ts] += 1
-
-        def finish(self):
-            for key in list(self._open):
-                self._close(key)
-            ordered = [asm for _, asm in sorted(self._done, key=lambda t: t[0])]
-            out = super().finish()
-            orphan_ids = {id(a) for a in self.orphans}
-            self.launch_assemblers = [a for a in ordered if id(a) not in orphan_ids]
-            return out
+        def on_batch(self, asm, ev):
+            counts = getattr(asm, "store_batch_ts", None)
+            if counts is None:
+                counts = asm.store_batch_ts = Counter()
+            counts[ev.ts] += 1
 
     return StoreParser
 
@@ -356,7 +343,7 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
     finally:
         progress.close()
     launches, counts, unrec, warns = sp.finish()
-    asms = getattr(sp, "launch_assemblers", None)
+    asms = sp.assemblers
     if asms is None or len(asms) != len(launches):
         asms = [None] * len(launches)
     items: list[Item] = []
