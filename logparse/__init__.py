@@ -16,8 +16,8 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "parse", "Store", "resolve_launch"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from logparse.model import ParseResult
-    from logparse.refs import resolve_launch
+    from logparse.launches.model import ParseResult
+    from logparse.store.refs import resolve_launch
     from logparse.store import Store
 
 
@@ -34,6 +34,6 @@ def __getattr__(name: str) -> Any:
         from logparse.store import Store
         return Store
     if name == "resolve_launch":
-        from logparse.refs import resolve_launch
+        from logparse.store.refs import resolve_launch
         return resolve_launch
     raise AttributeError(f"module 'logparse' has no attribute {name!r}")

@@ -12,11 +12,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Sequence
 
-from logparse.classify import LineClassifier
-from logparse.events import Event
-from logparse.launches import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
-from logparse.model import LineCounts, ParseResult, SourceSummary, Unrecognized
-from logparse.records import Record
+from logparse.grammar.classify import LineClassifier
+from logparse.grammar.events import Event
+from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
+from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
+from logparse.sources.records import Record
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
 MAX_UNRECOGNIZED_KEPT = 10_000
@@ -149,9 +149,9 @@ def parse_sources(sources: Iterable, sglang_version: str | None = None,
                   on_record: Callable[[Record], None] | None = None, bulk: bool = True,
                   block_bytes: int | None = None) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
-    (:mod:`logparse.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
+    (:mod:`logparse.grammar.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
     callback) forces the record path."""
-    from logparse import bulk as bulk_mod
+    from logparse.grammar import bulk as bulk_mod
 
     result = ParseResult()
     for src in sources:

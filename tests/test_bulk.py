@@ -63,7 +63,7 @@ def test_samples_bulk_equals_record_path(name):
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso"])
 def test_worker_processes_give_the_same_result(generated, fmt):
-    from logparse.bulk import BulkReader
+    from logparse.grammar.bulk import BulkReader
     from logparse.pipeline import StreamParser
 
     path = str(generated / f"sglang.{fmt}.log")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logparse import versions
+from logparse.launches import versions
 from logparse.pipeline import parse_paths
 
 from helpers import CORPUS, needs_corpus

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.classify import PREFIX_RE, fast_batch
-from logparse.grammar import parse_line
-from logparse.variants import VARIANTS
+from logparse.grammar.classify import PREFIX_RE, fast_batch
+from logparse.grammar.sglang_line import parse_line
+from logparse.grammar.variants import VARIANTS
 
 from helpers import CORPUS
 

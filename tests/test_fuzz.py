@@ -11,12 +11,12 @@ import time
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from logparse.classify import LineClassifier
-from logparse.grammar import LineParseError, parse_line, parse_literal
+from logparse.grammar.classify import LineClassifier
+from logparse.grammar.sglang_line import LineParseError, parse_line, parse_literal
 from logparse.pipeline import parse_text
-from logparse.records import Record
+from logparse.sources.records import Record
 from logparse.sources import text_source
-from logparse.variants import VARIANTS
+from logparse.grammar.variants import VARIANTS
 
 EXAMPLES = int(os.environ.get("LOGPARSE_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.classify import NOISE, LineClassifier
-from logparse.records import Record
+from logparse.grammar.classify import NOISE, LineClassifier
+from logparse.sources.records import Record
 
 
 @pytest.mark.parametrize("entry", NOISE, ids=[n["name"] for n in NOISE])

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from helpers import CORPUS, SAMPLES, needs_corpus
 from logparse.cli import app
 from logparse.pipeline import parse_paths, parse_text
-from logparse.reports import formula as fm
+from logparse.budget import formula as fm
 from logparse.reports.check import Thresholds, robust_judge, run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
@@ -426,7 +426,7 @@ def test_range_spanning_eras_uses_the_evidence():
 
 # --------------------------------------------------------------------------- pools beyond plain KV (built directly)
 def _launch(version, ranks, **kw):
-    from logparse.model import Launch
+    from logparse.launches.model import Launch
     base = dict(launch_id="x", outcome="ready", mem_fraction_static=0.85, page_size=1, tp_size=1, dp_size=1,
                 context_len=32768, version_range=(version, version), sglang_version_range=version)
     base.update(kw)
@@ -437,7 +437,7 @@ def _launch(version, ranks, **kw):
 
 
 def _rank(worker="target", **kw):
-    from logparse.model import RankMemory
+    from logparse.launches.model import RankMemory
     return RankMemory(tp_rank=0, worker=worker, **kw)
 
 

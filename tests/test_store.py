@@ -13,9 +13,9 @@ import duckdb
 import polars as pl
 import pytest
 
-from logparse.model import LAUNCH_FIELDS
+from logparse.launches.model import LAUNCH_FIELDS
 from logparse.pipeline import parse_text
-from logparse.records import Record
+from logparse.sources.records import Record
 from logparse.store import (QueryRefused, Store, StoreCorrupt, StoreMissing, StoreTooNew, resolve_db_path)
 from logparse.store import db as dbm
 from logparse.store import schema
@@ -318,7 +318,7 @@ def test_migration_from_an_older_schema(tmp_path):
     con = duckdb.connect(str(path))
     dbm.migrate(con, to=1)
     # a launch written by a version-1 logparse (no launch_args table, no views yet)
-    from logparse.normalize import LaunchMeta, frames
+    from logparse.store.frames import LaunchMeta, frames
     launches = parse_text(three_launches(), name="old.log").launches
     metas = [LaunchMeta(source_id="s1", ingested_at=datetime(2026, 5, 19)) for _ in launches]
     fr = frames(launches, metas)
@@ -507,7 +507,7 @@ def test_doctor_finds_broken_references(tmp_path, store):
 
 
 def test_launch_references(tmp_path, store):
-    from logparse.refs import RefError, resolve_launch
+    from logparse.store.refs import RefError, resolve_launch
     path = write(tmp_path, "three.log", three_launches())
     parsed = parse_text(path.read_text(), name=str(path)).launches
     store.ingest_paths([path], host="gpu-1")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from logparse import versions
-from logparse.classify import PREFIX_RE
-from logparse.events import Event
-from logparse.grammar import parse_line
-from logparse.launches import apply_prefix
-from logparse.variants import VARIANTS, match
+from logparse.launches import versions
+from logparse.grammar.classify import PREFIX_RE
+from logparse.grammar.events import Event
+from logparse.grammar.sglang_line import parse_line
+from logparse.launches.assemble import apply_prefix
+from logparse.grammar.variants import VARIANTS, match
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
@@ -64,8 +64,8 @@ def test_units_host_memory_is_decimal_gb():
     ("{'hook': <function f at 0x7f00>, 'cls': <class 'int'>}", {"hook": "<function f at 0x7f00>", "cls": "<class 'int'>"}),
 ])
 def test_python_literal_subgrammar(payload, expected):
-    from logparse.grammar import parse_literal
-    from logparse.launches import _plain
+    from logparse.grammar.sglang_line import parse_literal
+    from logparse.launches.assemble import _plain
     got = _plain(parse_literal(payload))
     if "g" in expected:
         assert got["g"] == "inf" and got["h"] == "-inf"
@@ -75,6 +75,6 @@ def test_python_literal_subgrammar(payload, expected):
 
 
 def test_nan_in_payload():
-    from logparse.grammar import parse_literal
+    from logparse.grammar.sglang_line import parse_literal
     value = parse_literal("{'x': nan}")
     assert value["x"] != value["x"]

@@ -28,7 +28,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from logparse.reports import formula as fm
+from logparse.budget import formula as fm
 
 
 @dataclass
@@ -134,7 +134,7 @@ def store_deployment(store, launch) -> str:
     except Exception:  # noqa: BLE001
         pass
     try:
-        from logparse.normalize import deployment_key as dk
+        from logparse.store.frames import deployment_key as dk
     except ImportError:  # pragma: no cover
         def dk(host, model, tp, dp, pp, ep):
             return f"{host or '?'}|{model or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}"
@@ -178,7 +178,7 @@ def previous_in_store(launch, db: str | None):
     if not rows:
         return None, f"no baseline: no earlier launch of deployment {dep} in the store"
     prev = rows[-1]
-    from logparse.reports.resolve import RefError, resolve
+    from logparse.store.resolve import RefError, resolve
     try:
         return resolve(str(prev["launch_id"]), store_db(store, db)), (
             f"baseline: the previous launch {prev['launch_id']} of deployment {dep} in the store")
@@ -361,5 +361,5 @@ def render_check(rep: dict[str, Any], console) -> None:
 
 
 def _f(v) -> str:
-    from logparse.render import fmt_value
+    from logparse.cli.render import fmt_value
     return fmt_value(v)

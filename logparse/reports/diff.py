@@ -1,6 +1,6 @@
 """``logparse diff A B``: what changed between two launches, and why the KV pool moved.
 
-The attribution replays SGLang's formula (:mod:`logparse.reports.formula`) from A's inputs
+The attribution replays SGLang's formula (:mod:`logparse.budget.formula`) from A's inputs
 to B's, changing one input at a time in a fixed order:
 
 1. ``mem_fraction_static``
@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from logparse.reports import formula as fm
+from logparse.budget import formula as fm
 from logparse.reports.explain import _phys_key, _r, _sort_key, explain_launch, rank_budget, rank_name
 
 #: server_args that differ between any two starts and mean nothing.
@@ -392,7 +392,7 @@ def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
 
 
 def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
-    from logparse.render import fmt_value
+    from logparse.cli.render import fmt_value
 
     def f(v):
         return fmt_value(v, nd)

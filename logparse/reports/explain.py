@@ -2,7 +2,7 @@
 
 :func:`explain_launch` returns a plain dict (the ``--json`` document); :func:`render_explain`
 prints it with rich.  Everything is computed from the launch's own figures with SGLang's
-formula for the launch's era (:mod:`logparse.reports.formula`).
+formula for the launch's era (:mod:`logparse.budget.formula`).
 
 Units: device figures are GiB (SGLang's "GB"); HiCache host figures are decimal GB (10^9).
 """
@@ -13,8 +13,8 @@ import math
 import re
 from typing import Any
 
-from logparse.reports import formula as fm
-from logparse.reports.formula import GiB
+from logparse.budget import formula as fm
+from logparse.budget.formula import GiB
 
 #: Headroom left after startup that the default what-if aims for (GiB).
 DEFAULT_MARGIN_GB = 2.0
@@ -659,7 +659,7 @@ def _mismatch_sentence(launch, rep, li, pred) -> str:
                 f"printed {inp.m_pre_gb:.2f}")
     txt += "."
     ver = launch.version_range
-    from logparse import versions
+    from logparse.launches import versions
     if ver and versions.index(ver[1]) >= versions.index("0.5.21"):
         txt += (" From 0.5.21 SGLang takes that measurement at 'Memory baseline taken' (which prints only the "
                 "usage, not the free memory), earlier than 'Load weight begin'.")

@@ -53,7 +53,7 @@ lines, and every line is still examined on its own, so inputs that mix formats w
 The journalctl mode names themselves (``short``, ``short-iso``, ``json``, ``export``,
 ``cat``, ``with-unit``, ...) are accepted as aliases of the ``journal-*`` names.
 
-Record semantics (see :mod:`logparse.records`):
+Record semantics (see :mod:`logparse.sources.records`):
 
 * ``text`` is the SGLang line with every outer prefix removed; ``\\r`` inside a line
   (tqdm) and ANSI codes are kept; a trailing ``\\r`` is removed only in CRLF files.
@@ -100,7 +100,7 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
-from logparse.records import Record
+from logparse.sources.records import Record
 
 from ._journal import VERBOSE_HDR_RE, export_records, looks_like_export, verbose_records
 from ._lines import COMPOSE_RE, LineParser

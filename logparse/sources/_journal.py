@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
-from logparse.records import Record
+from logparse.sources.records import Record
 
 from ._lines import BLOB_RE, META_KEYS, LineParser, _Blob
 from ._time import date_epoch, frac_seconds, hms_seconds, zone_offset

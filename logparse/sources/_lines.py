@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 
-from logparse.records import Record
+from logparse.sources.records import Record
 
 from ._time import (
     date_epoch,

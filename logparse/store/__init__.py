@@ -8,7 +8,7 @@ Python API::
     store.launches(host="gpu-1", outcome="ready")        # polars DataFrame
     store.history(metric="kv_tokens")                    # polars DataFrame
     store.query("SELECT count(*) FROM launches")         # polars DataFrame (read-only)
-    store.load_launch("@latest")                         # logparse.model.Launch, events included
+    store.load_launch("@latest")                         # logparse.launches.model.Launch, events included
     store.close()
 
 Every method opens the database for as long as it needs it and closes it again, so
@@ -319,8 +319,8 @@ class Store:
             return rel.pl() if rel is not None else None
 
     def load_launch(self, ref: str):
-        """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.refs`."""
-        from logparse.refs import resolve_launch
+        """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.store.refs`."""
+        from logparse.store.refs import resolve_launch
         return resolve_launch(ref, db=str(self.path), lock_timeout=self.lock_timeout)
 
     def launch_ids(self) -> list[str]:

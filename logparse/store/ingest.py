@@ -33,10 +33,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from logparse.events import Event
-from logparse.launches import LaunchAssembler
-from logparse.model import Launch
-from logparse.normalize import LaunchMeta, event_keys, frames, line_hash, to_json
+from logparse.grammar.events import Event
+from logparse.launches.assemble import LaunchAssembler
+from logparse.launches.model import Launch
+from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store import db as dbm
 from logparse.store import runtime as rtm
 from logparse.store.runtime import BatchSpan
@@ -322,7 +322,7 @@ def _store_parser_class():
 
 
 def parse_source(src, opts: IngestOptions) -> ParsedSource:
-    from logparse import bulk as bulk_mod
+    from logparse.grammar import bulk as bulk_mod
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
     cursors: dict[tuple, str] = {}

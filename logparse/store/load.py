@@ -1,13 +1,13 @@
-"""Rebuilding full :class:`~logparse.model.Launch` objects from store rows."""
+"""Rebuilding full :class:`~logparse.launches.model.Launch` objects from store rows."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Iterable, Sequence
 
-from logparse.events import Event
-from logparse.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
-from logparse.normalize import JSON_LAUNCH_COLUMNS, LaunchMeta
+from logparse.grammar.events import Event
+from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
+from logparse.store.frames import JSON_LAUNCH_COLUMNS, LaunchMeta
 
 _EVENT_COLS = ("launch_id", "seq", "source_id", "source", "line_no", "ts_text", "dp_rank", "pp_rank", "tp_rank",
                "ep_rank", "attn_cp_rank", "moe_dp_rank", "worker", "tagged", "kind", "form", "variant", "fields",

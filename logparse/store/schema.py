@@ -360,7 +360,7 @@ def _m2_args_and_views(con) -> None:
     con.execute("INSERT INTO ignored_args SELECT name, reason FROM _ignored")
     con.unregister("_ignored")
     rows = con.execute("SELECT launch_id, server_args::VARCHAR FROM launches WHERE server_args IS NOT NULL").fetchall()
-    from logparse.normalize import args_frame
+    from logparse.store.frames import args_frame
     frame = args_frame([(lid, json.loads(sa)) for lid, sa in rows])
     if frame.height:
         con.register("_args", frame.to_arrow())

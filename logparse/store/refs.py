@@ -8,7 +8,7 @@
 
 "Newest" orders launches by start time (launches without one count as oldest), then by
 the time they were ingested.  Loading from the store rebuilds a full
-:class:`~logparse.model.Launch` (ranks with ``extra``, ``server_args``, ``runtime``,
+:class:`~logparse.launches.model.Launch` (ranks with ``extra``, ``server_args``, ``runtime``,
 ``warnings`` and ``events``), so reports work the same on stored and file launches.
 """
 
@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from logparse.model import Launch
+from logparse.launches.model import Launch
 
 
 class RefError(ValueError):

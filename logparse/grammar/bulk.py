@@ -12,7 +12,7 @@ the grammar or the stateful classifier:
 * lines the vectorized journal-header pattern does not match.
 
 Batch lines are reduced to per-launch runtime aggregates with vectorized regex
-extraction (the same definitions as :class:`logparse.launches.RuntimeAgg`); access
+extraction (the same definitions as :class:`logparse.launches.assemble.RuntimeAgg`); access
 lines and other prefixed lines without an anchor are counted as noise.  Results are
 identical whatever the block size (``tests/test_bulk.py``).
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from logparse.classify import ANCHORS, MAX_LINE
+from logparse.grammar.classify import ANCHORS, MAX_LINE
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json"})

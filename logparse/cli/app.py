@@ -39,24 +39,3 @@ def _main(version: bool = typer.Option(False, "--version", help="Print the versi
         from logparse import __version__
         typer.echo(f"logparse {__version__}")
         raise typer.Exit(0)
-
-
-# Command modules (each registers its commands on ``app``).
-from logparse import cli_parse  # noqa: E402,F401
-
-for _optional in ("logparse.cli_store", "logparse.cli_reports"):
-    try:
-        __import__(_optional)
-    except ModuleNotFoundError as _exc:  # a module not written yet in this checkout
-        if _exc.name != _optional:
-            raise
-
-
-def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        typer.echo("logparse: interrupted", err=True)
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)

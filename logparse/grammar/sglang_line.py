@@ -2,8 +2,8 @@
 
 Two grammars, one Transformer each:
 
-* ``grammars/sglang_line.lark`` (:class:`LineTransformer`): prefix + message.
-* ``grammars/pyliteral.lark`` (:class:`PyLiteralTransformer`): the ``server_args=`` payload.
+* ``sglang_line.lark`` (:class:`LineTransformer`): prefix + message.
+* ``pyliteral.lark`` (:class:`PyLiteralTransformer`): the ``server_args=`` payload.
 
 Both parsers are LALR with the contextual lexer, built once per process.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
 
-from logparse.events import Event
+from logparse.grammar.events import Event
 
 
 class LineParseError(ValueError):
@@ -27,10 +27,7 @@ class LineParseError(ValueError):
 
 
 def _grammar_text(name: str) -> str:
-    try:
-        return resources.files("logparse.grammars").joinpath(name).read_text()
-    except (ModuleNotFoundError, FileNotFoundError):  # running from a source tree without install
-        return (Path(__file__).resolve().parent.parent / "grammars" / name).read_text()
+    return resources.files("logparse.grammar").joinpath(name).read_text()
 
 
 def _cache_path(name: str) -> str | bool:

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from logparse.cli import EXIT_OK, EXIT_PROBLEM, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_STORE, EXIT_USAGE, app, fail
 
 _DB_HELP = "The DuckDB store (for store references and history); default: $LOGPARSE_DB."
 
@@ -25,7 +25,7 @@ def _format(as_json: bool, fmt: str | None) -> str:
 
 
 def _resolve(ref: str, db: str | None):
-    from logparse.reports.resolve import RefError, StoreUnavailable, resolve
+    from logparse.store.resolve import RefError, StoreUnavailable, resolve
     try:
         return resolve(ref, db)
     except StoreUnavailable as exc:
@@ -66,7 +66,7 @@ def explain(
     la = _resolve(launch, db)
     from logparse.reports.explain import explain_launch, render_explain
     rep = explain_launch(la, margin_gb=margin)
-    from logparse.reports.plots import plot_explain
+    from logparse.cli.plots import plot_explain
     _emit(rep, fmt_, plot, plot_explain, render_explain)
 
 
@@ -85,7 +85,7 @@ def diff(
     la, lb = _resolve(a, db), _resolve(b, db)
     from logparse.reports.diff import diff_launches, render_diff
     rep = diff_launches(la, lb)
-    from logparse.reports.plots import plot_diff
+    from logparse.cli.plots import plot_diff
     _emit(rep, fmt_, plot, plot_diff, render_diff)
 
 
@@ -100,7 +100,7 @@ def _emit(rep: dict, fmt_: str, plot: Optional[str], plotter, renderer) -> None:
     if fmt_ == "json":
         _dump(rep)
     else:
-        from logparse.render import make_console
+        from logparse.cli.render import make_console
         console = make_console()
         renderer(rep, console)
         if plot:
@@ -145,7 +145,7 @@ def check(
     if history:
         hist_launches = []
         for p in history:
-            from logparse.reports.resolve import RefError, launches_of_file
+            from logparse.store.resolve import RefError, launches_of_file
             try:
                 hist_launches.extend(launches_of_file(p))
             except RefError as exc:
@@ -156,7 +156,7 @@ def check(
     if fmt_ == "json":
         _dump(rep)
     else:
-        from logparse.render import make_console
+        from logparse.cli.render import make_console
         ck.render_check(rep, make_console())
     if rep["status"] == "nothing_to_compare":
         # The first launch of a deployment has no baseline: nothing regressed, and a CI gate

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.grammar import LineParseError, _batch_value, _name, parse_line
-from logparse.records import Record
+from logparse.grammar.sglang_line import LineParseError, _batch_value, _name, parse_line
+from logparse.sources.records import Record
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
 #: one of these must parse, or it is reported as a near miss.

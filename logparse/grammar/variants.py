@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from logparse import versions
+from logparse.launches import versions
 
 LAST = "0.5.23"
 
@@ -454,7 +454,7 @@ def _index() -> dict[tuple, list[Variant]]:
                 return {sig: [by_name[n] for n in names] for sig, names in pickle.load(fh).items()}
         except (OSError, EOFError, KeyError, pickle.UnpicklingError, ValueError, TypeError):
             pass
-    from logparse.grammar import parse_line
+    from logparse.grammar.sglang_line import parse_line
     names: dict[tuple, list[str]] = {}
     for v in VARIANTS:
         if not v.dates or v.name.startswith("prefix_"):
@@ -476,7 +476,7 @@ def _index_cache_path() -> str | None:
     """Keyed by the variant table and the grammar: a change to either rebuilds the index."""
     import hashlib
 
-    from logparse.grammar import _cache_path, _grammar_text
+    from logparse.grammar.sglang_line import _cache_path, _grammar_text
     digest = hashlib.sha256(repr([(v.name, v.sample, v.dates) for v in VARIANTS]).encode()
                             + _grammar_text("sglang_line.lark").encode()).hexdigest()[:16]
     base = _cache_path("sglang_line")

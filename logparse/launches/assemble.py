@@ -19,10 +19,10 @@ import hashlib
 from collections import defaultdict
 from typing import Any, Iterable
 
-from logparse import versions
-from logparse.events import Event
-from logparse.grammar import LineParseError, Record as ReprRecord, parse_literal
-from logparse.model import Launch, RankMemory
+from logparse.launches import versions
+from logparse.grammar.events import Event
+from logparse.grammar.sglang_line import LineParseError, Record as ReprRecord, parse_literal
+from logparse.launches.model import Launch, RankMemory
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
 #: when the line has no rank tag (single GPU from 0.4.6.post2 on).
@@ -64,7 +64,7 @@ class RuntimeAgg:
 
     ``Decode batch``/``Prefill batch`` lines are most of a production log: they are
     reduced to these aggregates (by the per-record path here, by vectorized extraction
-    in :mod:`logparse.bulk`) instead of being kept as events.  Both paths use the same
+    in :mod:`logparse.grammar.bulk`) instead of being kept as events.  Both paths use the same
     definitions, so a launch gets the same figures whichever path read it.
     """
 
@@ -468,7 +468,7 @@ class LaunchAssembler:
 
     @staticmethod
     def _version(launch: Launch, evs: list[Event], evidence: list, user_version: str | None) -> None:
-        from logparse.variants import evidence_for_events
+        from logparse.grammar.variants import evidence_for_events
         evidence.extend(evidence_for_events(evs, launch))
         rng: tuple[str, str] | None = None
         used: list[str] = []

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from logparse.model import Launch, ParseResult
+from logparse.launches.model import Launch, ParseResult
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
 
@@ -23,7 +23,7 @@ def _fmt(v: Any, digits: int = 2) -> str:
     return str(v)
 
 
-from logparse.model import rank_label  # noqa: E402,F401  (re-exported for the CLI modules)
+from logparse.launches.model import rank_label  # noqa: E402,F401  (re-exported for the CLI modules)
 
 
 def launch_header(launch: Launch) -> Text:

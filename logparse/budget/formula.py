@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from logparse import versions
+from logparse.launches import versions
 
 GiB = float(1 << 30)
 #: Half a unit of the last printed digit of a ``:.2f`` GiB figure.

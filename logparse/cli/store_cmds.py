@@ -16,7 +16,7 @@ from typing import Any, Iterator, List, Optional
 
 import typer
 
-from logparse.cli import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
 
 FORMATS = ("table", "csv", "json", "ndjson", "parquet")
 
@@ -31,7 +31,7 @@ def _db_opt():
 @contextmanager
 def _errors() -> Iterator[None]:
     """Library errors -> one line on stderr and the documented exit code."""
-    from logparse.refs import RefError
+    from logparse.store.refs import RefError
     from logparse.sources import InputError
     from logparse.store import QueryRefused, StoreError
     try:
@@ -106,14 +106,14 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
         _write_text(flat.write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f"), output)
         return
     from rich.table import Table
-    from logparse.render import make_console
+    from logparse.cli.render import make_console
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     numeric = {c for c, t in df.schema.items() if t.is_numeric()}
     for c in df.columns:
         table.add_column(c, justify="right" if c in numeric else "left", overflow="fold")
     for row in df.iter_rows():
         table.add_row(*[_cell(v) for v in row])
-    from logparse.render import print_table
+    from logparse.cli.render import print_table
     if output:
         from rich.console import Console
         with open(output, "w", encoding="utf-8") as fh:
@@ -124,7 +124,7 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
 
 def _cell(v: Any) -> str:
     from datetime import datetime
-    from logparse.render import _fmt
+    from logparse.cli.render import _fmt
     if isinstance(v, datetime):
         return v.isoformat(sep=" ", timespec="seconds")
     if isinstance(v, list):
@@ -177,7 +177,7 @@ def ingest(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors and the closing line."),
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
-    from logparse.cli_parse import _journal_options_used
+    from logparse.cli.parse_cmd import _journal_options_used
     labels = _parse_labels(label)
     store = _store(db, lock_timeout)
     opts = dict(host=host, labels=labels, sglang_version=sglang_version, input_format=input_format)
@@ -264,7 +264,7 @@ def launches_cmd(
 def _launch_table(df) -> None:
     from rich.table import Table
     from rich.text import Text
-    from logparse.render import OUTCOME_STYLE, _fmt, make_console
+    from logparse.cli.render import OUTCOME_STYLE, _fmt, make_console
     t = Table(title=f"{df.height} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
     cols = [("launch", "left"), ("host", "left"), ("started", "left"), ("outcome", "left"), ("SGLang", "left"),
             ("model", "left"), ("tp", "right"), ("dp", "right"), ("mem frac", "right"), ("KV tokens", "right"),
@@ -282,7 +282,7 @@ def _launch_table(df) -> None:
                   "—" if mf is None else f"{mf:g}", _fmt(r.get("kv_tokens")), _fmt(r.get("max_total_num_tokens")),
                   _fmt(r.get("weights_gb")), _fmt(r.get("min_headroom_gb")),
                   "—" if usage is None else f"{usage:.0%}", _fmt(r.get("retractions")), _fmt(r.get("n_warnings")))
-    from logparse.render import print_table
+    from logparse.cli.render import print_table
     print_table(make_console(), t)
 
 
@@ -314,7 +314,7 @@ def show(
     db: Optional[str] = _db_opt(),
 ) -> None:
     """Everything known about one launch: per-rank budget, timeline, warnings, runtime KV pressure."""
-    from logparse.refs import resolve_launch
+    from logparse.store.refs import resolve_launch
     if events not in ("startup", "all", "none"):
         raise fail("--events: expected startup, all or none", EXIT_USAGE)
     with _errors():
@@ -327,7 +327,7 @@ def show(
         raise fail("show: --format is table or json", EXIT_USAGE)
     from rich.table import Table
     from rich.text import Text
-    from logparse.render import make_console, print_launch, rank_label
+    from logparse.cli.render import make_console, print_launch, rank_label
     console = make_console()
     print_launch(console, launch)
     if launch.server_args:
@@ -377,7 +377,7 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
     from logparse.store import resolve_metric
     m = resolve_metric(metric)
     if plot:
-        from logparse.store.plot import plot_history
+        from logparse.cli.history_plot import plot_history
         try:
             n = plot_history(df, m, plot)
         except ValueError as exc:
@@ -391,7 +391,7 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
         return
     from rich.table import Table
     from rich.text import Text
-    from logparse.render import make_console
+    from logparse.cli.render import make_console
     t = Table(title=f"{m} over launches, by deployment", title_justify="left", show_edge=False, pad_edge=False)
     for c in ("deployment", "#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
         t.add_column(c, justify="right" if c in ("#", m, "change") else "left", overflow="fold",
@@ -415,7 +415,7 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
             t.add_row(_deployment_label(dep) if ri == 0 else "", str(row["launch_no"]), row["launch_id"][:12],
                       _cell(row["started_at"]), row["outcome"] or "", row["version"] or "?", _cell(row[m]), ctext, what,
                       end_section=ri == len(rows) - 1 and gi < len(groups) - 1)
-    from logparse.render import print_table
+    from logparse.cli.render import print_table
     print_table(make_console(), t)
 
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from logparse.cli import EXIT_OK, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail
 
 
 def _journal_options_used(journal: bool, unit, since, until, directory, jfile) -> bool:
@@ -68,7 +68,7 @@ def parse(
         for w in result.warnings:
             typer.echo(f"warning: {w}", err=True)
     else:
-        from logparse.render import print_parse_result
+        from logparse.cli.render import print_parse_result
         print_parse_result(result, show_unrecognized=show_unrecognized)
 
     if not result.launches:

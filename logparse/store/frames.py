@@ -30,8 +30,8 @@ from typing import Any, Iterable
 
 import polars as pl
 
-from logparse.events import Event
-from logparse.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
+from logparse.grammar.events import Event
+from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
 
 GIB = float(1 << 30)
 #: ISO text as the parser writes it: date, 'T', time, optional fraction.

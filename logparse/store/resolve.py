@@ -2,7 +2,7 @@
 
 A reference is a log file (its last launch), ``FILE#N`` (the N-th launch of the file, 1-based;
 ``#-1`` is the last), or a store reference (a launch_id prefix, ``@latest``, ``@-1``,
-``HOST@latest``...) resolved by :func:`logparse.refs.resolve_launch` when the store is
+``HOST@latest``...) resolved by :func:`logparse.store.refs.resolve_launch` when the store is
 available.  Files are always parsed on the fly, so every report works without a store.
 """
 
@@ -75,7 +75,7 @@ def _parse_file(path: str) -> list:
 
 
 def resolve(ref: str, db: str | None = None):
-    """The :class:`~logparse.model.Launch` a reference names."""
+    """The :class:`~logparse.launches.model.Launch` a reference names."""
     fr = split_file_ref(ref)
     if fr is not None:
         path, n = fr
@@ -91,9 +91,9 @@ def resolve(ref: str, db: str | None = None):
     if looks_like_path(ref):
         raise RefError(f"{ref}: no such file")
     try:
-        from logparse.refs import resolve_launch  # the store's resolver
+        from logparse.store.refs import resolve_launch  # the store's resolver
     except ImportError as exc:
-        raise StoreUnavailable(f"{ref}: not a file, and store references need logparse.refs "
+        raise StoreUnavailable(f"{ref}: not a file, and store references need logparse.store.refs "
                                "(not available in this build)") from exc
     try:
         launch = resolve_launch(ref, db)
