@@ -22,7 +22,7 @@ import os
 import random
 import re
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,9 +31,14 @@ STAMP_RE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(\.\d{3})?")
 READY = "The server is fired up and ready to roll!"
 
 # Startup templates: launches that end ready, and failing starts for crash loops.
-READY_SAMPLES = ["sglang-0.5/llama-0.5.9-dataclass.log", "sglang-0.5/qwen-tp2-0.5.22-dict.log",
-                 "kimi-k25/launch-1-baseline.log", "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log",
-                 "sglang-0.4/dp-attention-0.4.9.log", "sglang-0.5/restarts-0.5.12.log"]
+READY_SAMPLES = [
+    "sglang-0.5/llama-0.5.9-dataclass.log",
+    "sglang-0.5/qwen-tp2-0.5.22-dict.log",
+    "kimi-k25/launch-1-baseline.log",
+    "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log",
+    "sglang-0.4/dp-attention-0.4.9.log",
+    "sglang-0.5/restarts-0.5.12.log",
+]
 CRASH_SAMPLES = ["sglang-0.5/crash-oom-0.5.6.log", "sglang-0.5/fail-weights-leave-no-memory-0.5.16.log"]
 
 
@@ -62,11 +67,11 @@ def restamp(line: str, when: datetime) -> str:
     m = STAMP_RE.match(line)
     if not m:
         return line
-    return "[" + when.strftime("%Y-%m-%d %H:%M:%S") + (m.group(2) or "") + line[m.end():]
+    return "[" + when.strftime("%Y-%m-%d %H:%M:%S") + (m.group(2) or "") + line[m.end() :]
 
 
 class Entry:
-    __slots__ = ("ts", "msg", "pid", "boot")
+    __slots__ = ("boot", "msg", "pid", "ts")
 
     def __init__(self, ts: datetime, msg: str, pid: int, boot: str):
         self.ts, self.msg, self.pid, self.boot = ts, msg, pid, boot
@@ -88,7 +93,7 @@ def generate(total_lines: int, seed: int = 7):
         pid += rnd.randint(1, 400)
         if launches % 7 == 0:
             boot = f"{rnd.getrandbits(128):032x}"
-        if launches % 11 == 0 and crash:          # a crash loop: the same failing start, five times
+        if launches % 11 == 0 and crash:  # a crash loop: the same failing start, five times
             block = rnd.choice(crash)
             for _ in range(5):
                 for line in block:
@@ -114,20 +119,28 @@ def generate(total_lines: int, seed: int = 7):
                 running = max(0, min(64, running + rnd.randint(-3, 3)))
                 tokens = max(0, tokens + rnd.randint(-2000, 2600))
                 usage = min(tokens / 400000, 0.99)
-                msg = (f"[{stamp}{tp_tag}] Decode batch, #running-req: {running}, #token: {tokens}, "
-                       f"token usage: {usage:.2f}, cuda graph: True, gen throughput (token/s): "
-                       f"{rnd.uniform(200, 4000):.2f}, #queue-req: {rnd.randint(0, 5)}")
+                msg = (
+                    f"[{stamp}{tp_tag}] Decode batch, #running-req: {running}, #token: {tokens}, "
+                    f"token usage: {usage:.2f}, cuda graph: True, gen throughput (token/s): "
+                    f"{rnd.uniform(200, 4000):.2f}, #queue-req: {rnd.randint(0, 5)}"
+                )
             elif r < 0.75:
-                msg = (f"[{stamp}{tp_tag}] Prefill batch, #new-seq: {rnd.randint(1, 4)}, #new-token: "
-                       f"{rnd.randint(8, 8192)}, #cached-token: {rnd.randint(0, 4096)}, token usage: "
-                       f"{min(tokens / 400000, 0.99):.2f}, #running-req: {running}, #queue-req: 0, "
-                       f"#pending-token: 0, cuda graph: False, input throughput (token/s): {rnd.uniform(100, 9000):.2f}")
+                msg = (
+                    f"[{stamp}{tp_tag}] Prefill batch, #new-seq: {rnd.randint(1, 4)}, #new-token: "
+                    f"{rnd.randint(8, 8192)}, #cached-token: {rnd.randint(0, 4096)}, token usage: "
+                    f"{min(tokens / 400000, 0.99):.2f}, #running-req: {running}, #queue-req: 0, "
+                    f"#pending-token: 0, cuda graph: False, input throughput (token/s): {rnd.uniform(100, 9000):.2f}"
+                )
             elif r < 0.99995:
-                msg = (f'[{stamp}] INFO:     10.0.{rnd.randint(0, 9)}.{rnd.randint(1, 250)}:{rnd.randint(30000, 65000)} - '
-                       f'"POST /v1/chat/completions HTTP/1.1" 200 OK')
+                msg = (
+                    f"[{stamp}] INFO:     10.0.{rnd.randint(0, 9)}.{rnd.randint(1, 250)}:{rnd.randint(30000, 65000)} - "
+                    f'"POST /v1/chat/completions HTTP/1.1" 200 OK'
+                )
             else:
-                msg = (f"[{stamp}{tp_tag}] KV cache pool is full. Retract requests. #retracted_reqs: 1, "
-                       f"#new_tokens_gained: {rnd.randint(100, 5000)}, #new_token_ratio: 0.3000 -> 0.5000")
+                msg = (
+                    f"[{stamp}{tp_tag}] KV cache pool is full. Retract requests. #retracted_reqs: 1, "
+                    f"#new_tokens_gained: {rnd.randint(100, 5000)}, #new_token_ratio: 0.3000 -> 0.5000"
+                )
             yield Entry(t, msg, pid, boot)
             t += step
             n += 1
@@ -142,7 +155,7 @@ def write_all(entries, out: Path, formats: list[str], host: str = "gpu-node-7", 
     buf: dict[str, list[str]] = {f: [] for f in formats}
     for e in entries:
         seq += 1
-        us = int(e.ts.replace(tzinfo=timezone.utc).timestamp() * 1_000_000)
+        us = int(e.ts.replace(tzinfo=UTC).timestamp() * 1_000_000)
         if "plain" in buf:
             buf["plain"].append(e.msg + "\n")
         if "short-iso" in buf:
@@ -151,16 +164,31 @@ def write_all(entries, out: Path, formats: list[str], host: str = "gpu-node-7", 
             mono = int((e.ts - mono0.setdefault(e.boot, e.ts)).total_seconds() * 1_000_000) + 5_000_000
             cursor = f"s=5eed0000000000000000000000000000;i={seq:x};b={e.boot};m={mono:x};t={us:x};x={seq * 2654435761 % (1 << 64):x}"
             if "json" in buf:
-                buf["json"].append(json.dumps({
-                    "__CURSOR": cursor, "__REALTIME_TIMESTAMP": str(us), "__MONOTONIC_TIMESTAMP": str(mono),
-                    "_BOOT_ID": e.boot, "_HOSTNAME": host, "_SYSTEMD_UNIT": unit, "_PID": str(e.pid),
-                    "SYSLOG_IDENTIFIER": "python3", "_TRANSPORT": "stdout", "PRIORITY": "6",
-                    "MESSAGE": e.msg}, ensure_ascii=False) + "\n")
+                buf["json"].append(
+                    json.dumps(
+                        {
+                            "__CURSOR": cursor,
+                            "__REALTIME_TIMESTAMP": str(us),
+                            "__MONOTONIC_TIMESTAMP": str(mono),
+                            "_BOOT_ID": e.boot,
+                            "_HOSTNAME": host,
+                            "_SYSTEMD_UNIT": unit,
+                            "_PID": str(e.pid),
+                            "SYSLOG_IDENTIFIER": "python3",
+                            "_TRANSPORT": "stdout",
+                            "PRIORITY": "6",
+                            "MESSAGE": e.msg,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
             if "export" in buf:
                 buf["export"].append(
                     f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={us}\n__MONOTONIC_TIMESTAMP={mono}\n_BOOT_ID={e.boot}\n"
                     f"_HOSTNAME={host}\n_SYSTEMD_UNIT={unit}\n_TRANSPORT=stdout\n_PID={e.pid}\n"
-                    f"SYSLOG_IDENTIFIER=python3\nPRIORITY=6\nMESSAGE={e.msg}\n\n")
+                    f"SYSLOG_IDENTIFIER=python3\nPRIORITY=6\nMESSAGE={e.msg}\n\n"
+                )
         if seq % 50_000 == 0:
             for f, lines in buf.items():
                 files[f].write("".join(lines))
@@ -179,7 +207,7 @@ def main() -> None:
     ap.add_argument("--formats", default="plain,short-iso,json,export")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
-    lines = args.lines or int((args.mb or 100) * 1_000_000 / 200)   # ~200 bytes per short-iso line
+    lines = args.lines or int((args.mb or 100) * 1_000_000 / 200)  # ~200 bytes per short-iso line
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     n = write_all(generate(lines, args.seed), args.out, formats)
     sizes = ", ".join(f"{f}: {os.path.getsize(args.out / f'sglang.{f}.log') / 1e6:.0f} MB" for f in formats)

@@ -36,8 +36,9 @@ def ensure_input(mb: int, formats: str) -> Path:
     want = [d / f"sglang.{f}.log" for f in formats.split(",")]
     if not all(p.exists() for p in want):
         print(f"generating {mb} MB input in {d} ...", file=sys.stderr, flush=True)
-        subprocess.run([PY, str(HERE / "generate.py"), "--mb", str(mb), "--out", str(d), "--formats", formats],
-                       check=True)
+        subprocess.run(
+            [PY, str(HERE / "generate.py"), "--mb", str(mb), "--out", str(d), "--formats", formats], check=True
+        )
     return d
 
 
@@ -57,14 +58,16 @@ def timed(cmd: list[str] | str, shell: bool = False, env: dict | None = None) ->
     t = time.perf_counter()
     # stdout to a pipe, not /dev/null: GNU grep stops at the first match when its output is
     # /dev/null, which would make the floor look 100x lower than it is.
-    proc = subprocess.run(cmd, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(cmd, shell=shell, capture_output=True, env={**os.environ, **(env or {})})
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1):
-        print(f"  ! {cmd if isinstance(cmd, str) else ' '.join(cmd)}: exit {proc.returncode}: "
-              f"{proc.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+        print(
+            f"  ! {cmd if isinstance(cmd, str) else ' '.join(cmd)}: exit {proc.returncode}: "
+            f"{proc.stderr.decode(errors='replace')[-300:]}",
+            file=sys.stderr,
+        )
     return wall, cpu, after.ru_maxrss, proc.returncode
 
 
@@ -120,14 +123,19 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-lnav", action="store_true")
     ap.add_argument("--store", action="store_true", help="also time `logparse ingest` into a fresh DuckDB file")
-    ap.add_argument("--formats", default="short-iso,json,export",
-                    help="journalctl renderings to time logparse on (the baselines run on short-iso)")
+    ap.add_argument(
+        "--formats",
+        default="short-iso,json,export",
+        help="journalctl renderings to time logparse on (the baselines run on short-iso)",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     lnav = None if args.skip_lnav else ensure_lnav()
     logparse = [PY, "-m", "logparse"]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.platform()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.platform()}"
+    )
     rows = []
     for mb in sizes:
         formats = args.formats
@@ -145,13 +153,15 @@ def main() -> None:
                     ("polars 2 regex", [PY, "-c", POLARS_TWO_REGEX, str(path)], False),
                 ]
                 if lnav:
-                    tools.append(("lnav load+count", [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs", str(path)],
-                                  False))
-            tools.append((f"logparse parse", logparse + ["parse", "--json", str(path)], False))
+                    tools.append(
+                        ("lnav load+count", [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs", str(path)], False)
+                    )
+            tools.append(("logparse parse", logparse + ["parse", "--json", str(path)], False))
             if args.store:
                 db = OUT / "bench.duckdb"
-                tools.append((f"logparse ingest",
-                              f"rm -f {db} {db}.wal && {PY} -m logparse ingest --db {db} {path}", True))
+                tools.append(
+                    ("logparse ingest", f"rm -f {db} {db}.wal && {PY} -m logparse ingest --db {db} {path}", True)
+                )
             results = {}
             for name, cmd, shell in tools:
                 runs = [timed(cmd, shell) for _ in range(args.repeat)]
@@ -163,16 +173,30 @@ def main() -> None:
             base = results.get("grep -c")
             ref_lnav = results.get("lnav load+count")
             for name, (wall, cpu, rss) in results.items():
-                rows.append((f"{mb} MB", fmt, name, wall, cpu, lines / wall / 1e6, size / wall / 1e6, rss / 1024,
-                             wall / base[0] if base else None, wall / ref_lnav[0] if ref_lnav else None))
+                rows.append(
+                    (
+                        f"{mb} MB",
+                        fmt,
+                        name,
+                        wall,
+                        cpu,
+                        lines / wall / 1e6,
+                        size / wall / 1e6,
+                        rss / 1024,
+                        wall / base[0] if base else None,
+                        wall / ref_lnav[0] if ref_lnav else None,
+                    )
+                )
     print()
     print("| input | format | tool | wall s | CPU s | M lines/s | MB/s | peak RSS MB | × grep -c | × lnav |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ratio = f"{r[8]:.1f}" if r[8] else "—"
         lnav_ratio = f"{r[9]:.2f}" if r[9] else "—"
-        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.0f} | {r[7]:.0f} | "
-              f"{ratio} | {lnav_ratio} |")
+        print(
+            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.0f} | {r[7]:.0f} | "
+            f"{ratio} | {lnav_ratio} |"
+        )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 def launch_text(rnd: random.Random, t: int, model: str, frac: float, fp8: bool, tp: int) -> str:
     def ts(dt: int) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t + dt))
+
     before = round(rnd.uniform(78.0, 78.6), 2)
     weights = 15.05
     after = round(before - weights, 2)
@@ -32,20 +33,26 @@ def launch_text(rnd: random.Random, t: int, model: str, frac: float, fp8: bool, 
     tokens = max(int(rest * 2**30 // cell), 1)
     kv = round((tokens + 1) * cell / 2**30 / 2, 2)
     dtype = "torch.float8_e4m3fn" if fp8 else "torch.bfloat16"
-    lines = [f"[{ts(0)}] server_args=ServerArgs(model_path='{model}', tp_size={tp}, mem_fraction_static={frac}, "
-             f"kv_cache_dtype='{'fp8_e4m3' if fp8 else 'auto'}', random_seed={rnd.randrange(10**9)})"]
+    lines = [
+        f"[{ts(0)}] server_args=ServerArgs(model_path='{model}', tp_size={tp}, mem_fraction_static={frac}, "
+        f"kv_cache_dtype='{'fp8_e4m3' if fp8 else 'auto'}', random_seed={rnd.randrange(10**9)})"
+    ]
     for r in range(tp):
         tag = f" TP{r}" if tp > 1 else ""
-        lines += [f"[{ts(5)}{tag}] Load weight begin. avail mem={before:.2f} GB",
-                  f"[{ts(9)}{tag}] Load weight end. elapsed=4.20 s, type=LlamaForCausalLM, avail mem={after:.2f} GB, "
-                  f"mem usage={weights:.2f} GB.",
-                  f"[{ts(10)}{tag}] KV Cache is allocated. dtype: {dtype}, #tokens: {tokens}, K size: {kv:.2f} GB, "
-                  f"V size: {kv:.2f} GB",
-                  f"[{ts(11)}{tag}] Memory pool end. avail mem={after - 2 * kv:.2f} GB"]
-    lines += [f"[{ts(20)}{' TP0' if tp > 1 else ''}] max_total_num_tokens={tokens}, chunked_prefill_size=8192, "
-              f"max_prefill_tokens=16384, max_running_requests=4096, context_len=131072, "
-              f"available_gpu_mem={after - 2 * kv - 0.5:.2f} GB",
-              f"[{ts(30)}] The server is fired up and ready to roll!"]
+        lines += [
+            f"[{ts(5)}{tag}] Load weight begin. avail mem={before:.2f} GB",
+            f"[{ts(9)}{tag}] Load weight end. elapsed=4.20 s, type=LlamaForCausalLM, avail mem={after:.2f} GB, "
+            f"mem usage={weights:.2f} GB.",
+            f"[{ts(10)}{tag}] KV Cache is allocated. dtype: {dtype}, #tokens: {tokens}, K size: {kv:.2f} GB, "
+            f"V size: {kv:.2f} GB",
+            f"[{ts(11)}{tag}] Memory pool end. avail mem={after - 2 * kv:.2f} GB",
+        ]
+    lines += [
+        f"[{ts(20)}{' TP0' if tp > 1 else ''}] max_total_num_tokens={tokens}, chunked_prefill_size=8192, "
+        f"max_prefill_tokens=16384, max_running_requests=4096, context_len=131072, "
+        f"available_gpu_mem={after - 2 * kv - 0.5:.2f} GB",
+        f"[{ts(30)}] The server is fired up and ready to roll!",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -60,22 +67,24 @@ def build(db: Path, n: int) -> None:
         parts = []
         for i in range(per_host):
             t += rnd.randint(600, 86400)
-            parts.append(launch_text(rnd, t, f"/models/m{h % 3}", rnd.choice([0.8, 0.85, 0.88]), i % 7 == 0,
-                                     rnd.choice([1, 2])))
+            parts.append(
+                launch_text(rnd, t, f"/models/m{h % 3}", rnd.choice([0.8, 0.85, 0.88]), i % 7 == 0, rnd.choice([1, 2]))
+            )
         f = out / f"host{h}.log"
         f.write_text("".join(parts))
         files.append(f)
     for h, f in enumerate(files):
-        subprocess.run([sys.executable, "-m", "logparse", "ingest", "-q", "--db", str(db), "--host", f"gpu-{h}",
-                        str(f)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "logparse", "ingest", "-q", "--db", str(db), "--host", f"gpu-{h}", str(f)],
+            check=True,
+        )
 
 
 def timed(args: list[str]) -> float:
     runs = []
     for _ in range(3):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "logparse", *args], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "logparse", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         runs.append(time.perf_counter() - t)
     return statistics.median(runs)
 

@@ -13,18 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "parse", "Store", "resolve_launch"]
+__all__ = ["Store", "__version__", "parse", "resolve_launch"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from logparse.launches.model import ParseResult
-    from logparse.store.refs import resolve_launch
     from logparse.store import Store
+    from logparse.store.refs import resolve_launch
 
 
-def parse(path_or_paths: Any, *, sglang_version: str | None = None, input_format: str | None = None) -> "ParseResult":
+def parse(path_or_paths: Any, *, sglang_version: str | None = None, input_format: str | None = None) -> ParseResult:
     """Parse one log path (or a list of paths, directories, '-') into a ParseResult."""
     import os
+
     from logparse.pipeline import parse_paths
+
     paths = [path_or_paths] if isinstance(path_or_paths, (str, os.PathLike)) else list(path_or_paths)
     return parse_paths([os.fspath(p) for p in paths], input_format=input_format, sglang_version=sglang_version)
 
@@ -32,8 +34,10 @@ def parse(path_or_paths: Any, *, sglang_version: str | None = None, input_format
 def __getattr__(name: str) -> Any:
     if name == "Store":
         from logparse.store import Store
+
         return Store
     if name == "resolve_launch":
         from logparse.store.refs import resolve_launch
+
         return resolve_launch
     raise AttributeError(f"module 'logparse' has no attribute {name!r}")

@@ -9,8 +9,8 @@ Library entry points (the CLI is a thin layer over these):
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
@@ -30,7 +30,7 @@ def _iso_utc(ts: float | None) -> str | None:
     if ts is None:
         return None
     try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")
     except (OverflowError, OSError, ValueError):
         return None
 
@@ -71,21 +71,21 @@ class StreamParser:
         if res.status == "unrecognized":
             if len(self.unrecognized) < MAX_UNRECOGNIZED_KEPT:
                 text = res.text or (rec.text or "")
-                self.unrecognized.append(Unrecognized(self.source_name, rec.line_no, res.reason,
-                                                      text[:MAX_UNRECOGNIZED_TEXT]))
+                self.unrecognized.append(
+                    Unrecognized(self.source_name, rec.line_no, res.reason, text[:MAX_UNRECOGNIZED_TEXT])
+                )
             return
         if res.status != "parsed":
             return
         prefix, gpu, (kind, fields, form) = res.parsed
-        ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no,
-                   text=res.text)
+        ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
         apply_prefix(ev, prefix, gpu)
-        if ev.ts is None or len(ev.ts) <= 12:   # no date in SGLang's prefix: use the outer layer's time
+        if ev.ts is None or len(ev.ts) <= 12:  # no date in SGLang's prefix: use the outer layer's time
             outer = _iso_utc(rec.ts)
             if outer:
                 ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
-            ev.tp_rank = 0   # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
+            ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)
 
     def add_runtime(self, key: tuple, agg: dict) -> None:
@@ -132,8 +132,10 @@ class StreamParser:
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
         if self._orphan_lines:
-            self.warnings.append(f"{self.source_name}: {self._orphan_lines} runtime line(s) belong to a launch "
-                                 "that started before this input begins; they are counted but not attached")
+            self.warnings.append(
+                f"{self.source_name}: {self._orphan_lines} runtime line(s) belong to a launch "
+                "that started before this input begins; they are counted but not attached"
+            )
         if self.counts.unrecognized:
             near = sum(1 for u in self.unrecognized if u.reason.startswith("near miss"))
             msg = f"{self.source_name}: {self.counts.unrecognized} unrecognized line(s)"
@@ -143,11 +145,13 @@ class StreamParser:
         return launches, self.counts, self.unrecognized, self.warnings
 
 
-
-
-def parse_sources(sources: Iterable, sglang_version: str | None = None,
-                  on_record: Callable[[Record], None] | None = None, bulk: bool = True,
-                  block_bytes: int | None = None) -> ParseResult:
+def parse_sources(
+    sources: Iterable,
+    sglang_version: str | None = None,
+    on_record: Callable[[Record], None] | None = None,
+    bulk: bool = True,
+    block_bytes: int | None = None,
+) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
     (:mod:`logparse.grammar.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
     callback) forces the record path."""
@@ -169,17 +173,27 @@ def parse_sources(sources: Iterable, sglang_version: str | None = None,
         result.unrecognized.extend(unrec)
         result.warnings.extend(getattr(src, "warnings", []))
         result.warnings.extend(warns)
-        result.sources.append(SourceSummary(src.name, getattr(src, "fmt", "plain"), getattr(src, "bytes_read", None),
-                                            counts, getattr(src, "content_hash", None)))
+        result.sources.append(
+            SourceSummary(
+                src.name,
+                getattr(src, "fmt", "plain"),
+                getattr(src, "bytes_read", None),
+                counts,
+                getattr(src, "content_hash", None),
+            )
+        )
     return result
 
 
-def parse_paths(paths: Sequence[str], input_format: str | None = None,
-                sglang_version: str | None = None) -> ParseResult:
+def parse_paths(
+    paths: Sequence[str], input_format: str | None = None, sglang_version: str | None = None
+) -> ParseResult:
     from logparse.sources import open_inputs
+
     return parse_sources(open_inputs(list(paths), input_format=input_format), sglang_version)
 
 
 def parse_text(text: str | bytes, name: str = "<text>", sglang_version: str | None = None) -> ParseResult:
     from logparse.sources import text_source
+
     return parse_sources([text_source(name, text)], sglang_version)

@@ -24,8 +24,13 @@ GOOD = (
 
 
 def run_cli(*args, stdin: bytes | None = None):
-    return subprocess.run([sys.executable, "-m", "logparse", *args], input=stdin, capture_output=True,
-                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return subprocess.run(
+        [sys.executable, "-m", "logparse", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
 
 
 def _assert_accounted(result, n_lines):
@@ -50,7 +55,9 @@ def test_empty():
 
 def test_crlf_and_ansi_and_nul():
     text = GOOD.replace("\n", "\r\n")
-    text = text.replace("Memory pool end", "\x1b[32mMemory\x1b[0m pool end").replace("Load weight begin", "Load\x00 weight begin")
+    text = text.replace("Memory pool end", "\x1b[32mMemory\x1b[0m pool end").replace(
+        "Load weight begin", "Load\x00 weight begin"
+    )
     r = parse_text(text)
     _assert_accounted(r, 7)
     assert r.lines.unrecognized == 0
@@ -60,8 +67,10 @@ def test_crlf_and_ansi_and_nul():
 
 def test_tqdm_glued_in_front_and_carriage_returns():
     lines = GOOD.splitlines()
-    lines[3] = "Capturing batches (bs=4 avail_mem=10.61 GB):  50%|█   | 2/4 [00:01<00:01]\r" \
-               "Capturing batches (bs=1 avail_mem=10.55 GB): 100%|████| 4/4 [00:02<00:00]" + lines[3]
+    lines[3] = (
+        "Capturing batches (bs=4 avail_mem=10.61 GB):  50%|█   | 2/4 [00:01<00:01]\r"
+        "Capturing batches (bs=1 avail_mem=10.55 GB): 100%|████| 4/4 [00:02<00:00]" + lines[3]
+    )
     lines.insert(2, "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:05<00:00,  1.2s/it]\r")
     r = parse_text("\n".join(lines) + "\n")
     _assert_accounted(r, 8)
@@ -77,12 +86,12 @@ def test_invalid_utf8_and_binary():
 
 
 def test_truncated_mid_line_and_starting_mid_line():
-    truncated = GOOD[: GOOD.index("K size: 26.94") + 5]     # cut inside the KV line
+    truncated = GOOD[: GOOD.index("K size: 26.94") + 5]  # cut inside the KV line
     r = parse_text(truncated)
     assert r.lines.total == 4
     assert r.lines.unrecognized == 1 and r.unrecognized[0].reason.startswith("near miss")
     assert r.launches[0].outcome == "incomplete"
-    tail = GOOD[GOOD.index("avail mem=78.42 GB"):]         # starts in the middle of a line
+    tail = GOOD[GOOD.index("avail mem=78.42 GB") :]  # starts in the middle of a line
     r = parse_text(tail)
     _assert_accounted(r, 6)
     assert r.launches and r.launches[0].max_total_num_tokens == 441216
@@ -135,20 +144,66 @@ def test_cli_json_contract_from_stdin():
     assert set(doc) >= {"launches", "lines", "warnings"}
     assert doc["lines"] == {"total": 7, "parsed": 7, "noise": 0, "unrecognized": 0}
     launch = doc["launches"][0]
-    for key in ("launch_id", "host", "unit", "pid", "started_at", "ready_at", "outcome", "error", "sglang_version",
-                "sglang_version_range", "model_path", "tp_size", "dp_size", "pp_size", "ep_size",
-                "mem_fraction_static", "kv_cache_dtype", "page_size", "context_length", "chunked_prefill_size",
-                "max_running_requests", "speculative_algorithm", "enable_hierarchical_cache", "server_args",
-                "max_total_num_tokens", "max_prefill_tokens", "max_running_requests_effective", "context_len",
-                "available_mem_gb", "ranks"):
+    for key in (
+        "launch_id",
+        "host",
+        "unit",
+        "pid",
+        "started_at",
+        "ready_at",
+        "outcome",
+        "error",
+        "sglang_version",
+        "sglang_version_range",
+        "model_path",
+        "tp_size",
+        "dp_size",
+        "pp_size",
+        "ep_size",
+        "mem_fraction_static",
+        "kv_cache_dtype",
+        "page_size",
+        "context_length",
+        "chunked_prefill_size",
+        "max_running_requests",
+        "speculative_algorithm",
+        "enable_hierarchical_cache",
+        "server_args",
+        "max_total_num_tokens",
+        "max_prefill_tokens",
+        "max_running_requests_effective",
+        "context_len",
+        "available_mem_gb",
+        "ranks",
+    ):
         assert key in launch, key
     rank = launch["ranks"][0]
-    for key in ("dp_rank", "pp_rank", "tp_rank", "ep_rank", "worker", "avail_before_load_gb", "weights_gb",
-                "avail_after_load_gb", "load_s", "kv_dtype", "kv_tokens", "k_size_gb", "v_size_gb", "kv_size_gb",
-                "avail_after_pool_gb", "graph_gb", "avail_after_graph_gb", "graph_s"):
+    for key in (
+        "dp_rank",
+        "pp_rank",
+        "tp_rank",
+        "ep_rank",
+        "worker",
+        "avail_before_load_gb",
+        "weights_gb",
+        "avail_after_load_gb",
+        "load_s",
+        "kv_dtype",
+        "kv_tokens",
+        "k_size_gb",
+        "v_size_gb",
+        "kv_size_gb",
+        "avail_after_pool_gb",
+        "graph_gb",
+        "avail_after_graph_gb",
+        "graph_s",
+    ):
         assert key in rank, key
-    assert rank["graph_gb"] is None and rank["load_s"] is None   # absent values are null, never 0
-    assert launch["launch_id"] == json.loads(run_cli("parse", "--json", "-", stdin=GOOD.encode()).stdout)["launches"][0]["launch_id"]
+    assert rank["graph_gb"] is None and rank["load_s"] is None  # absent values are null, never 0
+    assert (
+        launch["launch_id"]
+        == json.loads(run_cli("parse", "--json", "-", stdin=GOOD.encode()).stdout)["launches"][0]["launch_id"]
+    )
 
 
 def test_cli_ndjson_and_table():

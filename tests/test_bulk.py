@@ -6,25 +6,48 @@ import subprocess
 import sys
 
 import pytest
+from helpers import ROOT, SAMPLES
 
 from logparse.pipeline import parse_sources
 from logparse.sources import open_inputs
 
-from helpers import ROOT, SAMPLES
-
 
 def _summary(result):
-    return (result.lines.to_dict(),
-            [(l.launch_id, l.outcome, l.max_total_num_tokens, l.sglang_version_range, l.error,
-              [r.to_dict() for r in l.ranks], l.runtime) for l in result.launches],
-            [(u.line_no, u.reason) for u in result.unrecognized])
+    return (
+        result.lines.to_dict(),
+        [
+            (
+                l.launch_id,
+                l.outcome,
+                l.max_total_num_tokens,
+                l.sglang_version_range,
+                l.error,
+                [r.to_dict() for r in l.ranks],
+                l.runtime,
+            )
+            for l in result.launches
+        ],
+        [(u.line_no, u.reason) for u in result.unrecognized],
+    )
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     out = tmp_path_factory.mktemp("gen")
-    subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--lines", "30000", "--out", str(out),
-                    "--formats", "plain,short-iso,json"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "generate.py"),
+            "--lines",
+            "30000",
+            "--out",
+            str(out),
+            "--formats",
+            "plain,short-iso,json",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -46,19 +69,29 @@ def test_bulk_equals_record_path(generated, fmt):
 
 
 def test_formats_agree_on_launches(generated):
-    results = {fmt: parse_sources(open_inputs([str(generated / f"sglang.{fmt}.log")]))
-               for fmt in ("plain", "short-iso", "json")}
-    figures = {fmt: [(l.max_total_num_tokens, l.outcome, l.runtime.get("batch_lines"), l.runtime.get("peak_tokens"))
-                     for l in r.launches] for fmt, r in results.items()}
+    results = {
+        fmt: parse_sources(open_inputs([str(generated / f"sglang.{fmt}.log")]))
+        for fmt in ("plain", "short-iso", "json")
+    }
+    figures = {
+        fmt: [
+            (l.max_total_num_tokens, l.outcome, l.runtime.get("batch_lines"), l.runtime.get("peak_tokens"))
+            for l in r.launches
+        ]
+        for fmt, r in results.items()
+    }
     assert figures["plain"] == figures["short-iso"] == figures["json"]
 
 
-@pytest.mark.parametrize("name", ["sglang-0.5/restarts-0.5.12.log", "kimi-k25/launch-1-baseline.log",
-                                  "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log"])
+@pytest.mark.parametrize(
+    "name",
+    ["sglang-0.5/restarts-0.5.12.log", "kimi-k25/launch-1-baseline.log", "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log"],
+)
 def test_samples_bulk_equals_record_path(name):
     path = str(SAMPLES / name)
-    assert _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=2048)) == \
-        _summary(parse_sources(open_inputs([path]), bulk=False))
+    assert _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=2048)) == _summary(
+        parse_sources(open_inputs([path]), bulk=False)
+    )
 
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso"])
@@ -73,6 +106,11 @@ def test_worker_processes_give_the_same_result(generated, fmt):
         sp = StreamParser(src.name)
         BulkReader(src, sp, block_bytes=256 << 10).run(workers=workers)
         launches, counts, unrec, _ = sp.finish()
-        results.append((counts.to_dict(), [(l.launch_id, l.max_total_num_tokens, l.runtime) for l in launches],
-                        [(u.line_no, u.reason) for u in unrec]))
+        results.append(
+            (
+                counts.to_dict(),
+                [(l.launch_id, l.max_total_num_tokens, l.runtime) for l in launches],
+                [(u.line_no, u.reason) for u in unrec],
+            )
+        )
     assert results[0] == results[1]

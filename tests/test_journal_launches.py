@@ -15,24 +15,45 @@ import itertools
 import sys
 
 import pytest
-
+from helpers import CORPUS, SAMPLES, needs_corpus
 from journal_fixture import Entry, build_journal, render_all, require_tools
+
 from logparse.pipeline import parse_sources
 from logparse.sources import journal_source, open_inputs, text_source
-
-from helpers import CORPUS, SAMPLES, needs_corpus
 
 BOOT_A, BOOT_B = "a" * 31 + "1", "b" * 31 + "2"
 UNIT1, UNIT2 = "sglang.service", "sglang-small.service"
 
 
 def figures(launch):
-    ranks = [(r.dp_rank, r.tp_rank, r.worker, r.avail_before_load_gb, r.weights_gb, r.avail_after_load_gb,
-              r.kv_tokens, r.kv_size_gb, r.avail_after_pool_gb, r.graph_gb, r.avail_after_graph_gb)
-             for r in launch.ranks]
+    ranks = [
+        (
+            r.dp_rank,
+            r.tp_rank,
+            r.worker,
+            r.avail_before_load_gb,
+            r.weights_gb,
+            r.avail_after_load_gb,
+            r.kv_tokens,
+            r.kv_size_gb,
+            r.avail_after_pool_gb,
+            r.graph_gb,
+            r.avail_after_graph_gb,
+        )
+        for r in launch.ranks
+    ]
     rt = {k: launch.runtime.get(k) for k in ("batch_lines", "peak_running_req", "peak_token_usage", "retractions")}
-    return (launch.outcome, launch.max_total_num_tokens, launch.sglang_version_range, launch.mem_fraction_static,
-            launch.kv_cache_dtype, launch.error, launch.available_mem_gb, ranks, rt)
+    return (
+        launch.outcome,
+        launch.max_total_num_tokens,
+        launch.sglang_version_range,
+        launch.mem_fraction_static,
+        launch.kv_cache_dtype,
+        launch.error,
+        launch.available_mem_gb,
+        ranks,
+        rt,
+    )
 
 
 def _split_launches(text: str) -> list[list[str]]:
@@ -91,8 +112,17 @@ def expected():
 #: JSON renderings made without --all: a field of >= 4 KiB (the server_args line) is null.
 LOSSY = {"json", "json-seq", "json-pretty"}
 UNIT_MODES = ["json", "json-seq", "json-pretty", "export", "verbose", "with-unit", "json.all"]
-IDENT_MODES = ["short", "short-precise", "short-iso", "short-iso-precise", "short-full", "short-unix",
-               "short-monotonic", "short.no-hostname", "short.all"]
+IDENT_MODES = [
+    "short",
+    "short-precise",
+    "short-iso",
+    "short-iso-precise",
+    "short-full",
+    "short-unix",
+    "short-monotonic",
+    "short.no-hostname",
+    "short.all",
+]
 
 
 @pytest.mark.parametrize("mode", UNIT_MODES + IDENT_MODES)
@@ -157,8 +187,23 @@ def test_corpus_same_as_file_stdin_and_gzip(name, monkeypatch):
 
 
 @needs_corpus
-@pytest.mark.parametrize("mode", ["short", "short-iso", "short-full", "with-unit", "json.all", "json-seq",
-                                  "json-pretty", "export", "verbose", "short.all", "cat", "short-unix"])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "short",
+        "short-iso",
+        "short-full",
+        "with-unit",
+        "json.all",
+        "json-seq",
+        "json-pretty",
+        "export",
+        "verbose",
+        "short.all",
+        "cat",
+        "short-unix",
+    ],
+)
 def test_corpus_journal_renderings(mode):
     """The genuine two-launch journal rendered by the real journalctl, every mode: same launches."""
     d = CORPUS / "journal" / "0.5.23-restart"
@@ -167,7 +212,7 @@ def test_corpus_journal_renderings(mode):
     assert len(got.launches) == len(ref.launches) == 2
     want = [figures(l) for l in ref.launches]
     have = [figures(l) for l in got.launches]
-    if mode in LOSSY:   # rendered without --all: server_args lost, and said so
+    if mode in LOSSY:  # rendered without --all: server_args lost, and said so
         assert any("--all" in w for w in got.warnings)
         want, have = [f[:2] + f[5:] for f in want], [f[:2] + f[5:] for f in have]
     assert have == want
@@ -177,18 +222,26 @@ def test_cli_parse_journal_file(journal, expected):
     """``logparse parse --journal --file F`` runs the real journalctl itself (-o export --all)."""
     import json
     import subprocess
+
     path, _ = journal
-    proc = subprocess.run([sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(path), "-u", UNIT1,
-                           "--json"], capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(path), "-u", UNIT1, "--json"],
+        capture_output=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert [l["max_total_num_tokens"] for l in doc["launches"]] == [f[1] for f in expected[0]]
     assert {l["unit"] for l in doc["launches"]} == {UNIT1}
-    assert all(l["server_args"] for l in doc["launches"])        # export + --all lose nothing
+    assert all(l["server_args"] for l in doc["launches"])  # export + --all lose nothing
 
 
 def test_cli_missing_journal_file_is_a_clear_error(tmp_path):
     import subprocess
-    proc = subprocess.run([sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(tmp_path / "x.journal")],
-                          capture_output=True, timeout=60)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(tmp_path / "x.journal")],
+        capture_output=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stderr.strip()

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from helpers import CORPUS, ROOT, SAMPLES, needs_corpus
 
 KILL_RUNS = int(os.environ.get("LOGPARSE_KILL_RUNS", "20"))
@@ -29,17 +28,22 @@ VOLATILE = {"ingested_at", "updated_at", "created_at", "source_id", "applied_at"
 
 
 def cli(*args, timeout=300, **kw):
-    return subprocess.run([sys.executable, "-m", "logparse", *map(str, args)], capture_output=True,
-                          timeout=timeout, env=ENV, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "logparse", *map(str, args)], capture_output=True, timeout=timeout, env=ENV, **kw
+    )
 
 
 def snapshot(db: Path) -> dict:
     """Every table's rows, minus columns that record when/which ingest wrote them."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                "AND table_type = 'BASE TABLE' ORDER BY table_name"
+            ).fetchall()
+        ]
         out = {}
         for t in tables:
             cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall() if r[0] not in VOLATILE]
@@ -55,12 +59,27 @@ def snapshot(db: Path) -> dict:
 @pytest.fixture(scope="module")
 def big_input(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("big")
-    subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), "--lines", "150000", "--out", str(d),
-                    "--formats", "plain"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "generate.py"),
+            "--lines",
+            "150000",
+            "--out",
+            str(d),
+            "--formats",
+            "plain",
+        ],
+        check=True,
+        capture_output=True,
+    )
     # Several inputs: each one is atomic on its own, so a kill can land between them too.
     (d / "more").mkdir()
-    for name in ("sglang-0.5/restarts-0.5.12.log", "kimi-k25/launch-1-baseline.log",
-                 "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log"):
+    for name in (
+        "sglang-0.5/restarts-0.5.12.log",
+        "kimi-k25/launch-1-baseline.log",
+        "sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log",
+    ):
         (d / "more" / Path(name).name).write_bytes((SAMPLES / name).read_bytes())
     return d
 
@@ -82,8 +101,12 @@ def test_crash_at_many_points_converges(big_input, clean_store, tmp_path):
         db = tmp_path / f"k{i}.duckdb"
         # Kill points spread over the whole run, from interpreter start-up to the last write.
         delay = 0.15 + (took * 1.1) * i / max(KILL_RUNS - 1, 1)
-        proc = subprocess.Popen([sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", str(big_input)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", str(big_input)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=ENV,
+        )
         time.sleep(delay)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -114,17 +137,30 @@ def test_concurrent_writers_and_readers(big_input, tmp_path):
     half-written input (the number of sources only grows, and every source's launches are there)."""
     db = tmp_path / "shared.duckdb"
     inputs = [big_input / "more" / n for n in sorted(os.listdir(big_input / "more"))] + [big_input / "sglang.plain.log"]
-    writers = [subprocess.Popen([sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", "--lock-timeout",
-                                 "120", str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-               for p in inputs]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", "--lock-timeout", "120", str(p)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=ENV,
+        )
+        for p in inputs
+    ]
     seen_sources = []
     deadline = time.time() + 240
     while any(w.poll() is None for w in writers) and time.time() < deadline:
         if db.exists():
-            r = cli("query", "--db", db, "--format", "json",
-                    "SELECT (SELECT count(*) FROM sources) AS s, "
-                    "(SELECT count(*) FROM sources src WHERE NOT EXISTS "
-                    " (SELECT 1 FROM launches l WHERE l.source_id = src.source_id)) AS empty", timeout=120)
+            r = cli(
+                "query",
+                "--db",
+                db,
+                "--format",
+                "json",
+                "SELECT (SELECT count(*) FROM sources) AS s, "
+                "(SELECT count(*) FROM sources src WHERE NOT EXISTS "
+                " (SELECT 1 FROM launches l WHERE l.source_id = src.source_id)) AS empty",
+                timeout=120,
+            )
             if r.returncode == 0:
                 row = json.loads(r.stdout)[0]
                 seen_sources.append(row["s"])
@@ -143,25 +179,28 @@ def test_concurrent_writers_and_readers(big_input, tmp_path):
     assert cli("doctor", "--db", db).returncode == 0
 
 
-@pytest.mark.parametrize("sql", [
-    "CREATE TABLE x (a INT)",
-    "DROP TABLE launches",
-    "INSERT INTO launches (launch_id) VALUES ('x')",
-    "UPDATE launches SET outcome = 'ready'",
-    "DELETE FROM launches",
-    "ALTER TABLE launches ADD COLUMN y INT",
-    "ATTACH 'other.duckdb' AS o",
-    "COPY launches TO 'out.csv'",
-    "INSTALL httpfs",
-    "LOAD httpfs",
-    "PRAGMA enable_profiling",
-    "SET threads = 1",
-    "CHECKPOINT",
-    "EXPORT DATABASE 'dump'",
-    "SELECT 1; DROP TABLE launches",
-    "CREATE VIEW v AS SELECT 1",
-    "SELECT * FROM read_csv('/etc/passwd')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE x (a INT)",
+        "DROP TABLE launches",
+        "INSERT INTO launches (launch_id) VALUES ('x')",
+        "UPDATE launches SET outcome = 'ready'",
+        "DELETE FROM launches",
+        "ALTER TABLE launches ADD COLUMN y INT",
+        "ATTACH 'other.duckdb' AS o",
+        "COPY launches TO 'out.csv'",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "PRAGMA enable_profiling",
+        "SET threads = 1",
+        "CHECKPOINT",
+        "EXPORT DATABASE 'dump'",
+        "SELECT 1; DROP TABLE launches",
+        "CREATE VIEW v AS SELECT 1",
+        "SELECT * FROM read_csv('/etc/passwd')",
+    ],
+)
 def test_query_is_read_only_by_default(clean_store, tmp_path, sql):
     db, want, _ = clean_store
     copy = tmp_path / "ro.duckdb"
@@ -183,7 +222,7 @@ def test_bad_files_and_paths_exit_codes(tmp_path, clean_store):
     unreadable = tmp_path / "secret.log"
     unreadable.write_text("x\n")
     unreadable.chmod(0)
-    if os.geteuid() != 0:                          # root reads anything
+    if os.geteuid() != 0:  # root reads anything
         assert cli("parse", unreadable).returncode == 2
     # 3: store errors: a corrupt / truncated DuckDB file is refused and never overwritten
     corrupt = tmp_path / "corrupt.duckdb"
@@ -193,7 +232,7 @@ def test_bad_files_and_paths_exit_codes(tmp_path, clean_store):
     assert proc.returncode == 3 and b"Traceback" not in proc.stderr and proc.stderr.strip()
     assert corrupt.read_bytes() == before
     truncated = tmp_path / "truncated.duckdb"
-    truncated.write_bytes(db.read_bytes()[: 8192])
+    truncated.write_bytes(db.read_bytes()[:8192])
     before = truncated.read_bytes()
     for cmd in (("launches",), ("doctor",), ("ingest", SAMPLES / "kimi-k25")):
         proc = cli(*cmd, "--db", truncated)

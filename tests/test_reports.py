@@ -8,25 +8,41 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import CORPUS, SAMPLES, needs_corpus
 from typer.testing import CliRunner
 
-from helpers import CORPUS, SAMPLES, needs_corpus
+from logparse.budget import formula as fm
 from logparse.cli import app
 from logparse.pipeline import parse_paths, parse_text
-from logparse.budget import formula as fm
 from logparse.reports.check import Thresholds, robust_judge, run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from reports_fixture import CELL, kimi_log, kv_tokens  # noqa: E402
+import functools
+import operator
+
+from reports_fixture import CELL, kimi_log, kv_tokens
 
 KIMI = SAMPLES / "kimi-k25"
 runner = CliRunner()
 
-REQUIRED = ("mem_fraction_static", "pre_load_avail_gb", "weights_gb", "post_load_avail_gb", "reserved_gb",
-            "predicted_kv_gb", "actual_kv_gb", "kv_tokens", "bytes_per_token", "draft_weights_gb", "draft_kv_gb",
-            "graph_gb", "headroom_gb", "what_if")
+REQUIRED = (
+    "mem_fraction_static",
+    "pre_load_avail_gb",
+    "weights_gb",
+    "post_load_avail_gb",
+    "reserved_gb",
+    "predicted_kv_gb",
+    "actual_kv_gb",
+    "kv_tokens",
+    "bytes_per_token",
+    "draft_weights_gb",
+    "draft_kv_gb",
+    "graph_gb",
+    "headroom_gb",
+    "what_if",
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +90,9 @@ def test_explain_seed_scenario(which, seed_files, fixture_files):
     assert rep["pre_load_avail_gb"] == pytest.approx(94.04, abs=0.005)
     assert rep["weights_gb"] == pytest.approx(72.33, abs=0.005)
     assert rep["post_load_avail_gb"] == pytest.approx(21.71, abs=0.005)
-    assert rep["reserved_gb"] == pytest.approx(11.29, abs=0.011)       # 12% of 94.04
+    assert rep["reserved_gb"] == pytest.approx(11.29, abs=0.011)  # 12% of 94.04
     assert rep["headroom_gb"] == pytest.approx(7.43, abs=0.005)
-    assert rep["actual_kv_gb"] == pytest.approx(10.42, abs=0.011)     # the fixture's exact formula gives 10.43
+    assert rep["actual_kv_gb"] == pytest.approx(10.42, abs=0.011)  # the fixture's exact formula gives 10.43
     # the KV pool is predicted within 1% of the logged figure, and within the print rounding
     assert abs(rep["predicted_kv_tokens"] - rep["kv_tokens"]) / rep["kv_tokens"] < 0.01
     assert abs(rep["predicted_kv_gb"] - rep["actual_kv_gb"]) / rep["actual_kv_gb"] < 0.01
@@ -148,7 +164,7 @@ def test_diff_seed_hicache(seed_files, tmp_path):
     assert feat["settings"]["hicache_write_policy"] == "write_through"
     assert feat["settings"]["hicache_io_backend"] == "kernel"
     assert feat["settings"]["hicache_ratio"] == 2.0
-    assert rep["budget"]["kv_tokens"]["delta"] == 0                 # the GPU pool is unchanged
+    assert rep["budget"]["kv_tokens"]["delta"] == 0  # the GPU pool is unchanged
     assert rep["budget"]["hicache_host_gb"]["a"] is None
     assert rep["budget"]["hicache_host_gb"]["b"] == pytest.approx(22.39, abs=0.02)
     assert rep["hicache"]["b"]["host_tokens"] == 2 * a.max_total_num_tokens + 1
@@ -190,8 +206,11 @@ def test_check_exit_codes(seed_files, tmp_path):
     t = re.search(r"max_total_num_tokens=(\d+)", text).group(1)
     new_t = str(int(int(t) * 0.9))
     regressed = tmp_path / "regressed.log"
-    regressed.write_text(text.replace(f"#tokens: {t}, KV size: 10.42 GB", f"#tokens: {new_t}, KV size: 9.38 GB")
-                         .replace(f"max_total_num_tokens={t}", f"max_total_num_tokens={new_t}"))
+    regressed.write_text(
+        text.replace(f"#tokens: {t}, KV size: 10.42 GB", f"#tokens: {new_t}, KV size: 9.38 GB").replace(
+            f"max_total_num_tokens={t}", f"max_total_num_tokens={new_t}"
+        )
+    )
     code, out = run("check", regressed, "--baseline", base)
     assert code == 1, out
     assert "REGRESSION" in out and "KV tokens" in out and "likely cause" in out
@@ -234,10 +253,10 @@ def test_check_fraction_change_names_the_cause(tmp_path):
 
 
 def test_robust_judge_median_mad():
-    hist = [300.0, 302.0, 298.0, 301.0, 299.0, 900.0]     # one outlier in the history does not move it
+    hist = [300.0, 302.0, 298.0, 301.0, 299.0, 900.0]  # one outlier in the history does not move it
     assert not robust_judge(305.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]
     assert robust_judge(340.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]
-    assert not robust_judge(200.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]   # faster is not bad
+    assert not robust_judge(200.0, hist, 3.5, 1.0, higher_is_better=False)["flag"]  # faster is not bad
     # identical history: the spread floor keeps tiny changes quiet
     assert not robust_judge(7.40, [7.43] * 6, 3.5, 0.05, higher_is_better=True)["flag"]
     assert robust_judge(6.0, [7.43] * 6, 3.5, 0.05, higher_is_better=True)["flag"]
@@ -252,8 +271,9 @@ def test_check_history_from_files(tmp_path):
     new = tmp_path / "new.log"
     new.write_text(kimi_log(False, minute=40))
     la = [parse_paths([str(p)]).launches[0] for p in hist]
-    rep = run_check(parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:-1],
-                    thresholds=Thresholds(min_history=5))
+    rep = run_check(
+        parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:-1], thresholds=Thresholds(min_history=5)
+    )
     load = next(r for r in rep["results"] if r["metric"] == "load_s")
     assert load["status"] == "ok" and load["median"] is not None
     # too little history: skipped with a note, not failed
@@ -263,7 +283,9 @@ def test_check_history_from_files(tmp_path):
     # a slow load against the history is flagged
     slow = tmp_path / "slow.log"
     slow.write_text(kimi_log(False, minute=50).replace("elapsed=29", "elapsed=99"))
-    args = ["check", slow, "--baseline", hist[0]] + sum((["--history", p] for p in hist), [])
+    args = ["check", slow, "--baseline", hist[0]] + functools.reduce(
+        operator.iadd, (["--history", p] for p in hist), []
+    )
     code, out = run(*args, "--json")
     rep = json.loads(out)
     assert code == 1, out
@@ -294,8 +316,10 @@ def test_formula_steps():
     capped = fm.predict(inp.with_(max_total_tokens=20000), fm.features_for("0.5.10"))
     assert capped.capped and capped.tokens == 20000
     # era A EAGLE: T' = T + R*steps*topk + R*draft_tokens + 100
-    e = fm.predict(inp.with_(page_size=1, spec_steps=3, spec_topk=1, spec_draft_tokens=4, max_running_requests=64),
-                   fm.features_for("0.5.5", "EAGLE"))
+    e = fm.predict(
+        inp.with_(page_size=1, spec_steps=3, spec_topk=1, spec_draft_tokens=4, max_running_requests=64),
+        fm.features_for("0.5.5", "EAGLE"),
+    )
     assert e.tokens - e.tokens_memory == 64 * 3 + 64 * 4 + 100
     # era C 0.5.14+: the draft KV in the cell shrinks the pool
     c = fm.predict(inp.with_(cell=131072.0 * (1 + 1 / 32)), fm.features_for("0.5.14", "EAGLE"))
@@ -305,8 +329,11 @@ def test_formula_steps():
 
 
 def test_era_a_eagle_sample_and_old_releases():
-    for path, era in (("sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log", "A"), ("sglang-0.2/llama-tp2-0.2.5.log", "A"),
-                      ("sglang-0.5/qwen-tp2-0.5.22-dict.log", "C")):
+    for path, era in (
+        ("sglang-0.4/deepseek-v3-tp8-eagle-0.4.7.log", "A"),
+        ("sglang-0.2/llama-tp2-0.2.5.log", "A"),
+        ("sglang-0.5/qwen-tp2-0.5.22-dict.log", "C"),
+    ):
         p = SAMPLES / path
         if not p.exists():
             continue
@@ -340,14 +367,19 @@ def test_ref_forms(seed_files, tmp_path):
 
 # --------------------------------------------------------------------------- the genuine corpus
 @needs_corpus
-@pytest.mark.parametrize("rel,tol", [("sglang-0.5.23/server-default.log", 1.0),
-                                     ("sglang-0.5.23/server-memfrac0.3.log", 1.0),
-                                     ("sglang-0.5.10.post1/memfrac-0.2.log", 1.5)])
+@pytest.mark.parametrize(
+    "rel,tol",
+    [
+        ("sglang-0.5.23/server-default.log", 1.0),
+        ("sglang-0.5.23/server-memfrac0.3.log", 1.0),
+        ("sglang-0.5.10.post1/memfrac-0.2.log", 1.5),
+    ],
+)
 def test_corpus_uncapped_pools_predicted(rel, tol):
     rep = explain_launch(_one(CORPUS / rel))
     assert rep["memory_kind"] == "cpu"
     assert abs(rep["kv_tokens_diff_pct"]) < tol, rep["kv_tokens_diff_pct"]
-    assert rep["bytes_per_token"] == pytest.approx(256, rel=0.01)      # tiny Llama: 2 layers × 2 heads × 16 × K,V × 2 B
+    assert rep["bytes_per_token"] == pytest.approx(256, rel=0.01)  # tiny Llama: 2 layers × 2 heads × 16 × K,V × 2 B
     assert any("system memory" in s for s in rep["sentences"])
 
 
@@ -359,10 +391,19 @@ def test_corpus_memory_moved_between_measurements():
 
 
 @needs_corpus
-@pytest.mark.parametrize("rel", ["sglang-0.5.10.post1/restart-1.log", "sglang-0.5.14/restart-1.log",
-                                 "sglang-0.5.19/restart-1.log", "sglang-0.5.23/restart-1.log",
-                                 "sglang-0.5.23/page-size-16.log", "sglang-0.5.23/long-run.log",
-                                 "sglang-0.5.23/dp-size-2-omp-bind.log", "sglang-0.5.10.post1/kv-fp8_e4m3.log"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "sglang-0.5.10.post1/restart-1.log",
+        "sglang-0.5.14/restart-1.log",
+        "sglang-0.5.19/restart-1.log",
+        "sglang-0.5.23/restart-1.log",
+        "sglang-0.5.23/page-size-16.log",
+        "sglang-0.5.23/long-run.log",
+        "sglang-0.5.23/dp-size-2-omp-bind.log",
+        "sglang-0.5.10.post1/kv-fp8_e4m3.log",
+    ],
+)
 def test_corpus_capped_pools_detected(rel):
     launch = _one(CORPUS / rel)
     rep = explain_launch(launch)
@@ -413,13 +454,13 @@ def test_range_spanning_eras_uses_the_evidence():
     if not p.exists():
         pytest.skip("sample not present")
     launch = _one(p)
-    launch.version_range = ("0.5.5", "0.5.8")          # as if the log only dated it to Era A/B
+    launch.version_range = ("0.5.5", "0.5.8")  # as if the log only dated it to Era A/B
     rep = explain_launch(launch)
-    assert rep["era"] == "A"                            # the EAGLE-inflated pool is Era A's
+    assert rep["era"] == "A"  # the EAGLE-inflated pool is Era A's
     assert any("spans" in n for n in rep["formula_notes"])
     assert any("matches Era A" in n for n in rep["formula_notes"])
     seed = parse_text(kimi_log(False)).launches[0]
-    seed.version_range = ("0.5.9", "0.5.12")            # B and C give the same pool here: the later one
+    seed.version_range = ("0.5.9", "0.5.12")  # B and C give the same pool here: the later one
     rep = explain_launch(seed)
     assert rep["era"] == "C" and any("spans" in n for n in rep["formula_notes"])
 
@@ -427,8 +468,18 @@ def test_range_spanning_eras_uses_the_evidence():
 # --------------------------------------------------------------------------- pools beyond plain KV (built directly)
 def _launch(version, ranks, **kw):
     from logparse.launches.model import Launch
-    base = dict(launch_id="x", outcome="ready", mem_fraction_static=0.85, page_size=1, tp_size=1, dp_size=1,
-                context_len=32768, version_range=(version, version), sglang_version_range=version)
+
+    base = {
+        "launch_id": "x",
+        "outcome": "ready",
+        "mem_fraction_static": 0.85,
+        "page_size": 1,
+        "tp_size": 1,
+        "dp_size": 1,
+        "context_len": 32768,
+        "version_range": (version, version),
+        "sglang_version_range": version,
+    }
     base.update(kw)
     la = Launch(**base)
     la.ranks = ranks
@@ -438,6 +489,7 @@ def _launch(version, ranks, **kw):
 
 def _rank(worker="target", **kw):
     from logparse.launches.model import RankMemory
+
     return RankMemory(tp_rank=0, worker=worker, **kw)
 
 
@@ -447,14 +499,24 @@ GIB = 2**30
 def test_hybrid_swa_pools_predicted():
     m_pre, m_post, f = 78.0, 60.0, 0.85
     rest = m_post - m_pre * (1 - f)
-    c_full, c_swa, rho = 8 * 256 * 2 * 2 * 6, 8 * 256 * 2 * 2 * 42, 0.8        # 6 full, 42 SWA layers
+    c_full, c_swa, rho = 8 * 256 * 2 * 2 * 6, 8 * 256 * 2 * 2 * 42, 0.8  # 6 full, 42 SWA layers
     t_full = int(rest * GIB // (c_full + rho * c_swa))
     t_swa = int(rho * t_full)
     full_gb, swa_gb = round((t_full + 1) * c_full / GIB, 2), round((t_swa + 1) * c_swa / GIB, 2)
-    r = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=m_post, weights_gb=m_pre - m_post, kv_tokens=t_full,
-              kv_size_gb=full_gb + swa_gb, avail_after_pool_gb=m_post - full_gb - swa_gb - 0.05,
-              extra={"pools": [{"label": "Full", "tokens": t_full, "k_gb": full_gb / 2, "v_gb": full_gb / 2, "kv_gb": full_gb},
-                               {"label": "SWA", "tokens": t_swa, "k_gb": swa_gb / 2, "v_gb": swa_gb / 2, "kv_gb": swa_gb}]})
+    r = _rank(
+        avail_before_load_gb=m_pre,
+        avail_after_load_gb=m_post,
+        weights_gb=m_pre - m_post,
+        kv_tokens=t_full,
+        kv_size_gb=full_gb + swa_gb,
+        avail_after_pool_gb=m_post - full_gb - swa_gb - 0.05,
+        extra={
+            "pools": [
+                {"label": "Full", "tokens": t_full, "k_gb": full_gb / 2, "v_gb": full_gb / 2, "kv_gb": full_gb},
+                {"label": "SWA", "tokens": t_swa, "k_gb": swa_gb / 2, "v_gb": swa_gb / 2, "kv_gb": swa_gb},
+            ]
+        },
+    )
     rep = explain_launch(_launch("0.5.20", [r]))
     assert abs(rep["kv_tokens_diff_pct"]) < 1.0
     assert "Full + SWA" in rep["bytes_per_token_source"]
@@ -466,8 +528,14 @@ def test_mamba_state_is_taken_from_the_budget():
     rest = m_post - m_pre * (1 - f) - 9.95
     t = int(rest * GIB) // cell
     kv = round((t + 1) * cell / GIB, 2)
-    r = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=m_post, weights_gb=28.0, kv_tokens=t, kv_size_gb=kv,
-              extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv, "k_gb": kv / 2, "v_gb": kv / 2}], "mamba": mamba})
+    r = _rank(
+        avail_before_load_gb=m_pre,
+        avail_after_load_gb=m_post,
+        weights_gb=28.0,
+        kv_tokens=t,
+        kv_size_gb=kv,
+        extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv, "k_gb": kv / 2, "v_gb": kv / 2}], "mamba": mamba},
+    )
     rep = explain_launch(_launch("0.5.12", [r], mem_fraction_static=f))
     assert abs(rep["kv_tokens_diff_pct"]) < 0.5
     assert any("mamba 9.95" in d for d in rep["derivation"])
@@ -475,15 +543,28 @@ def test_mamba_state_is_taken_from_the_budget():
 
 def test_era_c_eagle_draft_inside_the_budget():
     m_pre, f = 80.0, 0.88
-    after_target, after_draft = 30.0, 28.5            # the draft weights (1.5 GiB) are counted from 0.5.14
+    after_target, after_draft = 30.0, 28.5  # the draft weights (1.5 GiB) are counted from 0.5.14
     c_t, c_d = 61 * 576 * 2, 576 * 2
     rest = after_draft - m_pre * (1 - f)
     t = int(rest * GIB) // (c_t + c_d)
     kv_t, kv_d = round((t + 1) * c_t / GIB, 2), round((t + 1) * c_d / GIB, 2)
-    tgt = _rank(avail_before_load_gb=m_pre, avail_after_load_gb=after_target, weights_gb=50.0, kv_tokens=t,
-                kv_size_gb=kv_t, extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_t}]})
-    dr = _rank("draft", avail_before_load_gb=after_target, avail_after_load_gb=after_draft, weights_gb=1.5,
-               kv_tokens=t, kv_size_gb=kv_d, extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_d}]})
+    tgt = _rank(
+        avail_before_load_gb=m_pre,
+        avail_after_load_gb=after_target,
+        weights_gb=50.0,
+        kv_tokens=t,
+        kv_size_gb=kv_t,
+        extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_t}]},
+    )
+    dr = _rank(
+        "draft",
+        avail_before_load_gb=after_target,
+        avail_after_load_gb=after_draft,
+        weights_gb=1.5,
+        kv_tokens=t,
+        kv_size_gb=kv_d,
+        extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_d}]},
+    )
     rep = explain_launch(_launch("0.5.16", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE"))
     assert rep["post_load_avail_gb"] == after_draft
     assert abs(rep["kv_tokens_diff_pct"]) < 0.5

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from logparse.cli import app
 
 sys.path.insert(0, str(Path(__file__).parent))
-from reports_fixture import kimi_log  # noqa: E402
+from reports_fixture import kimi_log
 
 store_mod = pytest.importorskip("logparse.store")
 
@@ -31,7 +31,9 @@ def store_with_history(tmp_path_factory):
 
 
 def run(*args, db=None):
-    res = CliRunner().invoke(app, [str(a) for a in args], env={"LOGPARSE_DB": str(db) if db else "/nonexistent/x.duckdb"})
+    res = CliRunner().invoke(
+        app, [str(a) for a in args], env={"LOGPARSE_DB": str(db) if db else "/nonexistent/x.duckdb"}
+    )
     return res.exit_code, res.output
 
 
@@ -50,7 +52,7 @@ def test_check_against_store(store_with_history):
     # one slow start against a steady history is flagged, with a likely cause
     slow = d / "slow.log"
     slow.write_text(kimi_log(False, minute=50).replace("elapsed=29", "elapsed=99"))
-    code, out = run("check", slow, "--format", "json", db=db)      # the store from $LOGPARSE_DB
+    code, out = run("check", slow, "--format", "json", db=db)  # the store from $LOGPARSE_DB
     rep = json.loads(out)
     assert code == 1
     load = next(r for r in rep["results"] if r["metric"] == "load_s")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers import SAMPLES
 
 from logparse.launches import versions
 from logparse.pipeline import parse_paths
-
-from helpers import SAMPLES
 
 # file -> (imitated release, outcomes, ranks per launch, workers)
 EXPECTED = {
@@ -45,8 +44,10 @@ def test_sample(name):
 
 
 def test_kimi_seed_scenario_figures():
-    base, hicache = (parse_paths([str(SAMPLES / f"kimi-k25/{n}")]).launches[0]
-                     for n in ("launch-1-baseline.log", "launch-2-hicache.log"))
+    base, hicache = (
+        parse_paths([str(SAMPLES / f"kimi-k25/{n}")]).launches[0]
+        for n in ("launch-1-baseline.log", "launch-2-hicache.log")
+    )
     assert base.tp_size == 8 and base.mem_fraction_static == 0.88 and base.speculative_algorithm == "EAGLE3"
     assert base.max_total_num_tokens == 159277 and base.max_running_requests_effective == 48
     tp5 = next(r for r in base.ranks if r.tp_rank == 5 and r.worker == "target")
@@ -57,7 +58,7 @@ def test_kimi_seed_scenario_figures():
     assert draft.weights_gb == 1.9 and draft.kv_tokens == 159277
     assert base.hicache_host_gb is None
     assert hicache.enable_hierarchical_cache is True and hicache.hicache_ratio == 2.0
-    assert hicache.hicache_host_gb == 22.39          # decimal GB, as SGLang prints host memory
+    assert hicache.hicache_host_gb == 22.39  # decimal GB, as SGLang prints host memory
     assert hicache.max_total_num_tokens == base.max_total_num_tokens
 
 
@@ -66,8 +67,8 @@ def test_tp8_mla_eagle_0_4_7():
     target = [r for r in launch.ranks if r.worker == "target"]
     draft = [r for r in launch.ranks if r.worker == "draft"]
     assert len(target) == len(draft) == 8
-    assert all(r.k_size_gb is None and r.kv_size_gb for r in target)      # MLA: one "KV size"
-    assert all(r.graph_gb for r in draft)                                   # draft + draft-extend captures
+    assert all(r.k_size_gb is None and r.kv_size_gb for r in target)  # MLA: one "KV size"
+    assert all(r.graph_gb for r in draft)  # draft + draft-extend captures
 
 
 def test_dp_attention_ranks():

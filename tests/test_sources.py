@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from journal_fixture import Entry, export_stream
 
 import logparse.sources as sources
-from journal_fixture import Entry, export_stream
 from logparse.sources import FORMATS, InputError, open_inputs, text_source
 
 DATA = Path(__file__).parent / "data" / "sources"
@@ -59,8 +59,9 @@ def test_small_chunks_give_the_same_records(name, monkeypatch):
     _, whole = read(name)
     monkeypatch.setattr(sources, "CHUNK_SIZE", 7)
     _, small = read(name)
-    assert [(r.text, r.ts, r.unit, r.pid, r.host) for r in small] == \
-           [(r.text, r.ts, r.unit, r.pid, r.host) for r in whole]
+    assert [(r.text, r.ts, r.unit, r.pid, r.host) for r in small] == [
+        (r.text, r.ts, r.unit, r.pid, r.host) for r in whole
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,8 +178,9 @@ def test_free_text_before_sglang_line():
 
 
 def test_tqdm_carriage_return_is_not_a_prefix():
-    line = ("Capturing batches (bs=4 avail_mem=10.61 GB):  50%|#####| 1/2\r[2026-11-29 08:08:14] "
-            "Capture cuda graph end.\n")
+    line = (
+        "Capturing batches (bs=4 avail_mem=10.61 GB):  50%|#####| 1/2\r[2026-11-29 08:08:14] Capture cuda graph end.\n"
+    )
     recs = list(text_source("t", line).records())
     assert recs[0].text == line[:-1] and not recs[0].notes
 
@@ -195,7 +197,7 @@ def test_mixed_formats_in_one_input():
 
 
 def test_crlf_file_keeps_inner_carriage_returns():
-    src, recs = read("crlf.log")
+    _src, recs = read("crlf.log")
     assert len(recs) == 3
     assert recs[0].text == "[2026-11-29 08:08:12] Load weight begin. avail mem=21.02 GB"
     assert recs[1].text.startswith("\rCapturing batches (bs=4 avail_mem=10.61 GB)")
@@ -220,8 +222,7 @@ def test_journal_short_new_year_rollover():
 
 def test_year_from_mtime_without_sglang_timestamps(tmp_path):
     p = tmp_path / "j.log"
-    p.write_text("Dec 30 10:00:00 h python3[7]: warming up\n"
-                 "Jan 02 10:00:00 h python3[7]: still warming up\n")
+    p.write_text("Dec 30 10:00:00 h python3[7]: warming up\nJan 02 10:00:00 h python3[7]: still warming up\n")
     mtime = time.mktime((2025, 1, 5, 12, 0, 0, 0, 0, -1))
     os.utime(p, (mtime, mtime))
     recs = list(next(open_inputs([str(p)])).records())
@@ -255,11 +256,21 @@ def test_short_variants():
     assert texts(recs)[:7] == [f"[2026-11-29 08:08:{5 + i:02d}] {c}" for i, c in enumerate("abcdefg")]
     assert [r.ts for r in recs[:5]] == [1795939685.0, 1795939686.0, 1795939687.0, 1795939688.0, 1795939689.5]
     assert recs[5].ts is None and recs[6].ts is None
-    assert [r.fmt for r in recs[:7]] == ["journal-short-iso", "journal-short-iso", "journal-short-full",
-                                         "journal-short-full", "journal-short-unix", "journal-short-monotonic",
-                                         "journal-short-delta"]
+    assert [r.fmt for r in recs[:7]] == [
+        "journal-short-iso",
+        "journal-short-iso",
+        "journal-short-full",
+        "journal-short-full",
+        "journal-short-unix",
+        "journal-short-monotonic",
+        "journal-short-delta",
+    ]
     assert recs[0].host is None and recs[1].host == "vm"
-    assert (recs[7].unit, recs[7].pid, recs[7].text) == ("kernel", None, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.")
+    assert (recs[7].unit, recs[7].pid, recs[7].text) == (
+        "kernel",
+        None,
+        "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+    )
     assert recs[8].text == "[2026-12-29 08:08:13] h" and time.gmtime(recs[8].ts)[:3] == (2026, 12, 29)
 
 
@@ -293,17 +304,21 @@ def test_markers():
 
 
 def test_blob_data_in_short_is_a_problem():
-    text = ("Nov 29 08:09:15 vm python3[4669]: [142B blob data]\n"
-            "Nov 29 08:09:16 vm python3[4669]: [2026-11-29 08:09:16] Load weight end.\n") * 2
+    text = (
+        "Nov 29 08:09:15 vm python3[4669]: [142B blob data]\n"
+        "Nov 29 08:09:16 vm python3[4669]: [2026-11-29 08:09:16] Load weight end.\n"
+    ) * 2
     src = text_source("s.txt", text)
     recs = list(src.records())
     assert [r.text is None for r in recs] == [True, False, True, False]
     assert "[142B blob data]" in recs[0].problem and "python3" in recs[0].problem
     assert "Nov 29 08:09:15" in recs[0].problem and "--all" in recs[0].problem
     assert recs[0].ts == 1795939755.0  # still dated
-    assert src.warnings == ["s.txt: 2 journal messages printed as '[NB blob data]' (control characters or "
-                            "invalid UTF-8, e.g. tqdm progress bars): text lost; rerun journalctl with --all "
-                            "(-a), or use -o export"]
+    assert src.warnings == [
+        "s.txt: 2 journal messages printed as '[NB blob data]' (control characters or "
+        "invalid UTF-8, e.g. tqdm progress bars): text lost; rerun journalctl with --all "
+        "(-a), or use -o export"
+    ]
 
 
 def test_export_stream_binary_safe_and_chunked(monkeypatch):
@@ -321,8 +336,13 @@ def test_export_stream_binary_safe_and_chunked(monkeypatch):
         src = text_source("e", data)
         recs = list(src.records())
         assert src.fmt == "journal-export"
-        assert texts(recs) == ["[2026-11-29 08:08:05] plain", "two", "lines", "tq\rdm \ufffd\x00x",
-                               "Started sglang.service - x."]
+        assert texts(recs) == [
+            "[2026-11-29 08:08:05] plain",
+            "two",
+            "lines",
+            "tq\rdm \ufffd\x00x",
+            "Started sglang.service - x.",
+        ]
         assert [r.ts for r in recs] == [1795939685.0, 1795939686.0, 1795939686.0, 1795939687.0, 1795939688.0]
         assert {r.unit for r in recs} == {"sglang.service"} and {r.boot for r in recs} == {boot}
         assert recs[1].line_no == recs[2].line_no  # pieces of one entry share its line
@@ -340,7 +360,7 @@ def test_export_garbage_does_not_raise():
 def test_json_pretty_streamed(monkeypatch):
     obj = '{\n\t"MESSAGE" : "[2026-11-29 08:08:05] hi",\n\t"_PID" : "5",\n\t"_SYSTEMD_UNIT" : "u.service"\n}\n'
     monkeypatch.setattr(sources, "CHUNK_SIZE", 3)
-    src = text_source("p", obj * 3 + "{\n\t\"MESSAGE\" : \"cut")
+    src = text_source("p", obj * 3 + '{\n\t"MESSAGE" : "cut')
     recs = list(src.records())
     assert src.fmt == "journal-json-pretty"
     assert texts(recs)[:3] == ["[2026-11-29 08:08:05] hi"] * 3
@@ -398,7 +418,10 @@ def test_directory_recursive_sorted(tmp_path):
     srcs = list(open_inputs([str(tmp_path)]))
     assert [Path(s.name).relative_to(tmp_path).as_posix() for s in srcs] == ["a.log", "b/a.log.gz", "b/c.log"]
     assert [t for s in srcs for t in texts(s.records())] == [
-        "[2026-11-29 08:08:05] a", "[2026-11-29 08:08:07] b/a", "[2026-11-29 08:08:06] c"]
+        "[2026-11-29 08:08:05] a",
+        "[2026-11-29 08:08:07] b/a",
+        "[2026-11-29 08:08:06] c",
+    ]
     with pytest.raises(InputError, match="no log files"):
         list(open_inputs([str(tmp_path / "empty")]))
     # documentation, code and hidden files in a directory walk are not logs
@@ -406,7 +429,7 @@ def test_directory_recursive_sorted(tmp_path):
     (tmp_path / ".hidden.log").write_text("x\n")
     (tmp_path / "gen.py").write_text("print()\n")
     assert len(list(open_inputs([str(tmp_path)]))) == 3
-    assert len(list(open_inputs([str(tmp_path / "README.md")]))) == 1   # named explicitly: read
+    assert len(list(open_inputs([str(tmp_path / "README.md")]))) == 1  # named explicitly: read
 
 
 def test_several_paths_and_stdin(monkeypatch):
@@ -479,8 +502,20 @@ def test_random_binary_never_raises():
     for n in range(60):
         data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 3000)))
         if n % 3 == 0:  # garbage after a header that selects a structured reader
-            data = rng.choice([b"__CURSOR=x\nMESSAGE=y\n", b"{\n", b"\x1e{", b"Nov 29 08:08:05 h p[1]: ",
-                               b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"sglang-1  | "]) + data
+            data = (
+                rng.choice(
+                    [
+                        b"__CURSOR=x\nMESSAGE=y\n",
+                        b"{\n",
+                        b"\x1e{",
+                        b"Nov 29 08:08:05 h p[1]: ",
+                        b"\x1f\x8b",
+                        b"\x28\xb5\x2f\xfd",
+                        b"sglang-1  | ",
+                    ]
+                )
+                + data
+            )
         src = text_source("g", data)
         recs = list(src.records())
         assert all(r.text is None or isinstance(r.text, str) for r in recs)
@@ -489,15 +524,33 @@ def test_random_binary_never_raises():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(
-    st.binary(max_size=80),
-    st.sampled_from([
-        b"[2026-11-29 08:08:05 TP0] Load weight begin. avail mem=1.00 GB",
-        b"Nov 29 08:08:05 vm python3[1]: x", b"-- Boot 0d7350dbe429f0ee884905998968980f --",
-        b"2026-09-22T06:49:56.3Z y", b"(Scheduler pid=3, ip=1.2.3.4) z", b"{\"MESSAGE\":[1,2,300]}",
-        b"{", b"}", b"   continuation", b"Hint: x", b"data: {", b"\x1e{\"MESSAGE\":null}",
-        b"2025-03-07 23:50:27,531 - n - INFO - w", b"a  | b", b"[pod/p/c] q",
-    ])), max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=80),
+            st.sampled_from(
+                [
+                    b"[2026-11-29 08:08:05 TP0] Load weight begin. avail mem=1.00 GB",
+                    b"Nov 29 08:08:05 vm python3[1]: x",
+                    b"-- Boot 0d7350dbe429f0ee884905998968980f --",
+                    b"2026-09-22T06:49:56.3Z y",
+                    b"(Scheduler pid=3, ip=1.2.3.4) z",
+                    b'{"MESSAGE":[1,2,300]}',
+                    b"{",
+                    b"}",
+                    b"   continuation",
+                    b"Hint: x",
+                    b"data: {",
+                    b'\x1e{"MESSAGE":null}',
+                    b"2025-03-07 23:50:27,531 - n - INFO - w",
+                    b"a  | b",
+                    b"[pod/p/c] q",
+                ]
+            ),
+        ),
+        max_size=30,
+    )
+)
 def test_fuzz_lines(lines):
     data = b"\n".join(lines)
     recs = list(text_source("f", data).records())

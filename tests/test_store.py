@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import shutil
 from datetime import datetime, timedelta
@@ -12,19 +11,26 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from helpers import CORPUS, SAMPLES, needs_corpus
+from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, three_launches
 
 from logparse.launches.model import LAUNCH_FIELDS
 from logparse.pipeline import parse_text
 from logparse.sources.records import Record
-from logparse.store import (QueryRefused, Store, StoreCorrupt, StoreMissing, StoreTooNew, resolve_db_path)
+from logparse.store import QueryRefused, Store, StoreCorrupt, StoreMissing, StoreTooNew, resolve_db_path, schema
 from logparse.store import db as dbm
-from logparse.store import schema
 
-from helpers import CORPUS, SAMPLES, needs_corpus
-from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, three_launches
-
-TABLES = ("sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized", "journal_cursors",
-          "launch_sources", "launch_args")
+TABLES = (
+    "sources",
+    "launches",
+    "rank_memory",
+    "events",
+    "runtime_stats",
+    "unrecognized",
+    "journal_cursors",
+    "launch_sources",
+    "launch_args",
+)
 
 
 def snapshot(store: Store) -> dict[str, list]:
@@ -55,6 +61,7 @@ def contract(launch) -> dict:
 
 # ---------------------------------------------------------------------------- location
 
+
 def test_store_location_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv("LOGPARSE_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
@@ -71,6 +78,7 @@ def test_missing_store_is_a_clear_error(store):
 
 
 # ---------------------------------------------------------------------------- idempotence
+
 
 def test_ingest_twice_changes_nothing(tmp_path, store):
     log = write(tmp_path, "three.log", three_launches())
@@ -105,7 +113,7 @@ def test_same_launches_in_another_input_are_not_duplicated(tmp_path, store):
 def test_incomplete_then_complete_updates_in_place(tmp_path, store):
     lines = launch_lines(datetime(2026, 5, 18, 9), runtime=6)
     cut = next(i for i, ln in enumerate(lines) if "KV Cache is allocated" in ln)
-    store.ingest_paths([write(tmp_path, "part.log", "\n".join(lines[:cut + 1]) + "\n")])
+    store.ingest_paths([write(tmp_path, "part.log", "\n".join(lines[: cut + 1]) + "\n")])
     first = store.launches(columns=None)
     assert first.height == 1 and first["outcome"][0] == "incomplete"
     lid = first["launch_id"][0]
@@ -120,7 +128,7 @@ def test_incomplete_then_complete_updates_in_place(tmp_path, store):
     full = parse_text("\n".join(lines) + "\n", name=str(tmp_path / "full.log")).launches[0]
     assert contract(store.load_launch(lid))["events"] == contract(full)["events"]
     # a shorter piece of the same launch later on changes nothing
-    rep = store.ingest_paths([write(tmp_path, "part2.log", "\n".join(lines[:cut + 3]) + "\n")])
+    rep = store.ingest_paths([write(tmp_path, "part2.log", "\n".join(lines[: cut + 3]) + "\n")])
     assert (rep.added, rep.updated, rep.unchanged) == (0, 0, 1)
     assert store.launches(columns=None)["batch_lines"][0] == 6
     assert store.doctor().healthy
@@ -140,6 +148,7 @@ def test_stored_launch_is_rebuilt_exactly(tmp_path, store):
 
 # ---------------------------------------------------------------------------- journal windows
 
+
 def _journal_text(n_runtime: int = 10) -> list[str]:
     return journal_short_iso(launch_lines(datetime(2026, 5, 18, 9), runtime=n_runtime), host="gpu-7", pid=4242)
 
@@ -148,10 +157,10 @@ def test_overlapping_journal_windows_never_double_count(store):
     lines = _journal_text(10)
     full = parse_text("\n".join(lines) + "\n").launches[0]
     assert full.host == "gpu-7" and full.pid == 4242 and full.runtime["batch_lines"] == 10
-    w1 = lines[:16]          # up to the middle of startup... and beyond
-    w2 = lines[9:22]         # overlaps w1, ends mid-runtime
-    w3 = lines[14:]          # overlaps w2, to the end
-    w4 = lines[18:24]        # entirely inside what is stored
+    w1 = lines[:16]  # up to the middle of startup... and beyond
+    w2 = lines[9:22]  # overlaps w1, ends mid-runtime
+    w3 = lines[14:]  # overlaps w2, to the end
+    w4 = lines[18:24]  # entirely inside what is stored
     for i, w in enumerate((w1, w2, w3, w4)):
         store.ingest_text("\n".join(w) + "\n", name=f"journal-window-{i}")
     got = store.launches(columns=None)
@@ -190,14 +199,14 @@ class FakeJournal:
     seqnum_id = "abc"
 
     def cursor(self, i: int) -> str:
-        return f"s={self.seqnum_id};i={i + 1:x};b=boot1;m=0;t={0x5f0000000 + i * 1000:x};x=0"
+        return f"s={self.seqnum_id};i={i + 1:x};b=boot1;m=0;t={0x5F0000000 + i * 1000:x};x=0"
 
     def __call__(self, unit=None, since=None, until=None, directory=None, file=None, after_cursor=None):
         self.calls.append(after_cursor)
         start = 0
         if after_cursor is not None:
             found = [i for i in range(len(self.lines)) if self.cursor(i) == after_cursor]
-            if not found:          # like journalctl: the error comes when the output ends
+            if not found:  # like journalctl: the error comes when the output ends
                 return _FakeSource(self, 0, 0, error="journalctl: Failed to seek to cursor: Invalid argument")
             start = found[0] + 1
         return _FakeSource(self, start, self.visible)
@@ -227,10 +236,21 @@ class _FakeSource:
             self.bytes_read += len(text) + 1
             cur = self.j.cursor(i)
             self.last_cursor[(self.j.host, self.j.unit)] = cur
-            yield Record(line_no=i - self.start + 1, text=text, source=self.name, ts=None, host=self.j.host,
-                         unit=self.j.unit, pid=self.j.pid, boot="boot1", cursor=cur, fmt="journal-export")
+            yield Record(
+                line_no=i - self.start + 1,
+                text=text,
+                source=self.name,
+                ts=None,
+                host=self.j.host,
+                unit=self.j.unit,
+                pid=self.j.pid,
+                boot="boot1",
+                cursor=cur,
+                fmt="journal-export",
+            )
         if self.error:
             from logparse.sources import InputError
+
             raise InputError(self.error)
 
 
@@ -238,16 +258,16 @@ def test_journal_cursor_resume_reads_only_what_is_new(store):
     lines = launch_lines(datetime(2026, 5, 18, 9), runtime=8)
     j = FakeJournal(lines)
     cut = next(i for i, ln in enumerate(lines) if "Memory pool end" in ln)
-    j.visible = cut                                     # cron run 1: mid-startup
+    j.visible = cut  # cron run 1: mid-startup
     store.ingest_journal(unit="sglang", source_factory=j)
     assert j.calls == [None]
     assert store.launches(columns=None)["outcome"][0] == "incomplete"
-    j.visible = len(lines) - 5                          # cron run 2: startup done, 3 batch lines
+    j.visible = len(lines) - 5  # cron run 2: startup done, 3 batch lines
     store.ingest_journal(unit="sglang", source_factory=j)
     assert j.calls[1] == j.cursor(cut - 1)
     row = store.launches(columns=None).row(0, named=True)
     assert row["outcome"] == "ready" and row["batch_lines"] == 3
-    j.visible = len(lines)                              # cron run 3: only runtime lines are new
+    j.visible = len(lines)  # cron run 3: only runtime lines are new
     rep = store.ingest_journal(unit="sglang", source_factory=j)
     assert j.calls[2] == j.cursor(len(lines) - 6)
     assert rep.updated == 1
@@ -276,6 +296,7 @@ def test_journal_cursor_resume_reads_only_what_is_new(store):
 
 # ---------------------------------------------------------------------------- history
 
+
 def test_history_marks_argument_and_version_changes(tmp_path, store):
     store.ingest_paths([write(tmp_path, "three.log", three_launches())])
     h = store.history(metric="kv_tokens")
@@ -301,8 +322,11 @@ def test_history_version_change_and_deployment_label(tmp_path, store):
     old = launch_lines(day, mem_fraction_static=0.85)
     # the same deployment, later run on a known SGLang version
     store.ingest_paths([write(tmp_path, "a.log", "\n".join(old) + "\n")], labels={"deployment": "prod-qwen"})
-    store.ingest_paths([write(tmp_path, "b.log", "\n".join(launch_lines(day + timedelta(days=2), kv_tokens=1000))
-                              + "\n")], labels={"deployment": "prod-qwen"}, sglang_version="0.5.23")
+    store.ingest_paths(
+        [write(tmp_path, "b.log", "\n".join(launch_lines(day + timedelta(days=2), kv_tokens=1000)) + "\n")],
+        labels={"deployment": "prod-qwen"},
+        sglang_version="0.5.23",
+    )
     h = store.history(deployment="prod-qwen")
     assert h.height == 2 and set(h["deployment"]) == {"prod-qwen"}
     assert h["version_changed"].to_list() == [None, True]
@@ -313,12 +337,14 @@ def test_history_version_change_and_deployment_label(tmp_path, store):
 
 # ---------------------------------------------------------------------------- schema versions
 
+
 def test_migration_from_an_older_schema(tmp_path):
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
     dbm.migrate(con, to=1)
     # a launch written by a version-1 logparse (no launch_args table, no views yet)
     from logparse.store.frames import LaunchMeta, frames
+
     launches = parse_text(three_launches(), name="old.log").launches
     metas = [LaunchMeta(source_id="s1", ingested_at=datetime(2026, 5, 19)) for _ in launches]
     fr = frames(launches, metas)
@@ -335,7 +361,7 @@ def test_migration_from_an_older_schema(tmp_path):
     con.close()
 
     store = Store(path)
-    h = store.history()                                 # opening migrates
+    h = store.history()  # opening migrates
     assert h["changed_args"].to_list() == [None, "mem_fraction_static", None]
     versions = store.query("SELECT version FROM schema_version ORDER BY version")["version"].to_list()
     assert versions == list(range(1, schema.SCHEMA_VERSION + 1))
@@ -445,11 +471,12 @@ def test_query_reads_and_files_stay_out_of_reach(tmp_path, store):
     with pytest.raises(duckdb.Error, match="(?i)disabled|permission"):
         store.query(f"SELECT * FROM read_csv('{secret}')")
     # --write lifts the statement check
-    store.query("UPDATE launches SET labels = '{\"team\": \"infra\"}'", write=True)
+    store.query('UPDATE launches SET labels = \'{"team": "infra"}\'', write=True)
     assert store.query("SELECT DISTINCT labels->>'team' AS t FROM launches")["t"].to_list() == ["infra"]
 
 
 # ---------------------------------------------------------------------------- export / import
+
 
 def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
     a = Store(tmp_path / "a.duckdb")
@@ -461,8 +488,10 @@ def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
     assert (out / "launches" / "host=gpu-1" / "month=2026-05").is_dir()
     assert (out / "launches" / "host=gpu-7" / "month=2026-05").is_dir()
     glob = str(out / "launches" / "**" / "*.parquet")
-    d = duckdb.sql(f"SELECT host, month, count(*) AS n FROM read_parquet('{glob}', hive_partitioning=true) "
-                   "GROUP BY ALL ORDER BY host").fetchall()
+    d = duckdb.sql(
+        f"SELECT host, month, count(*) AS n FROM read_parquet('{glob}', hive_partitioning=true) "
+        "GROUP BY ALL ORDER BY host"
+    ).fetchall()
     assert d == [("gpu-1", "2026-05", 3), ("gpu-7", "2026-05", 1)]
     p = pl.read_parquet(glob, hive_partitioning=True)
     assert p.height == 4 and set(p["host"]) == {"gpu-1", "gpu-7"}
@@ -474,8 +503,10 @@ def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
     rep = fleet.ingest_paths([out])
     assert rep.added == 4
     cols = "launch_id, host, outcome, kv_tokens, max_total_num_tokens, batch_lines, deployment"
-    assert fleet.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows() == \
-        a.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows()
+    assert (
+        fleet.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows()
+        == a.query(f"SELECT {cols} FROM launch_summary ORDER BY launch_id").rows()
+    )
     before = snapshot(fleet)
     rep = fleet.ingest_paths([out, a.path])
     assert rep.added == rep.updated == 0 and rep.unchanged == 8
@@ -489,6 +520,7 @@ def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
 
 
 # ---------------------------------------------------------------------------- doctor, refs
+
 
 def test_doctor_finds_broken_references(tmp_path, store):
     store.ingest_text(three_launches(), name="x.log")
@@ -508,13 +540,14 @@ def test_doctor_finds_broken_references(tmp_path, store):
 
 def test_launch_references(tmp_path, store):
     from logparse.store.refs import RefError, resolve_launch
+
     path = write(tmp_path, "three.log", three_launches())
     parsed = parse_text(path.read_text(), name=str(path)).launches
     store.ingest_paths([path], host="gpu-1")
     store.ingest_text("\n".join(_journal_text(2)) + "\n", name="j")
     db = str(store.path)
     latest = resolve_launch("@latest", db)
-    assert latest.host == "gpu-1" and latest.mem_fraction_static == 0.88   # started last (11:00)
+    assert latest.host == "gpu-1" and latest.mem_fraction_static == 0.88  # started last (11:00)
     assert resolve_launch("gpu-7@latest", db).host == "gpu-7"
     assert resolve_launch("@-1", db).started_at < latest.started_at
     assert resolve_launch("gpu-1@-2", db).mem_fraction_static == 0.85
@@ -526,7 +559,7 @@ def test_launch_references(tmp_path, store):
         resolve_launch("ffffffffffffff", db) if not lid.startswith("ffff") else resolve_launch("0000000000", db)
     ids = store.launch_ids()
     common = next((a[:1] for a in ids for b in ids if a != b and a[:1] == b[:1]), None)
-    if common is None:      # make an ambiguous prefix
+    if common is None:  # make an ambiguous prefix
         store.query(f"INSERT INTO launches (launch_id) VALUES ('{ids[0][:3]}0000')", write=True)
         common = ids[0][:3]
     with pytest.raises(RefError, match="ambiguous"):
@@ -543,11 +576,15 @@ def test_launch_references(tmp_path, store):
 def test_python_api_is_lazy_and_complete(tmp_path):
     import subprocess
     import sys
-    code = ("import sys, logparse; assert 'duckdb' not in sys.modules and 'polars' not in sys.modules; "
-            "print(logparse.Store.__name__, logparse.parse.__name__)")
+
+    code = (
+        "import sys, logparse; assert 'duckdb' not in sys.modules and 'polars' not in sys.modules; "
+        "print(logparse.Store.__name__, logparse.parse.__name__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["Store", "parse"]
     import logparse
+
     path = write(tmp_path, "three.log", three_launches())
     assert len(logparse.parse(path).launches) == 3
     s = logparse.Store(tmp_path / "api.duckdb")
@@ -561,6 +598,7 @@ def test_python_api_is_lazy_and_complete(tmp_path):
 
 # ---------------------------------------------------------------------------- corpus and samples
 
+
 @needs_corpus
 def test_corpus_and_samples_ingest_into_one_store(tmp_path):
     store = Store(tmp_path / "all.duckdb")
@@ -570,6 +608,7 @@ def test_corpus_and_samples_ingest_into_one_store(tmp_path):
     ids = set()
     for path in (CORPUS, SAMPLES):
         from logparse.pipeline import parse_paths
+
         ids |= {launch.launch_id for launch in parse_paths([str(path)]).launches}
     stored = set(store.launch_ids())
     # every parsed launch is in the store (pieces of one launch seen in several renderings are merged)
@@ -584,11 +623,12 @@ def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch):
     store.ingest_text(three_launches(), name="first.log")
     before = snapshot(store)
     from logparse.store import ingest as ingest_mod
+
     real = ingest_mod.frames
 
     def failing(launches, metas):
         fr = real(launches, metas)
-        fr.runtime_stats = None          # the write fails half way through the input
+        fr.runtime_stats = None  # the write fails half way through the input
         return fr
 
     monkeypatch.setattr(ingest_mod, "frames", failing)
@@ -606,6 +646,7 @@ def test_nodes_of_one_launch_in_step_stay_apart(tmp_path, store):
     day = datetime(2026, 5, 18, 9)
     node0 = launch_lines(day, extra_args={"nnodes": 2, "node_rank": 0})
     node1 = launch_lines(day, extra_args={"nnodes": 2, "node_rank": 1})
-    store.ingest_paths([write(tmp_path, "node0.log", "\n".join(node0) + "\n"),
-                        write(tmp_path, "node1.log", "\n".join(node1) + "\n")])
+    store.ingest_paths(
+        [write(tmp_path, "node0.log", "\n".join(node0) + "\n"), write(tmp_path, "node1.log", "\n".join(node1) + "\n")]
+    )
     assert store.launches().height == 2

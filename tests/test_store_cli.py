@@ -14,15 +14,13 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from helpers import ROOT, SAMPLES
+from store_fixture import launch_lines, three_launches
 from typer.testing import CliRunner
 
 from logparse.cli import app
 
-from helpers import ROOT, SAMPLES
-from store_fixture import launch_lines, three_launches
-
 runner = CliRunner()
-
 
 
 def run(*args: str):
@@ -50,6 +48,7 @@ def _cli() -> list[str]:
 
 
 # ---------------------------------------------------------------------------- ingest and listing
+
 
 def test_ingest_then_list_show_history(db, three, tmp_path):
     code, out, err = run("ingest", str(three), "--db", db, "--host", "gpu-1", "--label", "team=infra")
@@ -134,13 +133,24 @@ def test_ingest_usage_errors(db, tmp_path):
 
 # ---------------------------------------------------------------------------- query
 
-@pytest.mark.parametrize("sql", [
-    "DELETE FROM launches", "DROP TABLE events", "ATTACH '/tmp/x.duckdb' AS x", "COPY launches TO '/tmp/x.csv'",
-    "INSTALL httpfs", "SET threads = 1", "CHECKPOINT", "EXPORT DATABASE '/tmp/dump'", "SELECT 1; SELECT 2",
-])
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM launches",
+        "DROP TABLE events",
+        "ATTACH '/tmp/x.duckdb' AS x",
+        "COPY launches TO '/tmp/x.csv'",
+        "INSTALL httpfs",
+        "SET threads = 1",
+        "CHECKPOINT",
+        "EXPORT DATABASE '/tmp/dump'",
+        "SELECT 1; SELECT 2",
+    ],
+)
 def test_query_cli_refuses_writes(db, three, sql):
     assert run("ingest", str(three), "--db", db)[0] == 0
-    code, out, err = run("query", sql, "--db", db)
+    code, _out, err = run("query", sql, "--db", db)
     assert code == 2 and ("refused" in err or "statements in one query" in err), err
 
 
@@ -158,6 +168,7 @@ def test_query_cli_reads_and_writes_with_write(db, three, tmp_path):
 
 # ---------------------------------------------------------------------------- store errors
 
+
 def test_cli_store_errors_exit_3(tmp_path, three):
     junk = tmp_path / "junk.duckdb"
     junk.write_bytes(b"not a database" * 100)
@@ -174,6 +185,7 @@ def test_cli_store_errors_exit_3(tmp_path, three):
     con.execute("INSERT INTO schema_version VALUES (42, now()::TIMESTAMP, '9')")
     con.close()
     from logparse.store import db as dbm
+
     dbm._VALIDATED.clear()
     code, _, err = run("launches", "--db", newer)
     assert code == 3 and "newer logparse" in err
@@ -203,13 +215,13 @@ def test_doctor_and_export_merge(db, three, tmp_path):
 
 # ---------------------------------------------------------------------------- concurrency
 
+
 def _logs(tmp_path: Path, tag: str, n: int) -> list[str]:
     out = []
     for i in range(n):
         start = datetime(2026, 6, 1 + (i % 20), 9) + timedelta(minutes=int(tag) * 7)
         p = tmp_path / f"{tag}-{i}.log"
-        p.write_text("\n".join(launch_lines(start, kv_tokens=200000 + 1000 * i + int(tag), random_seed=i))
-                     + "\n")
+        p.write_text("\n".join(launch_lines(start, kv_tokens=200000 + 1000 * i + int(tag), random_seed=i)) + "\n")
         out.append(str(p))
     return out
 
@@ -218,8 +230,16 @@ def test_two_concurrent_ingests_never_corrupt(tmp_path):
     db = str(tmp_path / "shared.duckdb")
     a, b = _logs(tmp_path, "1", 8), _logs(tmp_path, "2", 8)
     env = dict(os.environ, LOGPARSE_DB=db)
-    procs = [subprocess.Popen(_cli() + ["ingest", *files, "--lock-timeout", "60"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for files in (a, b)]
+    procs = [
+        subprocess.Popen(
+            _cli() + ["ingest", *files, "--lock-timeout", "60"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for files in (a, b)
+    ]
     results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
     for out, err, rc in results:
         assert rc in (0, 3), err
@@ -237,19 +257,33 @@ def test_two_concurrent_ingests_never_corrupt(tmp_path):
 def test_busy_store_gives_up_with_exit_3(tmp_path, three):
     db = str(tmp_path / "busy.duckdb")
     assert run("ingest", str(three), "--db", db)[0] == 0
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import duckdb, sys, time\n"
-        f"con = duckdb.connect({db!r})\n"
-        "con.execute('BEGIN TRANSACTION')\n"
-        "print('locked', flush=True)\n"
-        "sys.stdin.readline()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import duckdb, sys, time\n"
+                f"con = duckdb.connect({db!r})\n"
+                "con.execute('BEGIN TRANSACTION')\n"
+                "print('locked', flush=True)\n"
+                "sys.stdin.readline()\n"
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         other = tmp_path / "other.log"
         other.write_text("\n".join(launch_lines(datetime(2026, 7, 1, 8))) + "\n")
         t0 = time.monotonic()
-        proc = subprocess.run(_cli() + ["ingest", str(other), "--db", db, "--lock-timeout", "1.5"],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            _cli() + ["ingest", str(other), "--db", db, "--lock-timeout", "1.5"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         waited = time.monotonic() - t0
         assert proc.returncode == 3, proc.stderr
         assert "store is busy" in proc.stderr and "--lock-timeout" in proc.stderr
@@ -262,31 +296,45 @@ def test_busy_store_gives_up_with_exit_3(tmp_path, three):
 
 # ---------------------------------------------------------------------------- a genuine journal
 
+
 def test_journal_ingest_resumes_from_the_stored_cursor(tmp_path):
     from journal_fixture import Entry, export_stream, require_tools
+
     jr = require_tools()
     lines = launch_lines(datetime(2026, 5, 18, 9), runtime=6)
     boot = "0" * 31 + "1"
     t0 = 1_779_000_000_000_000
-    entries = [Entry(realtime_us=t0 + i * 1000, boot=boot, host="gpu-9", unit="sglang.service", ident="python3",
-                     pid=777, message=ln.encode()) for i, ln in enumerate(lines)]
+    entries = [
+        Entry(
+            realtime_us=t0 + i * 1000,
+            boot=boot,
+            host="gpu-9",
+            unit="sglang.service",
+            ident="python3",
+            pid=777,
+            message=ln.encode(),
+        )
+        for i, ln in enumerate(lines)
+    ]
     journal = tmp_path / "j" / "test.journal"
     journal.parent.mkdir()
     db = str(tmp_path / "h.duckdb")
     cut = next(i for i, ln in enumerate(lines) if "Memory pool end" in ln)
     for part, expect in ((entries[:cut], "1 launch(es) added"), (entries[cut:], "1 updated")):
         # systemd-journal-remote appends to an existing journal file, as journald does
-        proc = subprocess.run([jr, f"--output={journal}", "-"], input=export_stream(part), capture_output=True,
-                              timeout=60)
+        proc = subprocess.run(
+            [jr, f"--output={journal}", "-"], input=export_stream(part), capture_output=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
         code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)
         assert code == 0 and expect in err, err
-    code, out, _ = run("query", "SELECT outcome, n_events, batch_lines, host, pid FROM launch_summary", "--db", db,
-                       "--format", "json")
+    code, out, _ = run(
+        "query", "SELECT outcome, n_events, batch_lines, host, pid FROM launch_summary", "--db", db, "--format", "json"
+    )
     assert json.loads(out) == [{"outcome": "ready", "n_events": 15, "batch_lines": 6, "host": "gpu-9", "pid": 777}]
     code, out, _ = run("query", "SELECT path, lines FROM sources ORDER BY ingested_at", "--db", db, "--format", "json")
     srcs = json.loads(out)
-    assert [s["lines"] for s in srcs] == [cut, len(lines) - cut]      # the second run read only what was new
+    assert [s["lines"] for s in srcs] == [cut, len(lines) - cut]  # the second run read only what was new
     assert "--after-cursor" in srcs[1]["path"]
     # nothing new: nothing read, nothing changes
     code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)

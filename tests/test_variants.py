@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.launches import versions
 from logparse.grammar.classify import PREFIX_RE
 from logparse.grammar.events import Event
 from logparse.grammar.sglang_line import parse_line
-from logparse.launches.assemble import apply_prefix
 from logparse.grammar.variants import VARIANTS, match
+from logparse.launches import versions
+from logparse.launches.assemble import apply_prefix
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
@@ -31,8 +31,9 @@ def test_release_range_is_valid(variant):
     assert variant.since in versions.releases() and variant.until in versions.releases()
 
 
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.dates and not v.name.startswith("prefix_")],
-                         ids=lambda v: v.name)
+@pytest.mark.parametrize(
+    "variant", [v for v in VARIANTS if v.dates and not v.name.startswith("prefix_")], ids=lambda v: v.name
+)
 def test_dating_variants_are_found_by_their_signature(variant):
     _, _, (kind, fields, form) = parse_line(variant.sample)
     assert variant in match(kind, form, fields)
@@ -54,18 +55,33 @@ def test_units_host_memory_is_decimal_gb():
     assert dev == {"avail_gb": 9.27}
 
 
-@pytest.mark.parametrize("payload,expected", [
-    ("ServerArgs(a='x', b=None, c=True, d=False)", {"a": "x", "b": None, "c": True, "d": False}),
-    ('ServerArgs(s="it\'s", t=\'a\\\\b\\n\')', {"s": "it's", "t": "a\\b\n"}),
-    ("{'f': 1e-05, 'g': inf, 'h': -inf, 'i': 3, 'j': -2.5}", {"f": 1e-05, "g": float("inf"), "h": float("-inf"), "i": 3, "j": -2.5}),
-    ("{'l': [1, 2], 't': (1,), 'u': (), 's': {'q_proj', 'v_proj'}, 'd': {}}", {"l": [1, 2], "t": [1], "u": [], "s": ["q_proj", "v_proj"], "d": {}}),
-    ("ServerArgs(cuda_graph_config=CudaGraphConfig(decode=PhaseConfig(backend='full', bs=[1, 2])))",
-     {"cuda_graph_config": {"decode": {"backend": "full", "bs": [1, 2]}}}),
-    ("{'hook': <function f at 0x7f00>, 'cls': <class 'int'>}", {"hook": "<function f at 0x7f00>", "cls": "<class 'int'>"}),
-])
+@pytest.mark.parametrize(
+    "payload,expected",
+    [
+        ("ServerArgs(a='x', b=None, c=True, d=False)", {"a": "x", "b": None, "c": True, "d": False}),
+        ("ServerArgs(s=\"it's\", t='a\\\\b\\n')", {"s": "it's", "t": "a\\b\n"}),
+        (
+            "{'f': 1e-05, 'g': inf, 'h': -inf, 'i': 3, 'j': -2.5}",
+            {"f": 1e-05, "g": float("inf"), "h": float("-inf"), "i": 3, "j": -2.5},
+        ),
+        (
+            "{'l': [1, 2], 't': (1,), 'u': (), 's': {'q_proj', 'v_proj'}, 'd': {}}",
+            {"l": [1, 2], "t": [1], "u": [], "s": ["q_proj", "v_proj"], "d": {}},
+        ),
+        (
+            "ServerArgs(cuda_graph_config=CudaGraphConfig(decode=PhaseConfig(backend='full', bs=[1, 2])))",
+            {"cuda_graph_config": {"decode": {"backend": "full", "bs": [1, 2]}}},
+        ),
+        (
+            "{'hook': <function f at 0x7f00>, 'cls': <class 'int'>}",
+            {"hook": "<function f at 0x7f00>", "cls": "<class 'int'>"},
+        ),
+    ],
+)
 def test_python_literal_subgrammar(payload, expected):
     from logparse.grammar.sglang_line import parse_literal
     from logparse.launches.assemble import _plain
+
     got = _plain(parse_literal(payload))
     if "g" in expected:
         assert got["g"] == "inf" and got["h"] == "-inf"
@@ -76,5 +92,6 @@ def test_python_literal_subgrammar(payload, expected):
 
 def test_nan_in_payload():
     from logparse.grammar.sglang_line import parse_literal
+
     value = parse_literal("{'x': nan}")
     assert value["x"] != value["x"]

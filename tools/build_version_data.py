@@ -6,6 +6,7 @@ removed.  We replay those changes into the full field set of every release (fact
 not prose), which is what `logparse.launches.versions` uses to date a `server_args=` line.
 Run it again when the catalogue grows:  python tools/build_version_data.py ../shared/sglang-log-catalogue.md
 """
+
 import json
 import re
 import sys
@@ -39,7 +40,7 @@ for v in versions:
     prev = cur
 out = {
     "comment": "ServerArgs field changes per SGLang PyPI release (in release order), from the catalogue's "
-               "Appendix A. 'declared_count' is the catalogue's printed-field count.",
+    "Appendix A. 'declared_count' is the catalogue's printed-field count.",
     "versions": versions,
     "declared_count": counts,
     "changes": changes,

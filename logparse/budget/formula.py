@@ -37,8 +37,9 @@ uncertainty, which is kept (``lo``/``hi``) and used to say whether a difference 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from logparse.launches import versions
 
@@ -64,16 +65,31 @@ class Era:
 
 
 ERAS: tuple[Era, ...] = (
-    Era("A", "0.2.0", "0.5.6.post2", "ModelRunner.profile_max_num_token",
+    Era(
+        "A",
+        "0.2.0",
+        "0.5.6.post2",
+        "ModelRunner.profile_max_num_token",
         "T = floor((M_post - M_pre*(1-f)) * 2^30 / cell); EAGLE (0.4.3.post3+): "
-        "T' = T + R*steps*topk + R*draft_tokens + 100; min(T, --max-total-tokens); page rounding (0.4.4+)"),
-    Era("B", "0.5.7", "0.5.10.post1", "ModelRunnerKVCacheMixin",
+        "T' = T + R*steps*topk + R*draft_tokens + 100; min(T, --max-total-tokens); page rounding (0.4.4+)",
+    ),
+    Era(
+        "B",
+        "0.5.7",
+        "0.5.10.post1",
+        "ModelRunnerKVCacheMixin",
         "T = int((M_post - M_pre*(1-f)) * 2^30) // cell; min(T, --max-total-tokens); page rounding; "
-        "draft KV and draft weights outside the formula"),
-    Era("C", "0.5.11", "0.5.23", "pool_configurator / KVCacheConfigurator",
+        "draft KV and draft weights outside the formula",
+    ),
+    Era(
+        "C",
+        "0.5.11",
+        "0.5.23",
+        "pool_configurator / KVCacheConfigurator",
         "available = int((M_post - M_pre*(1-f) [- mamba]) * 2^30); T = available // cell; page rounding; "
         "min(T, --max-total-tokens); from 0.5.14 cell = cell*(1 + L_draft/L_target) and M_post after the "
-        "draft weights"),
+        "draft weights",
+    ),
 )
 
 
@@ -100,13 +116,13 @@ def eras_in(rng: tuple[str, str] | None) -> list[Era]:
 class Features:
     """What the formula does in the release assumed for a launch."""
 
-    version: str                  # the release whose behaviour is assumed
+    version: str  # the release whose behaviour is assumed
     era: Era
-    eagle_inflation: bool = False       # 0.4.3.post3 – 0.5.6.post2: T' for target and draft
+    eagle_inflation: bool = False  # 0.4.3.post3 – 0.5.6.post2: T' for target and draft
     draft_only_inflation: bool = False  # 0.4.1.post4 – 0.4.3.post2: only the draft pool
-    page_rounding: bool = True          # 0.4.4+
-    draft_in_budget: bool = False       # 0.5.14+: draft KV inside the budget, draft weights counted
-    max_reqs_cap: int | None = 4096     # estimate of max_num_reqs: clamp(T/ctx*512, 2048, cap)
+    page_rounding: bool = True  # 0.4.4+
+    draft_in_budget: bool = False  # 0.5.14+: draft KV inside the budget, draft weights counted
+    max_reqs_cap: int | None = 4096  # estimate of max_num_reqs: clamp(T/ctx*512, 2048, cap)
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -153,15 +169,22 @@ def choose_features(rng: tuple[str, str] | None, spec_algorithm: str | None = No
     feat = features_for(rng[1], spec_algorithm)
     spanned = eras_in(rng)
     if len(spanned) > 1:
-        feat.notes.append("the version range " + versions.format_range(rng) + " spans "
-                          + ", ".join(e.label for e in spanned) + f"; using the later one ({feat.era.label})")
+        feat.notes.append(
+            "the version range "
+            + versions.format_range(rng)
+            + " spans "
+            + ", ".join(e.label for e in spanned)
+            + f"; using the later one ({feat.era.label})"
+        )
     else:
         early = features_for(rng[0], spec_algorithm)
-        for name, what in (("eagle_inflation", "EAGLE token inflation"), ("draft_in_budget", "draft KV in the budget"),
-                           ("page_rounding", "page rounding")):
+        for name, what in (
+            ("eagle_inflation", "EAGLE token inflation"),
+            ("draft_in_budget", "draft KV in the budget"),
+            ("page_rounding", "page rounding"),
+        ):
             if getattr(early, name) != getattr(feat, name):
-                feat.notes.append(f"{what} changed inside the range {versions.format_range(rng)}; "
-                                  f"assuming {rng[1]}")
+                feat.notes.append(f"{what} changed inside the range {versions.format_range(rng)}; assuming {rng[1]}")
     return feat
 
 
@@ -173,7 +196,7 @@ class Inputs:
     m_pre_gb: float
     m_post_gb: float
     f: float
-    cell: float | None                      # bytes per token the formula divides by
+    cell: float | None  # bytes per token the formula divides by
     page_size: int = 1
     max_total_tokens: int | None = None
     context_len: int | None = None
@@ -185,7 +208,7 @@ class Inputs:
     spec_draft_tokens: int | None = None
     mamba_gb: float = 0.0
 
-    def with_(self, **kw: Any) -> "Inputs":
+    def with_(self, **kw: Any) -> Inputs:
         return replace(self, **kw)
 
 
@@ -193,12 +216,12 @@ class Inputs:
 class Prediction:
     reserved_gb: float
     rest_gb: float
-    tokens_memory: int | None = None   # from memory alone
-    tokens_spec: int | None = None     # after EAGLE inflation (era A)
-    tokens: int | None = None          # final pool size
-    capped: bool = False               # --max-total-tokens decided the size
-    cap_not_binding: bool = False      # the cap was larger than the profiled value
-    not_enough: bool = False           # T <= 0: "Not enough memory"
+    tokens_memory: int | None = None  # from memory alone
+    tokens_spec: int | None = None  # after EAGLE inflation (era A)
+    tokens: int | None = None  # final pool size
+    capped: bool = False  # --max-total-tokens decided the size
+    cap_not_binding: bool = False  # the cap was larger than the profiled value
+    not_enough: bool = False  # T <= 0: "Not enough memory"
     max_num_reqs: int | None = None
     steps: list[str] = field(default_factory=list)
 
@@ -227,9 +250,12 @@ def predict(inp: Inputs, feat: Features) -> Prediction:
     reserved = inp.m_pre_gb * (1.0 - inp.f)
     rest = inp.m_post_gb - reserved - (inp.mamba_gb or 0.0)
     p = Prediction(reserved_gb=reserved, rest_gb=rest)
-    p.steps.append(f"rest = M_post {inp.m_post_gb:.2f} − M_pre {inp.m_pre_gb:.2f} × (1 − {inp.f:g}) = "
-                   f"{inp.m_post_gb:.2f} − {reserved:.2f}" + (f" − mamba {inp.mamba_gb:.2f}" if inp.mamba_gb else "")
-                   + f" = {rest:.2f} GiB")
+    p.steps.append(
+        f"rest = M_post {inp.m_post_gb:.2f} − M_pre {inp.m_pre_gb:.2f} × (1 − {inp.f:g}) = "
+        f"{inp.m_post_gb:.2f} − {reserved:.2f}"
+        + (f" − mamba {inp.mamba_gb:.2f}" if inp.mamba_gb else "")
+        + f" = {rest:.2f} GiB"
+    )
     cap = inp.max_total_tokens
     if inp.cell is None or inp.cell <= 0:
         p.steps.append("bytes per token unknown: no token count can be derived")
@@ -238,9 +264,9 @@ def predict(inp: Inputs, feat: Features) -> Prediction:
             p.capped = True
         return p
     if feat.era.key == "A":
-        t = int(rest * GiB // inp.cell) if rest > 0 else int(math.floor(rest * GiB / inp.cell))
+        t = int(rest * GiB // inp.cell) if rest > 0 else math.floor(rest * GiB / inp.cell)
     else:
-        t = int(rest * GiB) // max(int(round(inp.cell)), 1) if rest > 0 else int(math.floor(rest * GiB / inp.cell))
+        t = int(rest * GiB) // max(round(inp.cell), 1) if rest > 0 else math.floor(rest * GiB / inp.cell)
     p.tokens_memory = t
     p.steps.append(f"T = {rest:.4f} GiB × 2^30 / {inp.cell:,.0f} B/token = {t:,}")
     if t <= 0:
@@ -263,7 +289,9 @@ def predict(inp: Inputs, feat: Features) -> Prediction:
             p.capped = True
         else:
             p.cap_not_binding = True
-            p.steps.append(f"--max-total-tokens {cap:,} is larger than the profiled {t:,}: SGLang uses the profiled value")
+            p.steps.append(
+                f"--max-total-tokens {cap:,} is larger than the profiled {t:,}: SGLang uses the profiled value"
+            )
     if feat.page_rounding and inp.page_size > 1:
         t2 = t // inp.page_size * inp.page_size
         if t2 != t:
@@ -282,15 +310,20 @@ def fraction_for_rest(inp: Inputs, rest_gb: float) -> float:
 # --------------------------------------------------------------------------- inputs from a launch
 @dataclass
 class BytesPerToken:
-    value: float | None       # best estimate
+    value: float | None  # best estimate
     lo: float | None
     hi: float | None
-    source: str               # how it was obtained
+    source: str  # how it was obtained
     reliable: bool
 
     def to_dict(self) -> dict:
-        return {"value": _r(self.value, 1), "lo": _r(self.lo, 1), "hi": _r(self.hi, 1), "source": self.source,
-                "reliable": self.reliable}
+        return {
+            "value": _r(self.value, 1),
+            "lo": _r(self.lo, 1),
+            "hi": _r(self.hi, 1),
+            "source": self.source,
+            "reliable": self.reliable,
+        }
 
 
 def _r(v: float | None, nd: int = 2) -> float | None:
@@ -308,7 +341,9 @@ def pool_figures(rank) -> tuple[float | None, int, int | None, str]:
         total = sum(p["kv_gb"] for p in pools)
         figs = sum(2 if p.get("k_gb") is not None else 1 for p in pools)
         tokens = rank.kv_tokens
-        how = "KV pool line" + ("s (" + " + ".join(p.get("label") or "KV" for p in pools) + ")" if len(pools) > 1 else "")
+        how = "KV pool line" + (
+            "s (" + " + ".join(p.get("label") or "KV" for p in pools) + ")" if len(pools) > 1 else ""
+        )
         return total, figs, tokens, how
     if rank.kv_size_gb is not None and rank.kv_tokens:
         figs = 2 if rank.k_size_gb is not None else 1
@@ -335,7 +370,7 @@ def bytes_per_token(rank, page: int, *, max_rel_err: float = 0.10) -> BytesPerTo
     return BytesPerToken(val if reliable else None, lo, hi, src, reliable)
 
 
-def bytes_per_token_from_pool_end(launch, group: "Group", page: int) -> BytesPerToken | None:
+def bytes_per_token_from_pool_end(launch, group: Group, page: int) -> BytesPerToken | None:
     """Before 0.4.1.post6 no KV line is printed: use the memory the pools took.
 
     ``Load weight end avail − Memory pool end avail`` is the KV pool plus the request-to-token
@@ -366,12 +401,14 @@ def bytes_per_token_from_pool_end(launch, group: "Group", page: int) -> BytesPer
     lo, hi = max(kv - err, 0.0) * GiB / rows, (kv + err) * GiB / rows
     val = kv * GiB / rows
     reliable = (hi - lo) / val <= 0.10
-    src = (f"no KV line in this release: pools took {used:.2f} GiB on {_rank_name(r)} ('Load weight end' − "
-           f"'Memory pool end'), minus ≈{req:.2f} GiB request table, / {rows:,} rows")
+    src = (
+        f"no KV line in this release: pools took {used:.2f} GiB on {_rank_name(r)} ('Load weight end' − "
+        f"'Memory pool end'), minus ≈{req:.2f} GiB request table, / {rows:,} rows"
+    )
     return BytesPerToken(val if reliable else None, lo, hi, src, reliable)
 
 
-def _refine_with_hicache(launch, group: "Group", page: int, bpt: BytesPerToken) -> BytesPerToken:
+def _refine_with_hicache(launch, group: Group, page: int, bpt: BytesPerToken) -> BytesPerToken:
     """The HiCache host line prints the same bytes per token on another scale: intersect the two ranges.
 
     host tokens = (device tokens × ratio // page + 1) × page; host GB = host tokens × bytes / 10^9.
@@ -387,10 +424,16 @@ def _refine_with_hicache(launch, group: "Group", page: int, bpt: BytesPerToken) 
     hi = (launch.hicache_host_gb + ROUND_GB) * 1e9 / ht
     nlo, nhi = max(lo, bpt.lo), min(hi, bpt.hi)
     if nlo > nhi:
-        return bpt   # they disagree (another layout, a dev build): keep the pool's own figure
+        return bpt  # they disagree (another layout, a dev build): keep the pool's own figure
     val = (nlo + nhi) / 2
-    return BytesPerToken(val, nlo, nhi, bpt.source + f"; narrowed by the HiCache host line ({launch.hicache_host_gb:.2f} GB"
-                         f" for {ht:,} tokens) to {nlo:,.0f}–{nhi:,.0f}", (nhi - nlo) / val <= 0.10)
+    return BytesPerToken(
+        val,
+        nlo,
+        nhi,
+        bpt.source + f"; narrowed by the HiCache host line ({launch.hicache_host_gb:.2f} GB"
+        f" for {ht:,} tokens) to {nlo:,.0f}–{nhi:,.0f}",
+        (nhi - nlo) / val <= 0.10,
+    )
 
 
 def mamba_gb(rank) -> float:
@@ -432,8 +475,10 @@ def groups(launch) -> list[Group]:
     drafts = [r for r in launch.ranks if r.worker != "target"]
     dp_keys = sorted({r.dp_rank for r in targets if r.dp_rank is not None})
     if len(dp_keys) > 1 and not launch.enable_dp_attention:
-        return [Group(f"DP{d}", [r for r in targets if r.dp_rank == d], [r for r in drafts if r.dp_rank == d])
-                for d in dp_keys]
+        return [
+            Group(f"DP{d}", [r for r in targets if r.dp_rank == d], [r for r in drafts if r.dp_rank == d])
+            for d in dp_keys
+        ]
     return [Group("all ranks", targets, drafts)]
 
 
@@ -468,7 +513,11 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     if bpt.value is None and bpt.lo is None:
         bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
     bpt = _refine_with_hicache(launch, group, page, bpt)
-    dbpt = bytes_per_token(_pool_rank(group.drafts), page) if group.drafts else BytesPerToken(None, None, None, "no draft", False)
+    dbpt = (
+        bytes_per_token(_pool_rank(group.drafts), page)
+        if group.drafts
+        else BytesPerToken(None, None, None, "no draft", False)
+    )
     li = LaunchInputs(None, feat, bpt, dbpt, m_pre_rank=m_pre_rank, m_post_rank=m_post_t, spec=spec, notes=notes)
     f = launch.mem_fraction_static
     li.f_source = "--mem-fraction-static (server_args)"
@@ -494,20 +543,29 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
             notes.append("draft weights are counted from 0.5.14 but no draft load was logged")
         if cell is not None and dbpt.value is not None:
             cell = cell + dbpt.value
-            notes.append(f"cell includes the draft KV: {bpt.value:,.0f} + {dbpt.value:,.0f} B/token "
-                         "(SGLang: cell × (1 + L_draft/L_target))")
+            notes.append(
+                f"cell includes the draft KV: {bpt.value:,.0f} + {dbpt.value:,.0f} B/token "
+                "(SGLang: cell × (1 + L_draft/L_target))"
+            )
     steps = _sa(launch, "speculative_num_steps")
     topk = _sa(launch, "speculative_eagle_topk")
     ndraft = _sa(launch, "speculative_num_draft_tokens")
     li.inputs = Inputs(
-        m_pre_gb=m_pre, m_post_gb=m_post, f=float(f), cell=cell, page_size=int(page),
-        max_total_tokens=launch.max_total_tokens, context_len=launch.context_len or launch.context_length,
-        max_running_requests=launch.max_running_requests, dp_size=launch.dp_size or 1,
+        m_pre_gb=m_pre,
+        m_post_gb=m_post,
+        f=float(f),
+        cell=cell,
+        page_size=int(page),
+        max_total_tokens=launch.max_total_tokens,
+        context_len=launch.context_len or launch.context_length,
+        max_running_requests=launch.max_running_requests,
+        dp_size=launch.dp_size or 1,
         dp_attention=bool(launch.enable_dp_attention),
         spec_steps=steps if (spec and _is_int(steps)) else None,
         spec_topk=topk if (spec and _is_int(topk)) else None,
         spec_draft_tokens=ndraft if (spec and _is_int(ndraft)) else None,
-        mamba_gb=mamba_gb(tgt))
+        mamba_gb=mamba_gb(tgt),
+    )
     return li
 
 
@@ -533,8 +591,9 @@ def token_interval(inp: Inputs, feat: Features, bpt: BytesPerToken) -> tuple[int
         return None, None
     extra_cell = (inp.cell - bpt.value) if (inp.cell is not None and bpt.value is not None) else 0.0
     lo_in = inp.with_(m_post_gb=inp.m_post_gb - ROUND_GB, m_pre_gb=inp.m_pre_gb + ROUND_GB, cell=bpt.hi + extra_cell)
-    hi_in = inp.with_(m_post_gb=inp.m_post_gb + ROUND_GB, m_pre_gb=inp.m_pre_gb - ROUND_GB,
-                      cell=max(bpt.lo + extra_cell, 1e-9))
+    hi_in = inp.with_(
+        m_post_gb=inp.m_post_gb + ROUND_GB, m_pre_gb=inp.m_pre_gb - ROUND_GB, cell=max(bpt.lo + extra_cell, 1e-9)
+    )
     return predict(lo_in, feat).tokens, predict(hi_in, feat).tokens
 
 
@@ -568,6 +627,7 @@ def best_inputs(launch, group: Group | None = None) -> LaunchInputs:
         alt = launch_inputs(launch, group, feat)
         if alt.inputs is not None and alt.inputs.cell is not None and matches(alt):
             alt.features.notes = list(li.features.notes) + [
-                f"but the logged pool matches {era.label}'s formula and not the later one's, so {era.label} is used"]
+                f"but the logged pool matches {era.label}'s formula and not the later one's, so {era.label} is used"
+            ]
             return alt
     return li

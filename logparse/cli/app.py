@@ -10,8 +10,6 @@ stays fast.
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 app = typer.Typer(
@@ -26,16 +24,16 @@ app = typer.Typer(
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> "typer.Exit":
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     """One clear line on stderr, then the documented exit code."""
     typer.echo(f"logparse: {message}", err=True)
     return typer.Exit(code)
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
-                                       is_eager=True)) -> None:
+def _main(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True)) -> None:
     if version:
         from logparse import __version__
+
         typer.echo(f"logparse {__version__}")
         raise typer.Exit(0)

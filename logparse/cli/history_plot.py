@@ -33,6 +33,7 @@ def _arg_note(row) -> str:
 def plot_history(df, metric: str, path: str) -> int:
     """Draw one panel per deployment; returns the number of panels drawn."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -53,8 +54,15 @@ def plot_history(df, metric: str, path: str) -> int:
         for x, r in zip(xs, rows):
             if r[metric] is None:
                 continue
-            ax.scatter([x], [r[metric]], s=46, zorder=3, color=OUTCOME_COLOR.get(r["outcome"], "#555"),
-                       edgecolor="white", linewidth=0.8)
+            ax.scatter(
+                [x],
+                [r[metric]],
+                s=46,
+                zorder=3,
+                color=OUTCOME_COLOR.get(r["outcome"], "#555"),
+                edgecolor="white",
+                linewidth=0.8,
+            )
         known = [y for y in ys if y is not None]
         lo, hi = (min(known), max(known)) if known else (0, 1)
         span = (hi - lo) or (abs(hi) or 1.0)
@@ -68,30 +76,57 @@ def plot_history(df, metric: str, path: str) -> int:
                 ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
                 notes.append((_arg_note(r), "#00838f"))
             for k, (text, color) in enumerate(notes):
-                ax.text(x - 0.5 + (0.06 + 0.13 * k) * (1 if len(rows) < 12 else 2), 0.98, text,
-                        transform=ax.get_xaxis_transform(), rotation=90, va="top", ha="left",
-                        fontsize=7, color=color, clip_on=True)
+                ax.text(
+                    x - 0.5 + (0.06 + 0.13 * k) * (1 if len(rows) < 12 else 2),
+                    0.98,
+                    text,
+                    transform=ax.get_xaxis_transform(),
+                    rotation=90,
+                    va="top",
+                    ha="left",
+                    fontsize=7,
+                    color=color,
+                    clip_on=True,
+                )
             if r.get(f"{metric}_change") not in (None, 0) and r[metric] is not None:
                 ch = r[f"{metric}_change"]
-                ax.annotate(f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}", (x, r[metric]),
-                            textcoords="offset points", xytext=(0, -14), ha="center", fontsize=7.5,
-                            color="#2e7d32" if ch > 0 else "#c62828")
+                ax.annotate(
+                    f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}",
+                    (x, r[metric]),
+                    textcoords="offset points",
+                    xytext=(0, -14),
+                    ha="center",
+                    fontsize=7.5,
+                    color="#2e7d32" if ch > 0 else "#c62828",
+                )
         if not known:
-            ax.text(0.5, 0.5, f"no {metric} in these launches", transform=ax.transAxes, ha="center",
-                    va="center", color="#777", fontsize=9)
+            ax.text(
+                0.5,
+                0.5,
+                f"no {metric} in these launches",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                color="#777",
+                fontsize=9,
+            )
         ax.set_xticks(xs)
         ax.set_xticklabels([_label(r, dense=len(rows) > 10) for r in rows], fontsize=7)
         ax.set_xlim(-0.7, max(len(rows) - 0.3, 0.7))
         if known and all(isinstance(y, int) for y in known) and max(abs(y) for y in known) >= 1000:
             from matplotlib.ticker import StrMethodFormatter
+
             ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_ylabel(metric)
         ax.grid(axis="y", alpha=0.3)
         ax.set_title(dep, fontsize=9.5, loc="left")
     from matplotlib.lines import Line2D
+
     handles = [Line2D([], [], marker="o", ls="", color=c, label=o) for o, c in OUTCOME_COLOR.items()]
-    handles += [Line2D([], [], ls="--", color="#8e24aa", label="SGLang version changed"),
-                Line2D([], [], ls=":", color="#00838f", label="server arguments changed")]
+    handles += [
+        Line2D([], [], ls="--", color="#8e24aa", label="SGLang version changed"),
+        Line2D([], [], ls=":", color="#00838f", label="server arguments changed"),
+    ]
     fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=5, frameon=False)
     fig.suptitle(f"{metric} over launches", x=0.01, ha="left", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.6 * n + 0.6)))

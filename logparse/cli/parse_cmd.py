@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -15,17 +15,29 @@ def _journal_options_used(journal: bool, unit, since, until, directory, jfile) -
     return journal or any(x for x in (unit, since, until, directory, jfile))
 
 
-def open_requested_sources(paths: list[str], input_format: str | None, journal: bool, unit: str | None,
-                           since: str | None, until: str | None, directory: str | None, jfile: str | None,
-                           after_cursor: str | None = None) -> list:
+def open_requested_sources(
+    paths: list[str],
+    input_format: str | None,
+    journal: bool,
+    unit: str | None,
+    since: str | None,
+    until: str | None,
+    directory: str | None,
+    jfile: str | None,
+    after_cursor: str | None = None,
+) -> list:
     """The sources a command was asked to read (files and/or a journal query)."""
     from logparse import sources
+
     out = []
     if _journal_options_used(journal, unit, since, until, directory, jfile):
         if not hasattr(sources, "journal_source"):
             raise sources.InputError("reading the journal is not available in this build")
-        out.append(sources.journal_source(unit=unit, since=since, until=until, directory=directory, file=jfile,
-                                          after_cursor=after_cursor))
+        out.append(
+            sources.journal_source(
+                unit=unit, since=since, until=until, directory=directory, file=jfile, after_cursor=after_cursor
+            )
+        )
     if paths:
         out.extend(sources.open_inputs(paths, input_format=input_format))
     if not out:
@@ -35,7 +47,7 @@ def open_requested_sources(paths: list[str], input_format: str | None, journal: 
 
 @app.command()
 def parse(
-    paths: List[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
+    paths: list[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
     as_json: bool = typer.Option(False, "--json", help="Print the parse result as one JSON document."),
     ndjson: bool = typer.Option(False, "--ndjson", help="Print one JSON object per launch."),
     events: bool = typer.Option(False, "--events", help="With --json/--ndjson: include every parsed event."),
@@ -45,7 +57,9 @@ def parse(
     unit: Optional[str] = typer.Option(None, "-u", "--unit", help="journalctl -u UNIT"),
     since: Optional[str] = typer.Option(None, "--since", help="journalctl --since"),
     until: Optional[str] = typer.Option(None, "--until", help="journalctl --until"),
-    directory: Optional[str] = typer.Option(None, "-D", "--directory", help="journalctl -D DIR (e.g. a central journal)"),
+    directory: Optional[str] = typer.Option(
+        None, "-D", "--directory", help="journalctl -D DIR (e.g. a central journal)"
+    ),
     jfile: Optional[str] = typer.Option(None, "--file", help="journalctl --file F.journal"),
     show_unrecognized: int = typer.Option(10, "--show-unrecognized", help="How many unrecognized lines to list."),
 ) -> None:
@@ -69,10 +83,14 @@ def parse(
             typer.echo(f"warning: {w}", err=True)
     else:
         from logparse.cli.render import print_parse_result
+
         print_parse_result(result, show_unrecognized=show_unrecognized)
 
     if not result.launches:
         total = result.lines.total
-        raise fail(f"no SGLang launch found ({total} line(s) read: {result.lines.parsed} parsed, "
-                   f"{result.lines.noise} noise, {result.lines.unrecognized} unrecognized)", EXIT_USAGE)
+        raise fail(
+            f"no SGLang launch found ({total} line(s) read: {result.lines.parsed} parsed, "
+            f"{result.lines.noise} noise, {result.lines.unrecognized} unrecognized)",
+            EXIT_USAGE,
+        )
     raise typer.Exit(EXIT_OK)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-_COLORS = {"start": "#4C72B0", "subtotal": "#4C72B0", "end": "#2CA02C", "KV pool": "#DD8452",
-           "weights": "#8C8C8C", "draft": "#C44E52", "graphs": "#8172B3", "other": "#CCB974"}
+_COLORS = {
+    "start": "#4C72B0",
+    "subtotal": "#4C72B0",
+    "end": "#2CA02C",
+    "KV pool": "#DD8452",
+    "weights": "#8C8C8C",
+    "draft": "#C44E52",
+    "graphs": "#8172B3",
+    "other": "#CCB974",
+}
 
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -54,8 +64,10 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
     unit = "GiB" + (" (system memory)" if rep.get("memory_kind") == "cpu" else "")
     bars = _levels(wf)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [1, 3]})
-    title = (f"{rep.get('model_path') or 'launch'} — SGLang {rep.get('sglang_version_range') or '?'}, "
-             f"{rep.get('era_label')}, mem_fraction_static={rep.get('mem_fraction_static')}")
+    title = (
+        f"{rep.get('model_path') or 'launch'} — SGLang {rep.get('sglang_version_range') or '?'}, "
+        f"{rep.get('era_label')}, mem_fraction_static={rep.get('mem_fraction_static')}"
+    )
     fig.suptitle(title, fontsize=11)
     if not bars:
         ax1.text(0.5, 0.5, "no memory figures in this launch", ha="center", va="center")
@@ -76,8 +88,9 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
                 y = lo if st["kind"] == "minus" else hi
                 ax.plot([i + 0.35, i + 0.65], [y, y], color="black", linewidth=0.6, linestyle=":")
         ax.set_xticks(range(len(items)))
-        ax.set_xticklabels([st["label"].replace(" (", "\n(") for st, _, _ in items], rotation=30, ha="right",
-                           fontsize=8)
+        ax.set_xticklabels(
+            [st["label"].replace(" (", "\n(") for st, _, _ in items], rotation=30, ha="right", fontsize=8
+        )
 
     top = max(hi for _, _, hi in left)
     ax1.set_ylim(0, top * 1.12)
@@ -87,21 +100,37 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
     top2 = max(hi for _, _, hi in right)
     reserved0 = rep.get("reserved_gb")
     if reserved0 is not None and reserved0 > top2:
-        top2 = reserved0            # held back more than was free after the weights: no KV budget at all
+        top2 = reserved0  # held back more than was free after the weights: no KV budget at all
     ax2.set_ylim(0, top2 * 1.15)
     draw(ax2, right)
     ax2.set_title(f"after the weights ({rep.get('min_rank')}, the rank with the least headroom)", fontsize=9)
     reserved = rep.get("reserved_gb")
     if reserved is not None and reserved > 0:
         ax2.axhline(reserved, color="#C44E52", linestyle="--", linewidth=1)
-        ax2.text(0.99, reserved, f"held back (1−f)·M_pre = {reserved:.2f}", color="#C44E52",
-                 ha="right", va="bottom", fontsize=8, transform=ax2.get_yaxis_transform())
+        ax2.text(
+            0.99,
+            reserved,
+            f"held back (1−f)·M_pre = {reserved:.2f}",
+            color="#C44E52",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            transform=ax2.get_yaxis_transform(),
+        )
     pk = rep.get("predicted_kv_gb")
     for i, (st, lo, hi) in enumerate(right):
         if st["label"] == "KV pool" and pk is not None:
             ax2.plot([i - 0.35, i + 0.35], [hi - pk, hi - pk], color="black", linewidth=1.5)
-            ax2.text(i, (hi + lo) / 2, f"logged\n{st['gb']:.2f}\n\npredicted\n{pk:.2f}",
-                     fontsize=6.5, ha="center", va="center", color="white", fontweight="bold")
+            ax2.text(
+                i,
+                (hi + lo) / 2,
+                f"logged\n{st['gb']:.2f}\n\npredicted\n{pk:.2f}",
+                fontsize=6.5,
+                ha="center",
+                va="center",
+                color="white",
+                fontweight="bold",
+            )
     # per-rank markers: every rank's own level after each step of the right panel
     if len(ranks) > 1:
         for r in ranks:
@@ -127,9 +156,17 @@ def plot_diff(rep: dict[str, Any], path: str) -> str:
     plt = _plt()
     import numpy as np
 
-    fields = [("weights_gb", "weights"), ("post_load_avail_gb", "free after\nweights"), ("reserved_gb", "held back"),
-              ("actual_kv_gb", "KV pool"), ("graph_gb", "CUDA graphs"), ("draft_weights_gb", "draft\nweights"),
-              ("draft_kv_gb", "draft KV"), ("other_gb", "other"), ("headroom_gb", "headroom")]
+    fields = [
+        ("weights_gb", "weights"),
+        ("post_load_avail_gb", "free after\nweights"),
+        ("reserved_gb", "held back"),
+        ("actual_kv_gb", "KV pool"),
+        ("graph_gb", "CUDA graphs"),
+        ("draft_weights_gb", "draft\nweights"),
+        ("draft_kv_gb", "draft KV"),
+        ("other_gb", "other"),
+        ("headroom_gb", "headroom"),
+    ]
     bud = rep["budget"]
     fields = [(k, lab) for k, lab in fields if bud.get(k) and (bud[k]["a"] is not None or bud[k]["b"] is not None)]
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 5.4), gridspec_kw={"width_ratios": [6, 4, 1.3]})
@@ -141,8 +178,15 @@ def plot_diff(rep: dict[str, Any], path: str) -> str:
     bb = ax1.bar(x + 0.2, vb, 0.4, label="B", color="#DD8452")
     for bars in (ba, bb):
         for b_ in bars:
-            ax1.text(b_.get_x() + b_.get_width() / 2, b_.get_height(), f" {b_.get_height():.2f}", ha="center",
-                     va="bottom", fontsize=7, rotation=90)
+            ax1.text(
+                b_.get_x() + b_.get_width() / 2,
+                b_.get_height(),
+                f" {b_.get_height():.2f}",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90,
+            )
     ax1.set_ylim(0, max(va + vb + [1]) * 1.18)
     ax1.set_xticks(x)
     ax1.set_xticklabels([lab for _, lab in fields], fontsize=8)
@@ -151,6 +195,7 @@ def plot_diff(rep: dict[str, Any], path: str) -> str:
     ax1.legend(frameon=False)
     at = rep["attribution"]
     from matplotlib.ticker import FuncFormatter
+
     ax2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     if at.get("supported") and at.get("a_tokens") is not None and at.get("b_tokens") is not None:
         labels = ["A (logged)"] + [s["input"].replace(" (", "\n(") for s in at["steps"]]

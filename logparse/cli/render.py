@@ -23,7 +23,7 @@ def _fmt(v: Any, digits: int = 2) -> str:
     return str(v)
 
 
-from logparse.launches.model import rank_label  # noqa: E402,F401  (re-exported for the CLI modules)
+from logparse.launches.model import rank_label  # noqa: E402  (re-exported for the CLI modules)
 
 
 def launch_header(launch: Launch) -> Text:
@@ -33,8 +33,11 @@ def launch_header(launch: Launch) -> Text:
     t.append(f"  SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}")
     if launch.model_path:
         t.append(f"  {launch.model_path}")
-    sizes = [f"{k}={v}" for k, v in (("tp", launch.tp_size), ("dp", launch.dp_size), ("pp", launch.pp_size),
-                                     ("ep", launch.ep_size)) if v is not None]
+    sizes = [
+        f"{k}={v}"
+        for k, v in (("tp", launch.tp_size), ("dp", launch.dp_size), ("pp", launch.pp_size), ("ep", launch.ep_size))
+        if v is not None
+    ]
     if sizes:
         t.append("  " + " ".join(sizes))
     where = [x for x in (launch.host, launch.unit, f"pid {launch.pid}" if launch.pid else None) if x]
@@ -66,14 +69,38 @@ def make_console() -> Console:
 def rank_table(launch: Launch) -> Table:
     mem = "CPU" if (launch.available_mem_kind == "cpu" or launch.device == "cpu") else "GPU"
     table = Table(title=f"per-rank {mem} memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("rank", "worker", "before load", "weights", "after load", "load s", "KV dtype", "KV tokens",
-                "KV GiB", "after pool", "graphs", "after graphs", "graph s"):
+    for col in (
+        "rank",
+        "worker",
+        "before load",
+        "weights",
+        "after load",
+        "load s",
+        "KV dtype",
+        "KV tokens",
+        "KV GiB",
+        "after pool",
+        "graphs",
+        "after graphs",
+        "graph s",
+    ):
         table.add_column(col, justify="right" if col not in ("rank", "worker", "KV dtype") else "left")
     for r in launch.ranks:
-        table.add_row(rank_label(r), r.worker, _fmt(r.avail_before_load_gb), _fmt(r.weights_gb),
-                      _fmt(r.avail_after_load_gb), _fmt(r.load_s), (r.kv_dtype or "—").replace("torch.", ""),
-                      _fmt(r.kv_tokens), _fmt(r.kv_size_gb), _fmt(r.avail_after_pool_gb), _fmt(r.graph_gb),
-                      _fmt(r.avail_after_graph_gb), _fmt(r.graph_s))
+        table.add_row(
+            rank_label(r),
+            r.worker,
+            _fmt(r.avail_before_load_gb),
+            _fmt(r.weights_gb),
+            _fmt(r.avail_after_load_gb),
+            _fmt(r.load_s),
+            (r.kv_dtype or "—").replace("torch.", ""),
+            _fmt(r.kv_tokens),
+            _fmt(r.kv_size_gb),
+            _fmt(r.avail_after_pool_gb),
+            _fmt(r.graph_gb),
+            _fmt(r.avail_after_graph_gb),
+            _fmt(r.graph_s),
+        )
     return table
 
 
@@ -86,8 +113,17 @@ def print_launch(console: Console, launch: Launch) -> None:
     if launch.sglang_version_range and not launch.sglang_version:
         console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")
     args = []
-    for k in ("mem_fraction_static", "kv_cache_dtype", "page_size", "context_length", "chunked_prefill_size",
-              "max_running_requests", "max_total_tokens", "speculative_algorithm", "enable_hierarchical_cache"):
+    for k in (
+        "mem_fraction_static",
+        "kv_cache_dtype",
+        "page_size",
+        "context_length",
+        "chunked_prefill_size",
+        "max_running_requests",
+        "max_total_tokens",
+        "speculative_algorithm",
+        "enable_hierarchical_cache",
+    ):
         v = getattr(launch, k)
         if v not in (None, False):
             args.append(f"{k}={v}")
@@ -96,19 +132,28 @@ def print_launch(console: Console, launch: Launch) -> None:
     if launch.ranks:
         console.print(rank_table(launch))
     if launch.max_total_num_tokens is not None:
-        mem = f", available_{launch.available_mem_kind or 'gpu'}_mem={_fmt(launch.available_mem_gb)} GiB" \
-            if launch.available_mem_gb is not None else ""
-        console.print(f"  max_total_num_tokens={_fmt(launch.max_total_num_tokens)}, max_prefill_tokens="
-                      f"{_fmt(launch.max_prefill_tokens)}, max_running_requests={_fmt(launch.max_running_requests_effective)}, "
-                      f"context_len={_fmt(launch.context_len)}{mem}")
+        mem = (
+            f", available_{launch.available_mem_kind or 'gpu'}_mem={_fmt(launch.available_mem_gb)} GiB"
+            if launch.available_mem_gb is not None
+            else ""
+        )
+        console.print(
+            f"  max_total_num_tokens={_fmt(launch.max_total_num_tokens)}, max_prefill_tokens="
+            f"{_fmt(launch.max_prefill_tokens)}, max_running_requests={_fmt(launch.max_running_requests_effective)}, "
+            f"context_len={_fmt(launch.context_len)}{mem}"
+        )
     if launch.hicache_host_gb is not None:
-        console.print(f"  HiCache host pool: {launch.hicache_host_gb:.2f} GB (decimal) per rank"
-                      + (f", {launch.hicache_host_tokens:,} tokens" if launch.hicache_host_tokens else ""))
+        console.print(
+            f"  HiCache host pool: {launch.hicache_host_gb:.2f} GB (decimal) per rank"
+            + (f", {launch.hicache_host_tokens:,} tokens" if launch.hicache_host_tokens else "")
+        )
     rt = launch.runtime
     if rt.get("batch_lines"):
-        console.print(f"  runtime: peak #running-req {_fmt(rt.get('peak_running_req'))}, peak token usage "
-                      f"{_fmt(rt.get('peak_token_usage'))}, peak #queue-req {_fmt(rt.get('peak_queue_req'))}, "
-                      f"retractions {rt.get('retractions', 0)}")
+        console.print(
+            f"  runtime: peak #running-req {_fmt(rt.get('peak_running_req'))}, peak token usage "
+            f"{_fmt(rt.get('peak_token_usage'))}, peak #queue-req {_fmt(rt.get('peak_queue_req'))}, "
+            f"retractions {rt.get('retractions', 0)}"
+        )
     if launch.error:
         console.print(Text("  error: " + launch.error, style="red"))
     for w in launch.warnings:
@@ -121,8 +166,10 @@ def print_parse_result(result: ParseResult, show_unrecognized: int = 10) -> None
     for launch in result.launches:
         print_launch(console, launch)
     lc = result.lines
-    console.print(f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
-                  f"{lc.unrecognized} unrecognized")
+    console.print(
+        f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
+        f"{lc.unrecognized} unrecognized"
+    )
     if result.unrecognized and show_unrecognized:
         console.print("unrecognized lines:", style="yellow")
         for u in result.unrecognized[:show_unrecognized]:
@@ -146,8 +193,10 @@ def print_table(console: Console, table: Table) -> None:
     cols = table.columns
     cells = [[_plain(c) for c in col._cells] for col in cols]
     headers = [_plain(col.header) for col in cols]
-    widths = [max([len(h)] + [max((len(x) for x in v.split("\n")), default=0) for v in vals])
-              for h, vals in zip(headers, cells)]
+    widths = [
+        max([len(h)] + [max((len(x) for x in v.split("\n")), default=0) for v in vals])
+        for h, vals in zip(headers, cells)
+    ]
     right = [col.justify == "right" for col in cols]
 
     def fmt(values: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -26,6 +26,7 @@ def _format(as_json: bool, fmt: str | None) -> str:
 
 def _resolve(ref: str, db: str | None):
     from logparse.store.resolve import RefError, StoreUnavailable, resolve
+
     try:
         return resolve(ref, db)
     except StoreUnavailable as exc:
@@ -51,11 +52,17 @@ def _plot_path(plot: str | None) -> str | None:
 
 @app.command()
 def explain(
-    launch: str = typer.Argument(..., metavar="LAUNCH|FILE", help="A log file (its last launch), FILE#N, or a store reference."),
+    launch: str = typer.Argument(
+        ..., metavar="LAUNCH|FILE", help="A log file (its last launch), FILE#N, or a store reference."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (same as --format json)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="table (default) or json."),
-    plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg", help="Write a waterfall chart of the budget."),
-    margin: float = typer.Option(2.0, "--margin", metavar="GB", help="Headroom the mem_fraction_static what-if aims for (GiB)."),
+    plot: Optional[str] = typer.Option(
+        None, "--plot", metavar="FILE.png|.svg", help="Write a waterfall chart of the budget."
+    ),
+    margin: float = typer.Option(
+        2.0, "--margin", metavar="GB", help="Headroom the mem_fraction_static what-if aims for (GiB)."
+    ),
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGPARSE_DB", help=_DB_HELP),
 ) -> None:
     """Explain a launch's memory budget: why the KV pool has its size, where the rest went, and what-ifs."""
@@ -65,8 +72,10 @@ def explain(
         raise fail("--margin must be ≥ 0", EXIT_USAGE)
     la = _resolve(launch, db)
     from logparse.reports.explain import explain_launch, render_explain
+
     rep = explain_launch(la, margin_gb=margin)
     from logparse.cli.plots import plot_explain
+
     _emit(rep, fmt_, plot, plot_explain, render_explain)
 
 
@@ -84,8 +93,10 @@ def diff(
     plot = _plot_path(plot)
     la, lb = _resolve(a, db), _resolve(b, db)
     from logparse.reports.diff import diff_launches, render_diff
+
     rep = diff_launches(la, lb)
     from logparse.cli.plots import plot_diff
+
     _emit(rep, fmt_, plot, plot_diff, render_diff)
 
 
@@ -101,6 +112,7 @@ def _emit(rep: dict, fmt_: str, plot: Optional[str], plotter, renderer) -> None:
         _dump(rep)
     else:
         from logparse.cli.render import make_console
+
         console = make_console()
         renderer(rep, console)
         if plot:
@@ -110,18 +122,34 @@ def _emit(rep: dict, fmt_: str, plot: Optional[str], plotter, renderer) -> None:
 
 @app.command()
 def check(
-    launch: Optional[str] = typer.Argument(None, metavar="[LAUNCH]",
-                                           help="The launch to judge (file, FILE#N, store reference); default @latest."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="REF",
-                                           help="The launch to compare with; default: the previous launch of the same "
-                                                "deployment in the store."),
-    history: Optional[List[str]] = typer.Option(None, "--history", metavar="PATH",
-                                                help="Log files whose launches form the history for noisy metrics "
-                                                     "(repeatable); the store's history is used with --db."),
-    kv_tol: float = typer.Option(1.0, "--kv-tokens-tolerance", metavar="PCT",
-                                 help="Allowed drop of KV tokens and pool size vs the baseline, in percent."),
-    mad_k: float = typer.Option(3.5, "--mad-k", metavar="K", help="Flag a noisy metric when |x − median| > K·1.4826·MAD."),
-    min_history: int = typer.Option(5, "--min-history", metavar="N", help="Launches needed before noisy metrics are judged."),
+    launch: Optional[str] = typer.Argument(
+        None, metavar="[LAUNCH]", help="The launch to judge (file, FILE#N, store reference); default @latest."
+    ),
+    baseline: Optional[str] = typer.Option(
+        None,
+        "--baseline",
+        metavar="REF",
+        help="The launch to compare with; default: the previous launch of the same deployment in the store.",
+    ),
+    history: Optional[list[str]] = typer.Option(
+        None,
+        "--history",
+        metavar="PATH",
+        help="Log files whose launches form the history for noisy metrics "
+        "(repeatable); the store's history is used with --db.",
+    ),
+    kv_tol: float = typer.Option(
+        1.0,
+        "--kv-tokens-tolerance",
+        metavar="PCT",
+        help="Allowed drop of KV tokens and pool size vs the baseline, in percent.",
+    ),
+    mad_k: float = typer.Option(
+        3.5, "--mad-k", metavar="K", help="Flag a noisy metric when |x − median| > K·1.4826·MAD."
+    ),
+    min_history: int = typer.Option(
+        5, "--min-history", metavar="N", help="Launches needed before noisy metrics are judged."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     fmt: Optional[str] = typer.Option(None, "--format", help="table (default) or json."),
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGPARSE_DB", help=_DB_HELP),
@@ -131,6 +159,7 @@ def check(
     if kv_tol < 0 or mad_k <= 0 or min_history < 2:
         raise fail("--kv-tokens-tolerance ≥ 0, --mad-k > 0 and --min-history ≥ 2 are required", EXIT_USAGE)
     from logparse.reports import check as ck
+
     new = _resolve(launch or "@latest", db)
     base = None
     base_ref = baseline
@@ -146,17 +175,25 @@ def check(
         hist_launches = []
         for p in history:
             from logparse.store.resolve import RefError, launches_of_file
+
             try:
                 hist_launches.extend(launches_of_file(p))
             except RefError as exc:
                 raise fail(str(exc), EXIT_USAGE)
-    rep = ck.run_check(new, base, baseline_ref=base_ref, history_launches=hist_launches, db=db,
-                       thresholds=ck.Thresholds(kv_tokens_tolerance_pct=kv_tol, mad_k=mad_k, min_history=min_history),
-                       notes=notes)
+    rep = ck.run_check(
+        new,
+        base,
+        baseline_ref=base_ref,
+        history_launches=hist_launches,
+        db=db,
+        thresholds=ck.Thresholds(kv_tokens_tolerance_pct=kv_tol, mad_k=mad_k, min_history=min_history),
+        notes=notes,
+    )
     if fmt_ == "json":
         _dump(rep)
     else:
         from logparse.cli.render import make_console
+
         ck.render_check(rep, make_console())
     if rep["status"] == "nothing_to_compare":
         # The first launch of a deployment has no baseline: nothing regressed, and a CI gate

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any, Optional
 
 import typer
 
@@ -31,19 +32,21 @@ def _db_opt():
 @contextmanager
 def _errors() -> Iterator[None]:
     """Library errors -> one line on stderr and the documented exit code."""
-    from logparse.store.refs import RefError
     from logparse.sources import InputError
     from logparse.store import QueryRefused, StoreError
+    from logparse.store.refs import RefError
+
     try:
         yield
     except StoreError as exc:
         raise fail(str(exc), EXIT_STORE)
     except (RefError, InputError, QueryRefused) as exc:
         raise fail(str(exc), EXIT_USAGE)
-    except OSError as exc:   # disk full, read-only file system, permissions on the store's folder
+    except OSError as exc:  # disk full, read-only file system, permissions on the store's folder
         raise fail(f"store: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), EXIT_STORE)
     except Exception as exc:  # duckdb.Error and friends: the transaction was rolled back
         import duckdb
+
         if not isinstance(exc, duckdb.Error):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
@@ -52,6 +55,7 @@ def _errors() -> Iterator[None]:
 
 def _store(db: Optional[str], lock_timeout: float | None = None):
     from logparse.store import Store
+
     return Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
 
 
@@ -66,6 +70,7 @@ def _check_format(fmt: str, output: Optional[str]) -> str:
 
 def _plain_value(v: Any) -> Any:
     from datetime import date, datetime
+
     if isinstance(v, (datetime, date)):
         return v.isoformat()
     if isinstance(v, float) and v != v:
@@ -76,6 +81,7 @@ def _plain_value(v: Any) -> Any:
 def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None, json_columns=()) -> None:
     """Write a polars DataFrame as a table, CSV, JSON array, NDJSON or Parquet."""
     import polars as pl
+
     if fmt == "parquet":
         df.write_parquet(output)
         typer.echo(f"wrote {df.height} row(s) to {output}", err=True)
@@ -86,10 +92,8 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
             out = {}
             for k, v in row.items():
                 if k in json_columns and isinstance(v, str):
-                    try:
+                    with suppress(ValueError):
                         v = json.loads(v)
-                    except ValueError:
-                        pass
                 out[k] = _plain_value(v)
             rows.append(out)
         if fmt == "json":
@@ -99,14 +103,22 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
         _write_text(text, output)
         return
     if fmt == "csv":
-        flat = df.with_columns([pl.col(c).cast(pl.List(pl.String)).list.join(", ") for c, t in df.schema.items()
-                                if isinstance(t, pl.List)])
-        flat = flat.with_columns([pl.col(c).cast(pl.String) for c, t in flat.schema.items()
-                                  if isinstance(t, (pl.Struct, pl.Array, pl.Object))])
+        flat = df.with_columns(
+            [pl.col(c).cast(pl.List(pl.String)).list.join(", ") for c, t in df.schema.items() if isinstance(t, pl.List)]
+        )
+        flat = flat.with_columns(
+            [
+                pl.col(c).cast(pl.String)
+                for c, t in flat.schema.items()
+                if isinstance(t, (pl.Struct, pl.Array, pl.Object))
+            ]
+        )
         _write_text(flat.write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f"), output)
         return
     from rich.table import Table
+
     from logparse.cli.render import make_console
+
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     numeric = {c for c, t in df.schema.items() if t.is_numeric()}
     for c in df.columns:
@@ -114,8 +126,10 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
     for row in df.iter_rows():
         table.add_row(*[_cell(v) for v in row])
     from logparse.cli.render import print_table
+
     if output:
         from rich.console import Console
+
         with open(output, "w", encoding="utf-8") as fh:
             print_table(Console(file=fh, width=200, highlight=False), table)
         return
@@ -124,7 +138,9 @@ def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None
 
 def _cell(v: Any) -> str:
     from datetime import datetime
+
     from logparse.cli.render import _fmt
+
     if isinstance(v, datetime):
         return v.isoformat(sep=" ", timespec="seconds")
     if isinstance(v, list):
@@ -153,12 +169,18 @@ def _parse_labels(labels: list[str] | None) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------- ingest
 
+
 @app.command()
 def ingest(
-    paths: List[str] = typer.Argument(None, help="Log files, directories, '-' for stdin, export directories "
-                                                 "or other .duckdb stores to merge."),
-    journal: bool = typer.Option(False, "--journal", help="Read the systemd journal with journalctl, from where "
-                                                          "the last --journal ingest of the same query stopped."),
+    paths: list[str] = typer.Argument(
+        None, help="Log files, directories, '-' for stdin, export directories or other .duckdb stores to merge."
+    ),
+    journal: bool = typer.Option(
+        False,
+        "--journal",
+        help="Read the systemd journal with journalctl, from where "
+        "the last --journal ingest of the same query stopped.",
+    ),
     unit: Optional[str] = typer.Option(None, "-u", "--unit", help="journalctl -u UNIT"),
     since: Optional[str] = typer.Option(None, "--since", help="journalctl --since"),
     until: Optional[str] = typer.Option(None, "--until", help="journalctl --until"),
@@ -166,8 +188,9 @@ def ingest(
     jfile: Optional[str] = typer.Option(None, "--file", help="journalctl --file F.journal"),
     no_resume: bool = typer.Option(False, "--no-resume", help="With --journal: ignore the stored cursor."),
     host: Optional[str] = typer.Option(None, "--host", help="Host name for inputs that do not say (plain files)."),
-    label: Optional[List[str]] = typer.Option(None, "--label", help="key=value label on every launch ingested "
-                                                                    "(repeatable); 'deployment' sets the deployment."),
+    label: Optional[list[str]] = typer.Option(
+        None, "--label", help="key=value label on every launch ingested (repeatable); 'deployment' sets the deployment."
+    ),
     sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     db: Optional[str] = _db_opt(),
@@ -178,9 +201,10 @@ def ingest(
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
     from logparse.cli.parse_cmd import _journal_options_used
+
     labels = _parse_labels(label)
     store = _store(db, lock_timeout)
-    opts = dict(host=host, labels=labels, sglang_version=sglang_version, input_format=input_format)
+    opts = {"host": host, "labels": labels, "sglang_version": sglang_version, "input_format": input_format}
 
     def show(out) -> None:
         if quiet:
@@ -188,25 +212,39 @@ def ingest(
         if out.status == "skipped":
             typer.echo(f"skipped {out.name}: {out.message}", err=True)
         elif out.status == "imported":
-            typer.echo(f"merged {out.name}: {out.added} added, {out.updated} updated, {out.unchanged} unchanged",
-                       err=True)
+            typer.echo(
+                f"merged {out.name}: {out.added} added, {out.updated} updated, {out.unchanged} unchanged", err=True
+            )
         elif out.dropped_lines:
-            typer.echo(f"{out.name}: {out.dropped_lines} runtime line(s) of a launch that is not in the store "
-                       "were dropped", err=True)
+            typer.echo(
+                f"{out.name}: {out.dropped_lines} runtime line(s) of a launch that is not in the store were dropped",
+                err=True,
+            )
 
     use_journal = _journal_options_used(journal, unit, since, until, directory, jfile)
     if not paths and not use_journal:
         raise fail("nothing to ingest: give one or more paths, '-' for stdin, or --journal", EXIT_USAGE)
     from logparse.store import IngestReport
+
     report = IngestReport()
     with _errors():
         if use_journal:
             from logparse import sources as src_mod
+
             factory = getattr(src_mod, "journal_source", None)
             if factory is None:
                 raise fail("reading the journal is not available in this build", EXIT_USAGE)
-            sub = store.ingest_journal(unit=unit, since=since, until=until, directory=directory, file=jfile,
-                                       resume=not no_resume, on_outcome=show, source_factory=factory, **opts)
+            sub = store.ingest_journal(
+                unit=unit,
+                since=since,
+                until=until,
+                directory=directory,
+                file=jfile,
+                resume=not no_resume,
+                on_outcome=show,
+                source_factory=factory,
+                **opts,
+            )
             report.sources += sub.sources
             report.warnings += sub.warnings
         if paths:
@@ -230,6 +268,7 @@ def ingest(
 
 # ---------------------------------------------------------------------------- launches
 
+
 @app.command("launches")
 def launches_cmd(
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
@@ -251,8 +290,16 @@ def launches_cmd(
     with _errors():
         try:
             # the table needs no DataFrame: plain rows start faster (no polars, no pyarrow)
-            df = store.launches(host=host, model=model, since=since, until=until, outcome=outcome,
-                                deployment=deployment, limit=limit, as_rows=fmt == "table")
+            df = store.launches(
+                host=host,
+                model=model,
+                since=since,
+                until=until,
+                outcome=outcome,
+                deployment=deployment,
+                limit=limit,
+                as_rows=fmt == "table",
+            )
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE)
     if fmt == "table":
@@ -264,25 +311,54 @@ def launches_cmd(
 def _launch_table(df) -> None:
     from rich.table import Table
     from rich.text import Text
+
     from logparse.cli.render import OUTCOME_STYLE, _fmt, make_console
+
     t = Table(title=f"{df.height} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
-    cols = [("launch", "left"), ("host", "left"), ("started", "left"), ("outcome", "left"), ("SGLang", "left"),
-            ("model", "left"), ("tp", "right"), ("dp", "right"), ("mem frac", "right"), ("KV tokens", "right"),
-            ("max tokens", "right"), ("weights GiB", "right"), ("headroom GiB", "right"), ("peak usage", "right"),
-            ("retract", "right"), ("warn", "right")]
+    cols = [
+        ("launch", "left"),
+        ("host", "left"),
+        ("started", "left"),
+        ("outcome", "left"),
+        ("SGLang", "left"),
+        ("model", "left"),
+        ("tp", "right"),
+        ("dp", "right"),
+        ("mem frac", "right"),
+        ("KV tokens", "right"),
+        ("max tokens", "right"),
+        ("weights GiB", "right"),
+        ("headroom GiB", "right"),
+        ("peak usage", "right"),
+        ("retract", "right"),
+        ("warn", "right"),
+    ]
     for name, just in cols:
         t.add_column(name, justify=just, no_wrap=name in ("launch", "started", "outcome"))
     for r in df.iter_rows(named=True):
         model = (r.get("model_path") or "—").rstrip("/").rsplit("/", 1)[-1]
         usage = r.get("peak_token_usage")
         mf = r.get("mem_fraction_static")
-        t.add_row(r["launch_id"][:12], r.get("host") or "—", _cell(r.get("started_at")),
-                  Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome"), "")),
-                  r.get("version") or "?", model, _fmt(r.get("tp_size")), _fmt(r.get("dp_size")),
-                  "—" if mf is None else f"{mf:g}", _fmt(r.get("kv_tokens")), _fmt(r.get("max_total_num_tokens")),
-                  _fmt(r.get("weights_gb")), _fmt(r.get("min_headroom_gb")),
-                  "—" if usage is None else f"{usage:.0%}", _fmt(r.get("retractions")), _fmt(r.get("n_warnings")))
+        t.add_row(
+            r["launch_id"][:12],
+            r.get("host") or "—",
+            _cell(r.get("started_at")),
+            Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome"), "")),
+            r.get("version") or "?",
+            model,
+            _fmt(r.get("tp_size")),
+            _fmt(r.get("dp_size")),
+            "—" if mf is None else f"{mf:g}",
+            _fmt(r.get("kv_tokens")),
+            _fmt(r.get("max_total_num_tokens")),
+            _fmt(r.get("weights_gb")),
+            _fmt(r.get("min_headroom_gb")),
+            "—" if usage is None else f"{usage:.0%}",
+            _fmt(r.get("retractions")),
+            _fmt(r.get("n_warnings")),
+        )
     from logparse.cli.render import print_table
+
     print_table(make_console(), t)
 
 
@@ -307,47 +383,73 @@ def _event_summary(ev) -> str:
 
 @app.command()
 def show(
-    launch_ref: str = typer.Argument(..., metavar="LAUNCH", help="launch id prefix, @latest, @-N, HOST@latest, "
-                                                                 "or a log file (path#N for its N-th launch)."),
+    launch_ref: str = typer.Argument(
+        ...,
+        metavar="LAUNCH",
+        help="launch id prefix, @latest, @-N, HOST@latest, or a log file (path#N for its N-th launch).",
+    ),
     events: str = typer.Option("startup", "--events", help="Timeline: startup (default), all, or none."),
     fmt: str = typer.Option("table", "--format", help="table or json."),
     db: Optional[str] = _db_opt(),
 ) -> None:
     """Everything known about one launch: per-rank budget, timeline, warnings, runtime KV pressure."""
     from logparse.store.refs import resolve_launch
+
     if events not in ("startup", "all", "none"):
         raise fail("--events: expected startup, all or none", EXIT_USAGE)
     with _errors():
         launch = resolve_launch(launch_ref, db)
     if fmt == "json":
-        sys.stdout.write(json.dumps(launch.to_dict(with_events=events != "none"), indent=2, default=str,
-                                    ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps(launch.to_dict(with_events=events != "none"), indent=2, default=str, ensure_ascii=False) + "\n"
+        )
         raise typer.Exit(EXIT_OK)
     if fmt != "table":
         raise fail("show: --format is table or json", EXIT_USAGE)
     from rich.table import Table
     from rich.text import Text
+
     from logparse.cli.render import make_console, print_launch, rank_label
+
     console = make_console()
     print_launch(console, launch)
     if launch.server_args:
-        console.print(f"  server_args: {len(launch.server_args)} argument(s) ({launch.server_args_form} form)",
-                      style="dim")
+        console.print(
+            f"  server_args: {len(launch.server_args)} argument(s) ({launch.server_args_form} form)", style="dim"
+        )
     rt = launch.runtime or {}
     if rt.get("batch_lines") or rt.get("retractions"):
         kv = Table(title="runtime KV pressure", title_justify="left", show_edge=False, pad_edge=False)
-        for c in ("batch lines", "peak #running-req", "peak token usage", "peak #token", "peak #queue-req",
-                  "retractions", "first", "last"):
+        for c in (
+            "batch lines",
+            "peak #running-req",
+            "peak token usage",
+            "peak #token",
+            "peak #queue-req",
+            "retractions",
+            "first",
+            "last",
+        ):
             kv.add_column(c, justify="right" if c not in ("first", "last") else "left")
         usage = rt.get("peak_token_usage")
-        kv.add_row(str(rt.get("batch_lines", 0)), _cell(rt.get("peak_running_req")),
-                   f"{usage:.0%}" if isinstance(usage, (int, float)) else "—", _cell(rt.get("peak_tokens")),
-                   _cell(rt.get("peak_queue_req")), str(rt.get("retractions", 0)),
-                   str(rt.get("first_runtime_at") or "—"), str(rt.get("last_runtime_at") or "—"))
+        kv.add_row(
+            str(rt.get("batch_lines", 0)),
+            _cell(rt.get("peak_running_req")),
+            f"{usage:.0%}" if isinstance(usage, (int, float)) else "—",
+            _cell(rt.get("peak_tokens")),
+            _cell(rt.get("peak_queue_req")),
+            str(rt.get("retractions", 0)),
+            str(rt.get("first_runtime_at") or "—"),
+            str(rt.get("last_runtime_at") or "—"),
+        )
         console.print(kv)
         if rt.get("retractions"):
-            console.print(Text(f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted",
-                               style="yellow"))
+            console.print(
+                Text(
+                    f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted",
+                    style="yellow",
+                )
+            )
     if events != "none" and launch.events:
         tl = Table(title="events", title_justify="left", show_edge=False, pad_edge=False)
         for c in ("line", "time", "rank", "worker", "event", "details"):
@@ -358,8 +460,14 @@ def show(
                 skipped += 1
                 continue
             rank = rank_label(ev) if ev.tagged or ev.tp_rank is not None else ""
-            tl.add_row(str(ev.line_no), (ev.ts or "").replace("T", " "), rank, ev.worker or "",
-                       ev.kind + (f" ({ev.form})" if ev.form else ""), _event_summary(ev))
+            tl.add_row(
+                str(ev.line_no),
+                (ev.ts or "").replace("T", " "),
+                rank,
+                ev.worker or "",
+                ev.kind + (f" ({ev.form})" if ev.form else ""),
+                _event_summary(ev),
+            )
         console.print(tl)
         if skipped:
             console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
@@ -368,6 +476,7 @@ def show(
 
 # ---------------------------------------------------------------------------- history
 
+
 def _print_history(store, metric, deployment, host, model, fmt, output, plot) -> None:
     with _errors():
         try:
@@ -375,9 +484,11 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE)
     from logparse.store import resolve_metric
+
     m = resolve_metric(metric)
     if plot:
         from logparse.cli.history_plot import plot_history
+
         try:
             n = plot_history(df, m, plot)
         except ValueError as exc:
@@ -391,11 +502,17 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
         return
     from rich.table import Table
     from rich.text import Text
+
     from logparse.cli.render import make_console
+
     t = Table(title=f"{m} over launches, by deployment", title_justify="left", show_edge=False, pad_edge=False)
     for c in ("deployment", "#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
-        t.add_column(c, justify="right" if c in ("#", m, "change") else "left", overflow="fold",
-                     no_wrap=c in ("launch", "started"))
+        t.add_column(
+            c,
+            justify="right" if c in ("#", m, "change") else "left",
+            overflow="fold",
+            no_wrap=c in ("launch", "started"),
+        )
     groups = list(df.group_by(["deployment"], maintain_order=True))
     for gi, ((dep,), part) in enumerate(groups):
         rows = list(part.iter_rows(named=True))
@@ -410,12 +527,24 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
             elif row["args_changed"] is None and row["prev_launch_id"]:
                 what.append(("; " if what else "") + "(server_args unknown)", style="dim")
             change = row[f"{m}_change"]
-            ctext = Text("—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
-                         style="" if not change else ("green" if change > 0 else "red"))
-            t.add_row(_deployment_label(dep) if ri == 0 else "", str(row["launch_no"]), row["launch_id"][:12],
-                      _cell(row["started_at"]), row["outcome"] or "", row["version"] or "?", _cell(row[m]), ctext, what,
-                      end_section=ri == len(rows) - 1 and gi < len(groups) - 1)
+            ctext = Text(
+                "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
+                style="" if not change else ("green" if change > 0 else "red"),
+            )
+            t.add_row(
+                _deployment_label(dep) if ri == 0 else "",
+                str(row["launch_no"]),
+                row["launch_id"][:12],
+                _cell(row["started_at"]),
+                row["outcome"] or "",
+                row["version"] or "?",
+                _cell(row[m]),
+                ctext,
+                what,
+                end_section=ri == len(rows) - 1 and gi < len(groups) - 1,
+            )
     from logparse.cli.render import print_table
+
     print_table(make_console(), t)
 
 
@@ -431,9 +560,15 @@ def _deployment_label(dep: str) -> str:
 
 @app.command()
 def history(
-    metric: str = typer.Option("kv_tokens", "--metric", help="kv_tokens, max_total_num_tokens, avail_after_graph_gb, "
-                                                             "weights_gb, headroom_gb, kv_size_gb, available_mem_gb, ..."),
-    deployment: Optional[str] = typer.Option(None, "--deployment", help="Only this deployment (or a part of its name)."),
+    metric: str = typer.Option(
+        "kv_tokens",
+        "--metric",
+        help="kv_tokens, max_total_num_tokens, avail_after_graph_gb, "
+        "weights_gb, headroom_gb, kv_size_gb, available_mem_gb, ...",
+    ),
+    deployment: Optional[str] = typer.Option(
+        None, "--deployment", help="Only this deployment (or a part of its name)."
+    ),
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Also draw the metric to FILE.png or FILE.svg."),
@@ -451,10 +586,14 @@ def history(
 
 # ---------------------------------------------------------------------------- query, export, doctor
 
+
 @app.command()
 def query(
-    sql: str = typer.Argument(..., help="One SQL statement (tables: launches, rank_memory, events, runtime_stats, "
-                                        "sources, unrecognized, journal_cursors; views: launch_summary, history)."),
+    sql: str = typer.Argument(
+        ...,
+        help="One SQL statement (tables: launches, rank_memory, events, runtime_stats, "
+        "sources, unrecognized, journal_cursors; views: launch_summary, history).",
+    ),
     write: bool = typer.Option(False, "--write", help="Allow statements that change the store."),
     fmt: str = typer.Option("table", "--format", help=_FMT_HELP),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file."),
@@ -462,6 +601,7 @@ def query(
 ) -> None:
     """Run SQL against the store (read-only unless --write)."""
     import duckdb
+
     fmt = _check_format(fmt, output)
     store = _store(db)
     with _errors():
@@ -488,8 +628,10 @@ def export(
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE)
     total = sum(counts.values())
-    typer.echo(f"exported {counts.get('launches', 0)} launch(es), {total} row(s) in {len(counts)} table(s) to "
-               f"{directory}", err=True)
+    typer.echo(
+        f"exported {counts.get('launches', 0)} launch(es), {total} row(s) in {len(counts)} table(s) to {directory}",
+        err=True,
+    )
 
 
 @app.command()
@@ -508,4 +650,3 @@ def doctor(db: Optional[str] = _db_opt()) -> None:
         raise fail(f"the store has {len(rep.problems)} problem(s)", EXIT_STORE)
     typer.echo("healthy")
     raise typer.Exit(EXIT_OK)
-

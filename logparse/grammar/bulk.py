@@ -31,8 +31,10 @@ BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-preci
 #: Default block size: bounded memory whatever the input size.
 BLOCK_BYTES = 8 << 20
 
-_PREFIX = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-           r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] ")
+_PREFIX = (
+    r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
+)
 _SPECIAL = r"[\r\x1b\x00]"
 
 
@@ -49,8 +51,15 @@ def split_lines(data: bytes):
 
     if b"\x1f" in data or b"\r" in data:
         return pl.Series("line", data.decode("utf-8", "replace").split("\n"), dtype=pl.String)
-    df = pl.read_csv(io.BytesIO(data + b"\n"), has_header=False, separator="\x1f", quote_char=None,
-                     new_columns=["line"], schema={"line": pl.String}, encoding="utf8-lossy")
+    df = pl.read_csv(
+        io.BytesIO(data + b"\n"),
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=["line"],
+        schema={"line": pl.String},
+        encoding="utf8-lossy",
+    )
     return df.get_column("line").fill_null("")
 
 
@@ -74,6 +83,7 @@ def supported(src, force: bool = False) -> bool:
 @dataclass(slots=True)
 class BlockResult:
     """What a block of lines reduces to (picklable: it comes back from a worker process)."""
+
     n: int
     vec_total: int
     vec_parsed: int
@@ -116,8 +126,10 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
         # stands in the JSON, escapes and all: a regexp is twice as fast as a JSON path.  A
         # MESSAGE that is not a string (byte array, several values, null) leaves msg null and
         # the line goes to Python.
-        lf = lf.with_columns(line.str.extract(r'"MESSAGE":\s*"((?:[^"\\]|\\.)*)"', 1).alias("msg"),
-                             line.str.extract(r'"_PID":\s*"(\d+)"', 1).cast(pl.Int64, strict=False).alias("pid"))
+        lf = lf.with_columns(
+            line.str.extract(r'"MESSAGE":\s*"((?:[^"\\]|\\.)*)"', 1).alias("msg"),
+            line.str.extract(r'"_PID":\s*"(\d+)"', 1).cast(pl.Int64, strict=False).alias("pid"),
+        )
     else:
         # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
         # check the (short) header with a regexp, take the pid from it.
@@ -128,7 +140,8 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
         ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
         lf = lf.with_columns(
             pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
-            pl.when(ok).then(pid).otherwise(None).alias("pid"))
+            pl.when(ok).then(pid).otherwise(None).alias("pid"),
+        )
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(_PREFIX)
@@ -138,8 +151,10 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
         anchor=msg.str.contains_any(list(ANCHORS)),
         special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
     ).with_columns(
-        python=(msg.is_null() | pl.col("special") | ~pl.col("prefixed")
-                | (pl.col("anchor") & ~pl.col("batch"))).fill_null(True))
+        python=(
+            msg.is_null() | pl.col("special") | ~pl.col("prefixed") | (pl.col("anchor") & ~pl.col("batch"))
+        ).fill_null(True)
+    )
     # One query plan, collected once: the python rows, the counts and the aggregates share
     # the classification above.  Segment k = the batch rows after the k-th python row.
     lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
@@ -154,8 +169,14 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
         aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
-    return BlockResult(n, int(counts["vec_total"][0] or 0), int(counts["vec_parsed"][0] or 0),
-                       py["i"].to_list(), py["line"].to_list(), aggs)
+    return BlockResult(
+        n,
+        int(counts["vec_total"][0] or 0),
+        int(counts["vec_parsed"][0] or 0),
+        py["i"].to_list(),
+        py["line"].to_list(),
+        aggs,
+    )
 
 
 def _aggregate(batch):
@@ -167,17 +188,21 @@ def _aggregate(batch):
     msg = pl.col("msg")
     decode = msg.str.contains("] Decode batch", literal=True)
     b = batch.select(
-        "pid", "seg",
+        "pid",
+        "seg",
         # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
         # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
-        ts=pl.when(msg.str.slice(5, 1) != "-").then(None)
-        .when(msg.str.slice(20, 1) == ".").then(msg.str.slice(1, 23))
+        ts=pl.when(msg.str.slice(5, 1) != "-")
+        .then(None)
+        .when(msg.str.slice(20, 1) == ".")
+        .then(msg.str.slice(1, 23))
         .otherwise(msg.str.slice(1, 19)),
         running=_field(msg, "#running-req: ").cast(pl.Int64, strict=False),
         usage=_field(msg, "token usage: ").cast(pl.Float64, strict=False),
         queue=_field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
-        tokens=pl.when(decode).then(pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: "))
-                                    .cast(pl.Int64, strict=False)),
+        tokens=pl.when(decode).then(
+            pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: ")).cast(pl.Int64, strict=False)
+        ),
     )
     return b.group_by("seg", "pid").agg(
         pl.len().alias("batch_lines"),
@@ -251,6 +276,7 @@ class BulkReader:
         self.block_bytes = max(block_bytes, 1)
         self.fmt = src.fmt
         from logparse.sources._lines import LineParser
+
         self.parser = LineParser(src, self.fmt)
         self.pid_key: dict[Any, tuple] = {}
         self.line_no = 0
@@ -278,7 +304,7 @@ class BulkReader:
                     carry = data
                     continue
                 yield data[:cut]
-                carry = data[cut + 1:]
+                carry = data[cut + 1 :]
         data = carry + b"".join(pending)
         if data.endswith(b"\n"):
             data = data[:-1]
@@ -316,7 +342,7 @@ class BulkReader:
             inflight: deque = deque()
             for data in self._blocks():
                 inflight.append(pool.submit(classify_block, data, self.fmt, crlf))
-                while len(inflight) > workers + 1:   # bounded memory: a few blocks in flight
+                while len(inflight) > workers + 1:  # bounded memory: a few blocks in flight
                     self._apply_block(inflight.popleft().result())
             while inflight:
                 self._apply_block(inflight.popleft().result())
@@ -329,14 +355,14 @@ class BulkReader:
         counts.parsed += res.vec_parsed
         counts.noise += res.vec_total - res.vec_parsed
         aggs = res.aggs
-        self._apply(aggs.get(-1))       # batch rows before the first python row of this block
+        self._apply(aggs.get(-1))  # batch rows before the first python row of this block
         for k, (row, line) in enumerate(zip(res.py_rows, res.py_lines)):
             if row != self.last_python_row + 1:
                 self._gap()
             self.last_python_row = row
             self._python_line(first + row, line)
             self._apply(aggs.get(k))
-        self.last_python_row -= res.n   # rows of the next block are numbered from 0 again
+        self.last_python_row -= res.n  # rows of the next block are numbered from 0 again
 
     # ------------------------------------------------------------------ feeding the stream parser
     def _gap(self) -> None:
@@ -351,11 +377,11 @@ class BulkReader:
         r = self.parser.parse(n, line.encode("utf-8", "surrogatepass"))
         if r is None:
             return
-        for rec in (r if isinstance(r, list) else (r,)):
+        for rec in r if isinstance(r, list) else (r,):
             self._feed_record(rec)
 
     def _feed_record(self, rec) -> None:
-        if rec.ts.__class__ is tuple:   # year-less stamp (not a bulk format); drop the outer time
+        if rec.ts.__class__ is tuple:  # year-less stamp (not a bulk format); drop the outer time
             rec.ts = None
         if rec.pid is not None or rec.host is not None:
             self.pid_key[rec.pid] = rec.stream_key()

@@ -23,17 +23,57 @@ from logparse.sources.records import Record
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
 #: one of these must parse, or it is reported as a near miss.
 ANCHORS = (
-    "avail mem", "KV Cache", "KV cache pool", "Capture ", "Load weight", "#tokens",
-    "max_total_num_tokens", "max_total_tokens=", "server_args=", "Init nccl", "Init torch distributed",
-    "Init parallel", "Memory pool end", "Memory baseline", "Not enough memory", "Loaded weights leave",
-    "out of memory", "Out of memory", "Decode batch", "Prefill batch", "hit an exception",
-    "Traceback (most recent call last)", "fired up and ready", "sigquit from a child", "SIGQUIT received",
-    "scheduler is dead", "scheduler died", "crashed with exit code", "Initialization failed",
-    "Engine startup timings", "Launch DP", "Mamba Cache", "liding window memory pool", "SWAKVPool",
-    "DSV4 memory", "host memory", "hierarchical KV", "Uvicorn running on", "Started server process",
-    "Application startup complete", "warmup completed in", "draft model load_format", "Post-capture KV sizing",
-    "memory capacity is unbalanced", "Retract requests", "retract_decode", "Failed to retract",
-    "Child process unexpectedly", "Using KV cache dtype", "KV cache scaling factors", "FP8 KV cache but no",
+    "avail mem",
+    "KV Cache",
+    "KV cache pool",
+    "Capture ",
+    "Load weight",
+    "#tokens",
+    "max_total_num_tokens",
+    "max_total_tokens=",
+    "server_args=",
+    "Init nccl",
+    "Init torch distributed",
+    "Init parallel",
+    "Memory pool end",
+    "Memory baseline",
+    "Not enough memory",
+    "Loaded weights leave",
+    "out of memory",
+    "Out of memory",
+    "Decode batch",
+    "Prefill batch",
+    "hit an exception",
+    "Traceback (most recent call last)",
+    "fired up and ready",
+    "sigquit from a child",
+    "SIGQUIT received",
+    "scheduler is dead",
+    "scheduler died",
+    "crashed with exit code",
+    "Initialization failed",
+    "Engine startup timings",
+    "Launch DP",
+    "Mamba Cache",
+    "liding window memory pool",
+    "SWAKVPool",
+    "DSV4 memory",
+    "host memory",
+    "hierarchical KV",
+    "Uvicorn running on",
+    "Started server process",
+    "Application startup complete",
+    "warmup completed in",
+    "draft model load_format",
+    "Post-capture KV sizing",
+    "memory capacity is unbalanced",
+    "Retract requests",
+    "retract_decode",
+    "Failed to retract",
+    "Child process unexpectedly",
+    "Using KV cache dtype",
+    "KV cache scaling factors",
+    "FP8 KV cache but no",
 )
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 
@@ -53,46 +93,94 @@ _TQDM_RE = re.compile(r"\d+%\|| \d+/\d+ \[\d|it/s\]|s/it\]|\[\d\d:\d\d<|% Comple
 #: Known noise: (name, category, regexp, sample written by us).  A regexp is matched
 #: at the start of the line (after SGLang's prefix when ``after_prefix`` is set).
 NOISE: list[dict[str, Any]] = [
-    {"name": "uvicorn_access", "category": "uvicorn_access", "after_prefix": True,
-     "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
-     "sample": '[2025-03-02 10:00:05] INFO:     10.1.2.3:51234 - "POST /generate HTTP/1.1" 200 OK'},
-    {"name": "uvicorn_access_bare", "category": "uvicorn_access", "after_prefix": False,
-     "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
-     "sample": 'INFO:     127.0.0.1:40000 - "GET /health HTTP/1.1" 200 OK'},
-    {"name": "uvicorn_bare", "category": "uvicorn", "after_prefix": False,
-     "re": r"(?:INFO|WARNING|ERROR|DEBUG):\s{2,}\S",
-     "sample": "INFO:     Waiting for application startup."},
-    {"name": "python_warning_source", "category": "python_warning", "after_prefix": False,
-     "re": r"\s+warnings\.warn\(",
-     "sample": "  warnings.warn("},
-    {"name": "nccl", "category": "third_party", "after_prefix": False,
-     "re": r"(?:\S+:\d+:\d+ \[\d+\] )?NCCL (?:INFO|WARN|version)|\[Gloo\] |\[rank\d+\]:\[[WIE]|\[aiter\]|\[W\d{3,4} ",
-     "sample": "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1"},
-    {"name": "tqdm", "category": "tqdm", "after_prefix": False,
-     "re": r".*(?:\d+%\||% Completed \|| \d+/\d+ \[\d\d:)",
-     "sample": "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:03<00:03,  1.61s/it]"},
-    {"name": "bench_one_batch", "category": "sglang_other", "after_prefix": False,
-     "re": r"(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: |Decode \d+\. Batch size: |Decode\.  median latency: |Total\. latency: )",
-     "sample": "Decode 2. Batch size: 4, latency: 0.00811 s, throughput:    493.29 token/s"},
-    {"name": "sglang_print", "category": "sglang_other", "after_prefix": False,
-     "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
-           r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
-     "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend."},
-    {"name": "vllm_logger", "category": "third_party", "after_prefix": False,
-     "re": r"(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
-     "sample": "INFO 03-14 09:12:01 weight_utils.py:218] Using model weights format ['*.safetensors']"},
-    {"name": "python_logging_default", "category": "third_party", "after_prefix": False,
-     "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
-     "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used"},
+    {
+        "name": "uvicorn_access",
+        "category": "uvicorn_access",
+        "after_prefix": True,
+        "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
+        "sample": '[2025-03-02 10:00:05] INFO:     10.1.2.3:51234 - "POST /generate HTTP/1.1" 200 OK',
+    },
+    {
+        "name": "uvicorn_access_bare",
+        "category": "uvicorn_access",
+        "after_prefix": False,
+        "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
+        "sample": 'INFO:     127.0.0.1:40000 - "GET /health HTTP/1.1" 200 OK',
+    },
+    {
+        "name": "uvicorn_bare",
+        "category": "uvicorn",
+        "after_prefix": False,
+        "re": r"(?:INFO|WARNING|ERROR|DEBUG):\s{2,}\S",
+        "sample": "INFO:     Waiting for application startup.",
+    },
+    {
+        "name": "python_warning_source",
+        "category": "python_warning",
+        "after_prefix": False,
+        "re": r"\s+warnings\.warn\(",
+        "sample": "  warnings.warn(",
+    },
+    {
+        "name": "nccl",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": r"(?:\S+:\d+:\d+ \[\d+\] )?NCCL (?:INFO|WARN|version)|\[Gloo\] |\[rank\d+\]:\[[WIE]|\[aiter\]|\[W\d{3,4} ",
+        "sample": "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1",
+    },
+    {
+        "name": "tqdm",
+        "category": "tqdm",
+        "after_prefix": False,
+        "re": r".*(?:\d+%\||% Completed \|| \d+/\d+ \[\d\d:)",
+        "sample": "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:03<00:03,  1.61s/it]",
+    },
+    {
+        "name": "bench_one_batch",
+        "category": "sglang_other",
+        "after_prefix": False,
+        "re": r"(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: |Decode \d+\. Batch size: |Decode\.  median latency: |Total\. latency: )",
+        "sample": "Decode 2. Batch size: 4, latency: 0.00811 s, throughput:    493.29 token/s",
+    },
+    {
+        "name": "sglang_print",
+        "category": "sglang_other",
+        "after_prefix": False,
+        "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
+        r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
+        "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend.",
+    },
+    {
+        "name": "vllm_logger",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": r"(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+        "sample": "INFO 03-14 09:12:01 weight_utils.py:218] Using model weights format ['*.safetensors']",
+    },
+    {
+        "name": "python_logging_default",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
+        "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used",
+    },
     # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
-    {"name": "serverargs_notice", "category": "sglang_other", "after_prefix": False,
-     "re": r"(?:Overlap scheduler (?:is|are) disabled|speculative_\w+ is (?:adjusted|changed) to|"
-           r"The radix cache, chunked prefill|Attention backend not s|Max running request set to|"
-           r"Using default HuggingFace chat template)",
-     "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1"},
-    {"name": "systemd", "category": "systemd", "after_prefix": False,
-     "re": r"(?:Started|Stopped|Stopping|Starting) \S+\.service|\S+\.service: (?:Main process exited|Failed with result|Consumed|Deactivated|Scheduled restart)",
-     "sample": "sglang.service: Main process exited, code=killed, status=9/KILL"},
+    {
+        "name": "serverargs_notice",
+        "category": "sglang_other",
+        "after_prefix": False,
+        "re": r"(?:Overlap scheduler (?:is|are) disabled|speculative_\w+ is (?:adjusted|changed) to|"
+        r"The radix cache, chunked prefill|Attention backend not s|Max running request set to|"
+        r"Using default HuggingFace chat template)",
+        "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1",
+    },
+    {
+        "name": "systemd",
+        "category": "systemd",
+        "after_prefix": False,
+        "re": r"(?:Started|Stopped|Stopping|Starting) \S+\.service|\S+\.service: (?:Main process exited|Failed with result|Consumed|Deactivated|Scheduled restart)",
+        "sample": "sglang.service: Main process exited, code=killed, status=9/KILL",
+    },
 ]
 _NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if n["after_prefix"]))
 _NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
@@ -122,16 +210,16 @@ def fast_batch(text: str, start: int) -> tuple | None:
     (mixed-chunk header, the 0.4.9 ``full=N, swa=M`` items) falls back to the grammar.
     """
     if text.startswith("Decode batch", start):
-        kind, rest = "decode_batch", text[start + 12:]
+        kind, rest = "decode_batch", text[start + 12 :]
     else:
-        kind, rest = "prefill_batch", text[start + 13:]
+        kind, rest = "prefill_batch", text[start + 13 :]
     fields: dict[str, Any] = {}
     if rest.startswith(" ["):
         end = rest.find("]")
         if end < 0 or not rest[2:end].isdigit():
             return None
         fields["iteration"] = int(rest[2:end])
-        rest = rest[end + 1:]
+        rest = rest[end + 1 :]
     if rest[:2] not in (". ", ", "):
         return None
     form = "dot" if rest[0] == "." else "comma"
@@ -150,10 +238,10 @@ def fast_batch(text: str, start: int) -> tuple | None:
 
 @dataclass(slots=True)
 class Classified:
-    status: str                 # parsed | noise | unrecognized
-    reason: str                 # noise category, or why unrecognized, or the event kind
-    parsed: Any = None          # (prefix, gpu, (kind, fields, form)) when parsed
-    text: str = ""              # the text given to the grammar (cleaned)
+    status: str  # parsed | noise | unrecognized
+    reason: str  # noise category, or why unrecognized, or the event kind
+    parsed: Any = None  # (prefix, gpu, (kind, fields, form)) when parsed
+    text: str = ""  # the text given to the grammar (cleaned)
 
 
 def clean_text(text: str) -> tuple[str, list[str]]:
@@ -170,14 +258,14 @@ def clean_text(text: str) -> tuple[str, list[str]]:
         for seg in reversed(segments):
             m = _EMBEDDED_PREFIX_RE.search(seg)
             if m:
-                chosen = seg[m.start():]
+                chosen = seg[m.start() :]
                 break
         text = chosen if chosen is not None else (segments[-1] if segments else "")
     elif text and text[0] != "[" and not text[0].isspace():
         m = _EMBEDDED_PREFIX_RE.search(text)
         if m and m.start() > 0 and PREFIX_RE.match(text, m.start()):
-            notes.append(f"text before the log line ignored: {text[:m.start()][:60]!r}")
-            text = text[m.start():]
+            notes.append(f"text before the log line ignored: {text[: m.start()][:60]!r}")
+            text = text[m.start() :]
     return text.rstrip(), notes
 
 
@@ -185,7 +273,7 @@ class LineClassifier:
     """Stateful classifier; one instance per input stream."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None   # "traceback" | "warning" | "exception_tail" | None
+        self.mode: str | None = None  # "traceback" | "warning" | "exception_tail" | None
 
     def classify(self, rec: Record) -> Classified:
         if rec.marker:
@@ -208,8 +296,9 @@ class LineClassifier:
                 return Classified("noise", "python_warning")
             self.mode = None
         elif self.mode in ("traceback", "exception_tail"):
-            if first.isspace() or text.startswith(("During handling of the above exception",
-                                                   "The above exception was the direct cause")):
+            if first.isspace() or text.startswith(
+                ("During handling of the above exception", "The above exception was the direct cause")
+            ):
                 self.mode = "traceback"
                 return Classified("noise", "traceback")
             if text.startswith("Traceback (most recent call last)"):
@@ -251,7 +340,7 @@ class LineClassifier:
             if m is None and _NOISE_BARE.match(text):
                 return Classified("noise", _NOISE_CATEGORY[_NOISE_BARE.match(text).lastgroup])
             return result
-        if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text or text in ("Killed",):
+        if (m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text) or text in ("Killed",):
             return self._parse(text, exception=True)
 
         if m is not None:
@@ -268,15 +357,17 @@ class LineClassifier:
 
     def _parse(self, text: str, exception: bool = False) -> Classified:
         if len(text) > MAX_GRAMMAR_LINE and "server_args=" not in text[:300]:
-            return Classified("unrecognized", f"line of {len(text)} characters mentions a tracked message but "
-                              "is too long to be one", text=text[:MAX_GRAMMAR_LINE])
+            return Classified(
+                "unrecognized",
+                f"line of {len(text)} characters mentions a tracked message but is too long to be one",
+                text=text[:MAX_GRAMMAR_LINE],
+            )
         try:
             parsed = parse_line(text)
         except LineParseError as exc:
             if exception:
                 return Classified("noise", "traceback", text=text)
-            return Classified("unrecognized", f"near miss (SGLang may print a format we do not know): {exc}",
-                              text=text)
+            return Classified("unrecognized", f"near miss (SGLang may print a format we do not know): {exc}", text=text)
         kind = parsed[2][0]
         if kind == "exception_start":
             self.mode = "traceback"
@@ -285,5 +376,10 @@ class LineClassifier:
 
 def _is_exception_tail(text: str) -> bool:
     """Lines that continue a multi-line exception message (e.g. CUDA graph capture's hints)."""
-    return bool(re.match(r"(?:\d+\. |Possible solutions:|Open an issue on GitHub|If you need|Please |"
-                         r"Example: |Hint: |Note: |For (?:more|example)|See )", text))
+    return bool(
+        re.match(
+            r"(?:\d+\. |Possible solutions:|Open an issue on GitHub|If you need|Please |"
+            r"Example: |Hint: |Note: |For (?:more|example)|See )",
+            text,
+        )
+    )

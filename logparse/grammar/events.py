@@ -39,8 +39,17 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "seq": self.seq, "line_no": self.line_no, "ts": self.ts, "kind": self.kind,
-            "form": self.form, "variant": self.variant, "dp_rank": self.dp_rank, "pp_rank": self.pp_rank,
-            "tp_rank": self.tp_rank, "ep_rank": self.ep_rank, "worker": self.worker,
-            "fields": self.fields, "text": self.text,
+            "seq": self.seq,
+            "line_no": self.line_no,
+            "ts": self.ts,
+            "kind": self.kind,
+            "form": self.form,
+            "variant": self.variant,
+            "dp_rank": self.dp_rank,
+            "pp_rank": self.pp_rank,
+            "tp_rank": self.tp_rank,
+            "ep_rank": self.ep_rank,
+            "worker": self.worker,
+            "fields": self.fields,
+            "text": self.text,
         }

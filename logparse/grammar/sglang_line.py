@@ -13,13 +13,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
-
-from logparse.grammar.events import Event
 
 
 class LineParseError(ValueError):
@@ -55,17 +52,30 @@ def _cache_path(name: str) -> str | bool:
 
 @lru_cache(maxsize=1)
 def line_parser() -> Lark:
-    return Lark(_grammar_text("sglang_line.lark"), parser="lalr", lexer="contextual",
-                maybe_placeholders=False, propagate_positions=False, cache=_cache_path("sglang_line"))
+    return Lark(
+        _grammar_text("sglang_line.lark"),
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=False,
+        propagate_positions=False,
+        cache=_cache_path("sglang_line"),
+    )
 
 
 @lru_cache(maxsize=1)
 def literal_parser() -> Lark:
-    return Lark(_grammar_text("pyliteral.lark"), parser="lalr", lexer="contextual",
-                transformer=PyLiteralTransformer(), maybe_placeholders=False, cache=_cache_path("pyliteral"))
+    return Lark(
+        _grammar_text("pyliteral.lark"),
+        parser="lalr",
+        lexer="contextual",
+        transformer=PyLiteralTransformer(),
+        maybe_placeholders=False,
+        cache=_cache_path("pyliteral"),
+    )
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 class GiB(float):
     """A device-memory figure as SGLang prints it ("GB" = GiB)."""
@@ -110,6 +120,7 @@ def _graph_name_fields(name: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- the line transformer
+
 
 @v_args(inline=False)
 class LineTransformer(Transformer):
@@ -254,8 +265,11 @@ class LineTransformer(Transformer):
         return ("load_end", c[0], None)
 
     def load_end_overlap(self, c):
-        return ("load_end", {"commit_s": float(c[0]), "overlap_window_s": float(c[1]),
-                             "overlap_total_s": float(c[2])}, "overlap")
+        return (
+            "load_end",
+            {"commit_s": float(c[0]), "overlap_window_s": float(c[1]), "overlap_total_s": float(c[2])},
+            "overlap",
+        )
 
     def kv_dtype(self, c):
         return ("kv_dtype", {"dtype": str(c[0])}, None)
@@ -303,12 +317,18 @@ class LineTransformer(Transformer):
         return ("kv_alloc", {"tokens": int(_num(c[0])), "placeholder_kb": float(_num(c[1]))}, "noop")
 
     def kv_post_capture(self, c):
-        return ("kv_alloc", {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]),
-                             "avail_gb": float(c[3])}, "post_capture")
+        return (
+            "kv_alloc",
+            {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]), "avail_gb": float(c[3])},
+            "post_capture",
+        )
 
     def kv_post_capture_draft(self, c):
-        return ("kv_alloc", {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]),
-                             "worker": "draft"}, "post_capture_draft")
+        return (
+            "kv_alloc",
+            {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]), "worker": "draft"},
+            "post_capture_draft",
+        )
 
     def kv_post_capture_free(self, c):
         return ("kv_post_capture_info", {"max_total_num_tokens": int(_num(c[0])), "free_gb": float(c[1])}, "free")
@@ -317,12 +337,18 @@ class LineTransformer(Transformer):
         return ("kv_post_capture_info", {"full_tokens": int(_num(c[0])), "swa_tokens": int(_num(c[1]))}, "swa")
 
     def kv_post_capture_reqs(self, c):
-        return ("kv_post_capture_info", {"max_running_requests_from": int(_num(c[0])),
-                                         "max_running_requests_to": int(_num(c[1]))}, "reqs")
+        return (
+            "kv_post_capture_info",
+            {"max_running_requests_from": int(_num(c[0])), "max_running_requests_to": int(_num(c[1]))},
+            "reqs",
+        )
 
     def kv_post_capture_headroom(self, c):
-        return ("kv_post_capture_info", {"decode_max_bs": int(_num(c[0])),
-                                         "max_running_requests": int(_num(c[1]))}, "headroom")
+        return (
+            "kv_post_capture_info",
+            {"decode_max_bs": int(_num(c[0])), "max_running_requests": int(_num(c[1]))},
+            "headroom",
+        )
 
     def kv_post_capture_canary(self, c):
         return ("kv_post_capture_info", {"canary_workspace_gb": float(c[0])}, "canary")
@@ -352,8 +378,11 @@ class LineTransformer(Transformer):
         return ("swa_tokens", {"swa_tokens": int(_num(c[0]))}, "all_swa")
 
     def swakv_pool(self, c):
-        return ("swakv_pool", {"mem_gb": float(_num(c[1])), "swa_size": int(_num(c[2])),
-                               "full_size": int(_num(c[3]))}, "va" if str(c[0]).startswith("VA") else None)
+        return (
+            "swakv_pool",
+            {"mem_gb": float(_num(c[1])), "swa_size": int(_num(c[2])), "full_size": int(_num(c[3]))},
+            "va" if str(c[0]).startswith("VA") else None,
+        )
 
     def dsv4_memory(self, c):
         return ("dsv4_memory", dict(c[0]), None)
@@ -406,7 +435,7 @@ class LineTransformer(Transformer):
             elif isinstance(v, dict):
                 f.update(v)
         if not any(isinstance(v, dict) for v in c):
-            form = "minutes"   # "This can take (up to) several minutes."
+            form = "minutes"  # "This can take (up to) several minutes."
         return ("form", form), f
 
     def graph_end_tail(self, c):
@@ -570,8 +599,15 @@ class LineTransformer(Transformer):
         return ("failure", f, f"not_enough_memory:{form}")
 
     def weights_no_memory(self, c):
-        return ("failure", {"mem_fraction_static": float(_num(c[0])), "suggested_mem_fraction_static": float(_num(c[1])),
-                            "minimum_mem_fraction_static": float(_num(c[2]))}, "weights_no_memory")
+        return (
+            "failure",
+            {
+                "mem_fraction_static": float(_num(c[0])),
+                "suggested_mem_fraction_static": float(_num(c[1])),
+                "minimum_mem_fraction_static": float(_num(c[2])),
+            },
+            "weights_no_memory",
+        )
 
     def cuda_oom(self, c):
         return ("failure", {"detail": str(c[0]) if c else ""}, "cuda_oom")
@@ -608,8 +644,11 @@ class LineTransformer(Transformer):
         return ("child_failed", {"rank": int(_num(c[0])), "exit_code": int(_num(c[1]))}, "scheduler_died")
 
     def subprocess_crashed(self, c):
-        return ("child_failed", {"name": str(c[0]), "pid": int(_num(c[1])), "exit_code": int(_num(c[2]))},
-                "subprocess_crashed")
+        return (
+            "child_failed",
+            {"name": str(c[0]), "pid": int(_num(c[1])), "exit_code": int(_num(c[2]))},
+            "subprocess_crashed",
+        )
 
     def child_failed(self, c):
         return ("child_failed", {"detail": str(c[0])}, "child_exit")
@@ -645,7 +684,7 @@ class LineTransformer(Transformer):
     def uvicorn(self, c):
         level = str(c[0]).strip().rstrip(":")
         form, f = c[1]
-        if form == "traceback":   # uvicorn's own "ERROR:    Traceback ...": a multi-line record follows
+        if form == "traceback":  # uvicorn's own "ERROR:    Traceback ...": a multi-line record follows
             return ("exception_start", {"component": "uvicorn"}, "uvicorn")
         f = dict(f)
         f["level"] = level
@@ -710,8 +749,19 @@ def _parse_timings(text: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the literal transformer
 
 _ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", re.S)
-_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
-           "f": "\f", "v": "\v", "0": "\0"}
+_SIMPLE = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "0": "\0",
+}
 
 
 def _unescape(body: str) -> str:
@@ -724,6 +774,7 @@ def _unescape(body: str) -> str:
         if e[0].isdigit():
             return chr(int(e, 8))
         return "\\" + e
+
     return _ESCAPES.sub(rep, body)
 
 
@@ -793,9 +844,9 @@ class PyLiteralTransformer(Transformer):
         return out
 
     def set(self, c):
-        return [x for x in c]
+        return list(c)
 
-    def list(self, c):  # noqa: A003 (the grammar rule is called "list")
+    def list(self, c):
         return list(c)
 
     def tuple(self, c):

@@ -17,38 +17,88 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from logparse.launches import versions
 from logparse.grammar.events import Event
-from logparse.grammar.sglang_line import LineParseError, Record as ReprRecord, parse_literal
+from logparse.grammar.sglang_line import LineParseError, parse_literal
+from logparse.grammar.sglang_line import Record as ReprRecord
+from logparse.launches import versions
 from logparse.launches.model import Launch, RankMemory
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
 #: when the line has no rank tag (single GPU from 0.4.6.post2 on).
-SCHEDULER_KINDS = frozenset({
-    "init_begin", "init_end", "memory_baseline", "comm_warmup", "memory_unbalanced", "load_begin", "load_end",
-    "kv_dtype", "kv_scales", "kv_alloc", "kv_post_capture_info", "mamba_alloc", "swa_tokens", "swakv_pool",
-    "dsv4_memory", "pool_end", "max_total_tokens_capped", "graph_begin", "graph_end", "graph_bs", "summary",
-    "hicache_alloc", "hicache_not_enough", "decode_batch", "prefill_batch", "retract", "draft_load_format",
-})
+SCHEDULER_KINDS = frozenset(
+    {
+        "init_begin",
+        "init_end",
+        "memory_baseline",
+        "comm_warmup",
+        "memory_unbalanced",
+        "load_begin",
+        "load_end",
+        "kv_dtype",
+        "kv_scales",
+        "kv_alloc",
+        "kv_post_capture_info",
+        "mamba_alloc",
+        "swa_tokens",
+        "swakv_pool",
+        "dsv4_memory",
+        "pool_end",
+        "max_total_tokens_capped",
+        "graph_begin",
+        "graph_end",
+        "graph_bs",
+        "summary",
+        "hicache_alloc",
+        "hicache_not_enough",
+        "decode_batch",
+        "prefill_batch",
+        "retract",
+        "draft_load_format",
+    }
+)
 RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch", "retract"})
 FAILURE_KINDS = frozenset({"failure", "exception", "child_failed", "killed"})
 #: Kinds that show a launch really started (not only runtime lines of an earlier one).
-STARTUP_KINDS = frozenset({"server_args", "init_begin", "init_end", "memory_baseline", "load_begin", "load_end",
-                           "kv_alloc", "pool_end", "graph_begin", "graph_end", "summary", "ready",
-                           "failure", "exception_start", "launch_dp", "kv_dtype"})
+STARTUP_KINDS = frozenset(
+    {
+        "server_args",
+        "init_begin",
+        "init_end",
+        "memory_baseline",
+        "load_begin",
+        "load_end",
+        "kv_alloc",
+        "pool_end",
+        "graph_begin",
+        "graph_end",
+        "summary",
+        "ready",
+        "failure",
+        "exception_start",
+        "launch_dp",
+        "kv_dtype",
+    }
+)
 
-_TAG_FIELDS = {"DP": "dp_rank", "PP": "pp_rank", "TP": "tp_rank", "EP": "ep_rank", "ATTN_CP": "attn_cp_rank",
-               "MOE_DP": "moe_dp_rank"}
+_TAG_FIELDS = {
+    "DP": "dp_rank",
+    "PP": "pp_rank",
+    "TP": "tp_rank",
+    "EP": "ep_rank",
+    "ATTN_CP": "attn_cp_rank",
+    "MOE_DP": "moe_dp_rank",
+}
 
 
 def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
     """Fill rank fields and timestamp of an event from the parsed line prefix."""
     for tag in prefix.get("tags", ()):
         for name, attr in _TAG_FIELDS.items():
-            if tag.startswith(name) and (tag[len(name):].lstrip("-").isdigit()):
-                setattr(event, attr, int(tag[len(name):]))
+            if tag.startswith(name) and (tag[len(name) :].lstrip("-").isdigit()):
+                setattr(event, attr, int(tag[len(name) :]))
                 event.tagged = True
                 break
     if gpu is not None:
@@ -68,8 +118,16 @@ class RuntimeAgg:
     definitions, so a launch gets the same figures whichever path read it.
     """
 
-    __slots__ = ("batch_lines", "peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens",
-                 "retractions", "first_at", "last_at")
+    __slots__ = (
+        "batch_lines",
+        "first_at",
+        "last_at",
+        "peak_queue_req",
+        "peak_running_req",
+        "peak_token_usage",
+        "peak_tokens",
+        "retractions",
+    )
 
     def __init__(self) -> None:
         self.batch_lines = 0
@@ -87,8 +145,12 @@ class RuntimeAgg:
     def add_batch(self, kind: str, f: dict[str, Any], ts: str | None) -> None:
         self.batch_lines += 1
         self._ts(ts)
-        self.merge_peaks(f.get("running_req"), f.get("token_usage", f.get("full_token_usage")),
-                         f.get("queue_req"), f.get("token", f.get("full_token")) if kind == "decode_batch" else None)
+        self.merge_peaks(
+            f.get("running_req"),
+            f.get("token_usage", f.get("full_token_usage")),
+            f.get("queue_req"),
+            f.get("token", f.get("full_token")) if kind == "decode_batch" else None,
+        )
 
     def add_retract(self, ts: str | None) -> None:
         self.retractions += 1
@@ -108,18 +170,28 @@ class RuntimeAgg:
         """Merge a vectorized aggregate (same keys as :meth:`to_dict`)."""
         self.batch_lines += int(other.get("batch_lines") or 0)
         self.retractions += int(other.get("retractions") or 0)
-        self.merge_peaks(other.get("peak_running_req"), other.get("peak_token_usage"),
-                         other.get("peak_queue_req"), other.get("peak_tokens"))
+        self.merge_peaks(
+            other.get("peak_running_req"),
+            other.get("peak_token_usage"),
+            other.get("peak_queue_req"),
+            other.get("peak_tokens"),
+        )
         self._ts(other.get("first_runtime_at"))
         self._ts(other.get("last_runtime_at"))
 
     def to_dict(self) -> dict[str, Any]:
         if not self.batch_lines and not self.retractions:
             return {}
-        return {"peak_running_req": self.peak_running_req, "peak_token_usage": self.peak_token_usage,
-                "peak_queue_req": self.peak_queue_req, "peak_tokens": self.peak_tokens,
-                "retractions": self.retractions, "batch_lines": self.batch_lines,
-                "first_runtime_at": self.first_at, "last_runtime_at": self.last_at}
+        return {
+            "peak_running_req": self.peak_running_req,
+            "peak_token_usage": self.peak_token_usage,
+            "peak_queue_req": self.peak_queue_req,
+            "peak_tokens": self.peak_tokens,
+            "retractions": self.retractions,
+            "batch_lines": self.batch_lines,
+            "first_runtime_at": self.first_at,
+            "last_runtime_at": self.last_at,
+        }
 
 
 class LaunchAssembler:
@@ -132,7 +204,7 @@ class LaunchAssembler:
         self.has_server_args = False
         self.inited_ranks: set[tuple] = set()
         self.loaded_ranks: set[tuple] = set()
-        self.terminal = False        # summary/ready/failure reached
+        self.terminal = False  # summary/ready/failure reached
         self.startup_seen = False
         self.runtime = RuntimeAgg()
 
@@ -143,9 +215,12 @@ class LaunchAssembler:
             # already collected (even runtime lines of an earlier, unseen start) is another launch.
             # Exception: the offline Engine of 0.5.7+ prints the same server_args twice in a row
             # (Engine.__init__, then _launch_subprocesses).
-            if (self.events and self.runtime.batch_lines == 0
-                    and all(e.kind == "server_args" for e in self.events)
-                    and self.events[-1].fields.get("payload") == ev.fields.get("payload")):
+            if (
+                self.events
+                and self.runtime.batch_lines == 0
+                and all(e.kind == "server_args" for e in self.events)
+                and self.events[-1].fields.get("payload") == ev.fields.get("payload")
+            ):
                 return False
             return bool(self.events) or self.runtime.batch_lines > 0
         if not self.events:
@@ -157,9 +232,7 @@ class LaunchAssembler:
         # failed is a new start (a draft model loads before the summary line).
         if ev.kind == "load_begin" and self.terminal and rk in self.loaded_ranks:
             return True
-        if ev.kind == "init_begin" and self.terminal and rk in self.loaded_ranks:
-            return True
-        return False
+        return bool(ev.kind == "init_begin" and self.terminal and rk in self.loaded_ranks)
 
     def add(self, ev: Event) -> None:
         if ev.kind in ("decode_batch", "prefill_batch"):
@@ -208,7 +281,7 @@ class LaunchAssembler:
     @staticmethod
     def _assign_workers(evs: list[Event]) -> None:
         """target/draft per rank, from the order of model runners (see module doc)."""
-        loads: dict[tuple, int] = defaultdict(int)          # load_begin count per rank
+        loads: dict[tuple, int] = defaultdict(int)  # load_begin count per rank
         target_loaded: set[tuple] = set()
         pools_seen: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         pool_end_seen: dict[tuple, int] = defaultdict(int)
@@ -237,9 +310,14 @@ class LaunchAssembler:
                 ev.worker = "target" if pool_end_seen[(rk, key)] == 1 else "draft"
             elif ev.kind in ("graph_begin", "graph_end", "graph_bs"):
                 w = ev.fields.get("worker", "target")
-                if (w == "target" and ev.kind != "graph_bs" and rk in target_graph_done
-                        and loads[rk] > 1 and ev.fields.get("name", "").lower() == "cuda graph"):
-                    w = "draft"   # 0.4.2.post2-0.4.3.post2: the EAGLE worker printed the target's wording
+                if (
+                    w == "target"
+                    and ev.kind != "graph_bs"
+                    and rk in target_graph_done
+                    and loads[rk] > 1
+                    and ev.fields.get("name", "").lower() == "cuda graph"
+                ):
+                    w = "draft"  # 0.4.2.post2-0.4.3.post2: the EAGLE worker printed the target's wording
                 if ev.kind == "graph_end" and w == "target":
                     target_graph_done.add(rk)
                 ev.worker = w
@@ -263,8 +341,12 @@ class LaunchAssembler:
         launch.server_args_form = "dataclass" if isinstance(value, ReprRecord) else "dict"
         launch.server_args = _plain(value)
         sa = launch.server_args
-        evidence.append(("server_args form " + launch.server_args_form,
-                         ("0.2.0", "0.5.18") if launch.server_args_form == "dataclass" else ("0.5.19", versions.last())))
+        evidence.append(
+            (
+                "server_args form " + launch.server_args_form,
+                ("0.2.0", "0.5.18") if launch.server_args_form == "dataclass" else ("0.5.19", versions.last()),
+            )
+        )
         rng, exact = versions.date_field_set(set(sa))
         if rng is not None:
             evidence.append((f"server_args field set ({len(sa)} fields{'' if exact else ', closest releases'})", rng))
@@ -274,6 +356,7 @@ class LaunchAssembler:
                 if n in sa and sa[n] is not None:
                     return sa[n]
             return None
+
         launch.model_path = get("model_path")
         launch.tp_size = _int(get("tp_size"))
         launch.dp_size = _int(get("dp_size"))
@@ -301,8 +384,13 @@ class LaunchAssembler:
         def rm(ev: Event) -> RankMemory:
             key = (ev.dp_rank, ev.pp_rank, ev.tp_rank, ev.ep_rank, ev.worker or "target")
             if key not in ranks:
-                ranks[key] = RankMemory(dp_rank=ev.dp_rank, pp_rank=ev.pp_rank, tp_rank=ev.tp_rank,
-                                        ep_rank=ev.ep_rank, worker=ev.worker or "target")
+                ranks[key] = RankMemory(
+                    dp_rank=ev.dp_rank,
+                    pp_rank=ev.pp_rank,
+                    tp_rank=ev.tp_rank,
+                    ep_rank=ev.ep_rank,
+                    worker=ev.worker or "target",
+                )
             return ranks[key]
 
         graph_begin_avail: dict[tuple, float] = {}
@@ -347,9 +435,17 @@ class LaunchAssembler:
                 if size is None and f.get("k_gb") is not None:
                     size = round(f["k_gb"] + f["v_gb"], 2)
                 pools = r.extra.setdefault("pools", [])
-                pools.append({"label": label, "tokens": f.get("tokens"), "k_gb": f.get("k_gb"),
-                              "v_gb": f.get("v_gb"), "kv_gb": size, "dtype": f.get("dtype"),
-                              "va_upper_bound": form == "va_upper_bound"})
+                pools.append(
+                    {
+                        "label": label,
+                        "tokens": f.get("tokens"),
+                        "k_gb": f.get("k_gb"),
+                        "v_gb": f.get("v_gb"),
+                        "kv_gb": size,
+                        "dtype": f.get("dtype"),
+                        "va_upper_bound": form == "va_upper_bound",
+                    }
+                )
                 if label in (None, "Full") or r.kv_tokens is None:
                     r.kv_tokens = f.get("tokens", r.kv_tokens)
                     r.k_size_gb = f.get("k_gb", r.k_size_gb)
@@ -383,7 +479,8 @@ class LaunchAssembler:
                 if f.get("elapsed_s") is not None:
                     r.graph_s = round((r.graph_s or 0.0) + f["elapsed_s"], 2)
                 r.extra.setdefault("graphs", []).append(
-                    {k: f.get(k) for k in ("name", "phase", "step", "elapsed_s", "mem_usage_gb", "avail_gb")})
+                    {k: f.get(k) for k in ("name", "phase", "step", "elapsed_s", "mem_usage_gb", "avail_gb")}
+                )
             elif ev.kind == "hicache_alloc":
                 r = rm(ev)
                 r.extra.setdefault("hicache", []).append(dict(f))
@@ -395,10 +492,12 @@ class LaunchAssembler:
             elif ev.kind == "memory_baseline":
                 rm(ev).extra["init_mem_usage_gb"] = f["mem_usage_gb"]
         for r in ranks.values():
-            if r.kv_dtype is None and r.kv_tokens is not None:   # the rank-0 "Using KV cache dtype" line
+            if r.kv_dtype is None and r.kv_tokens is not None:  # the rank-0 "Using KV cache dtype" line
                 r.kv_dtype = kv_dtype_line
-        launch.ranks = sorted(ranks.values(), key=lambda r: (
-            r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0))
+        launch.ranks = sorted(
+            ranks.values(),
+            key=lambda r: (r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0),
+        )
 
     @staticmethod
     def _summary(launch: Launch, evs: list[Event]) -> None:
@@ -429,8 +528,10 @@ class LaunchAssembler:
         if not failures:
             launch.outcome = "incomplete"
             if any(e.kind == "summary" for e in evs):
-                launch.warnings.append("startup reached the scheduler summary but no ready line "
-                                       "(offline engine, benchmark, or the log ends early)")
+                launch.warnings.append(
+                    "startup reached the scheduler summary but no ready line "
+                    "(offline engine, benchmark, or the log ends early)"
+                )
             return
         launch.outcome = "failed"
         # The most specific explanation wins: a known failure, then an exception text, then the rest.
@@ -448,8 +549,13 @@ class LaunchAssembler:
 
     @staticmethod
     def _hicache(launch: Launch, evs: list[Event]) -> None:
-        hc = [e for e in evs if e.kind == "hicache_alloc" and e.fields.get("label") in ("kv", "full")
-              and (e.worker or "target") == "target"]
+        hc = [
+            e
+            for e in evs
+            if e.kind == "hicache_alloc"
+            and e.fields.get("label") in ("kv", "full")
+            and (e.worker or "target") == "target"
+        ]
         if not hc:
             return
         best = min(hc, key=lambda e: ((e.dp_rank or 0), (e.tp_rank or 0), e.seq))
@@ -469,6 +575,7 @@ class LaunchAssembler:
     @staticmethod
     def _version(launch: Launch, evs: list[Event], evidence: list, user_version: str | None) -> None:
         from logparse.grammar.variants import evidence_for_events
+
         evidence.extend(evidence_for_events(evs, launch))
         rng: tuple[str, str] | None = None
         used: list[str] = []
@@ -477,7 +584,8 @@ class LaunchAssembler:
             if versions.is_empty(new):
                 launch.warnings.append(
                     f"version evidence disagrees: {why} says {versions.format_range(r)}, "
-                    f"earlier evidence says {versions.format_range(rng)} (a dev build?)")
+                    f"earlier evidence says {versions.format_range(rng)} (a dev build?)"
+                )
                 continue
             rng = new
             used.append(f"{why}: {versions.format_range(r)}")
@@ -487,8 +595,9 @@ class LaunchAssembler:
         if user_version:
             launch.sglang_version = user_version
             if rng is not None and user_version in versions.releases() and not versions.in_range(user_version, rng):
-                launch.warnings.append(f"--sglang-version {user_version} is outside what the log shows "
-                                       f"({launch.sglang_version_range})")
+                launch.warnings.append(
+                    f"--sglang-version {user_version} is outside what the log shows ({launch.sglang_version_range})"
+                )
         elif rng is not None and rng[0] == rng[1]:
             launch.sglang_version = rng[0]
 
@@ -497,18 +606,28 @@ class LaunchAssembler:
         """Values that parse but make no sense are flagged, not stored as truth silently."""
         for r in launch.ranks:
             who = f"{r.worker} rank tp{r.tp_rank}" + (f" dp{r.dp_rank}" if r.dp_rank is not None else "")
-            for name in ("avail_before_load_gb", "avail_after_load_gb", "avail_after_pool_gb", "avail_after_graph_gb",
-                         "kv_size_gb"):
+            for name in (
+                "avail_before_load_gb",
+                "avail_after_load_gb",
+                "avail_after_pool_gb",
+                "avail_after_graph_gb",
+                "kv_size_gb",
+            ):
                 v = getattr(r, name)
                 if v is not None and (v != v or v < 0 or v > 1e6):
                     launch.warnings.append(f"{who}: {name}={v} is not a plausible memory figure")
             if r.kv_tokens is not None and (r.kv_tokens < 0 or r.kv_tokens > 10**12):
                 launch.warnings.append(f"{who}: kv_tokens={r.kv_tokens} is not plausible")
-            if (r.avail_before_load_gb is not None and r.avail_after_load_gb is not None
-                    and r.avail_after_load_gb > r.avail_before_load_gb + 0.05):
-                launch.warnings.append(f"{who}: available memory rose while loading weights "
-                                       f"({r.avail_before_load_gb} -> {r.avail_after_load_gb} GB); "
-                                       "another process freed memory, or the log is not what it seems")
+            if (
+                r.avail_before_load_gb is not None
+                and r.avail_after_load_gb is not None
+                and r.avail_after_load_gb > r.avail_before_load_gb + 0.05
+            ):
+                launch.warnings.append(
+                    f"{who}: available memory rose while loading weights "
+                    f"({r.avail_before_load_gb} -> {r.avail_after_load_gb} GB); "
+                    "another process freed memory, or the log is not what it seems"
+                )
         if launch.max_total_num_tokens is not None and not (0 <= launch.max_total_num_tokens <= 10**12):
             launch.warnings.append(f"max_total_num_tokens={launch.max_total_num_tokens} is not plausible")
 

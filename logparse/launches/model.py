@@ -16,25 +16,73 @@ from typing import Any
 
 #: Per (rank, worker) fields, in contract order.
 RANK_FIELDS = (
-    "dp_rank", "pp_rank", "tp_rank", "ep_rank", "worker",
-    "avail_before_load_gb", "weights_gb", "avail_after_load_gb", "load_s",
-    "kv_dtype", "kv_tokens", "k_size_gb", "v_size_gb", "kv_size_gb",
-    "avail_after_pool_gb", "graph_gb", "avail_after_graph_gb", "graph_s",
+    "dp_rank",
+    "pp_rank",
+    "tp_rank",
+    "ep_rank",
+    "worker",
+    "avail_before_load_gb",
+    "weights_gb",
+    "avail_after_load_gb",
+    "load_s",
+    "kv_dtype",
+    "kv_tokens",
+    "k_size_gb",
+    "v_size_gb",
+    "kv_size_gb",
+    "avail_after_pool_gb",
+    "graph_gb",
+    "avail_after_graph_gb",
+    "graph_s",
 )
 
 #: Launch fields, in contract order (``ranks`` comes last).
 LAUNCH_FIELDS = (
-    "launch_id", "source", "host", "unit", "pid", "boot", "started_at", "ready_at", "outcome", "error",
-    "sglang_version", "sglang_version_range", "version_evidence",
-    "model_path", "tp_size", "dp_size", "pp_size", "ep_size",
-    "mem_fraction_static", "kv_cache_dtype", "page_size", "context_length",
-    "chunked_prefill_size", "max_running_requests", "max_total_tokens", "speculative_algorithm",
-    "enable_hierarchical_cache", "hicache_ratio", "hicache_size", "enable_dp_attention", "device",
-    "server_args", "server_args_form",
-    "max_total_num_tokens", "max_prefill_tokens", "max_running_requests_effective",
-    "context_len", "available_mem_gb", "available_mem_kind",
-    "hicache_host_gb", "hicache_host_tokens",
-    "first_line", "last_line", "warnings", "ranks",
+    "launch_id",
+    "source",
+    "host",
+    "unit",
+    "pid",
+    "boot",
+    "started_at",
+    "ready_at",
+    "outcome",
+    "error",
+    "sglang_version",
+    "sglang_version_range",
+    "version_evidence",
+    "model_path",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    "mem_fraction_static",
+    "kv_cache_dtype",
+    "page_size",
+    "context_length",
+    "chunked_prefill_size",
+    "max_running_requests",
+    "max_total_tokens",
+    "speculative_algorithm",
+    "enable_hierarchical_cache",
+    "hicache_ratio",
+    "hicache_size",
+    "enable_dp_attention",
+    "device",
+    "server_args",
+    "server_args_form",
+    "max_total_num_tokens",
+    "max_prefill_tokens",
+    "max_running_requests_effective",
+    "context_len",
+    "available_mem_gb",
+    "available_mem_kind",
+    "hicache_host_gb",
+    "hicache_host_tokens",
+    "first_line",
+    "last_line",
+    "warnings",
+    "ranks",
 )
 
 
@@ -176,7 +224,7 @@ class LineCounts:
         else:
             self.unrecognized += 1
 
-    def merge(self, other: "LineCounts") -> None:
+    def merge(self, other: LineCounts) -> None:
         self.total += other.total
         self.parsed += other.parsed
         self.noise += other.noise
@@ -206,8 +254,13 @@ class SourceSummary:
     content_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "format": self.fmt, "bytes": self.bytes, "content_hash": self.content_hash,
-                "lines": self.lines.to_dict()}
+        return {
+            "name": self.name,
+            "format": self.fmt,
+            "bytes": self.bytes,
+            "content_hash": self.content_hash,
+            "lines": self.lines.to_dict(),
+        }
 
 
 @dataclass(slots=True)

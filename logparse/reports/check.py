@@ -25,8 +25,9 @@ sizes) or from the store (``--db`` / ``$LOGPARSE_DB``: the launches of the same 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from logparse.budget import formula as fm
 
@@ -62,6 +63,7 @@ def metrics(launch) -> dict[str, Any]:
     """Every metric check uses, from one launch."""
     from logparse.reports.diff import _durations
     from logparse.reports.explain import rank_budget
+
     targets = [r for r in launch.ranks if r.worker == "target"]
     pr = fm._pool_rank(targets)
     kv_tokens = pr.kv_tokens if pr is not None and pr.kv_tokens is not None else launch.max_total_num_tokens
@@ -76,11 +78,18 @@ def metrics(launch) -> dict[str, Any]:
         if b["headroom_gb"] is not None:
             heads.append(b["headroom_gb"])
     d = _durations(launch)
-    return {"outcome": launch.outcome, "kv_tokens": kv_tokens, "kv_pool_gb": pool,
-            "max_running_requests": launch.max_running_requests_effective, "context_len": launch.context_len,
-            "pre_load_avail_gb": min(pre) if pre else None,
-            "headroom_gb": (min(heads) if heads else None) if launch.outcome == "ready" else None,
-            "load_s": d.get("load_s"), "graph_s": d.get("graph_s"), "startup_s": d.get("startup_s")}
+    return {
+        "outcome": launch.outcome,
+        "kv_tokens": kv_tokens,
+        "kv_pool_gb": pool,
+        "max_running_requests": launch.max_running_requests_effective,
+        "context_len": launch.context_len,
+        "pre_load_avail_gb": min(pre) if pre else None,
+        "headroom_gb": (min(heads) if heads else None) if launch.outcome == "ready" else None,
+        "load_s": d.get("load_s"),
+        "graph_s": d.get("graph_s"),
+        "startup_s": d.get("startup_s"),
+    }
 
 
 def robust_judge(x: float, hist: list[float], k: float, floor_abs: float, higher_is_better: bool) -> dict[str, Any]:
@@ -89,14 +98,21 @@ def robust_judge(x: float, hist: list[float], k: float, floor_abs: float, higher
     scale = max(1.4826 * mad, 0.01 * abs(med), floor_abs)
     z = (x - med) / scale
     bad = (z < -k) if higher_is_better else (z > k)
-    return {"median": round(med, 3), "mad": round(mad, 3), "scale": round(scale, 3), "robust_z": round(z, 2),
-            "limit": round(med - k * scale if higher_is_better else med + k * scale, 3), "flag": bad}
+    return {
+        "median": round(med, 3),
+        "mad": round(mad, 3),
+        "scale": round(scale, 3),
+        "robust_z": round(z, 2),
+        "limit": round(med - k * scale if higher_is_better else med + k * scale, 3),
+        "flag": bad,
+    }
 
 
 # --------------------------------------------------------------------------- store access
 def _store(db: str | None):
     """(Store, '') or (None, why).  ``db`` None means: only when $LOGPARSE_DB names one."""
     import os
+
     try:
         from logparse.store import Store
         from logparse.store.db import resolve_db_path
@@ -107,7 +123,7 @@ def _store(db: str | None):
     if not db:
         try:
             default = resolve_db_path(None)
-        except Exception:  # noqa: BLE001
+        except Exception:
             default = None
         if default is None or not os.path.exists(default):
             return None, "no store given (--db / $LOGPARSE_DB) and none at the default path"
@@ -116,7 +132,7 @@ def _store(db: str | None):
         return None, f"store {db} does not exist"
     try:
         return Store(db), ""
-    except Exception as exc:  # noqa: BLE001 - the store's own errors become a note
+    except Exception as exc:
         return None, f"store {db} could not be opened: {exc}"
 
 
@@ -131,13 +147,15 @@ def store_deployment(store, launch) -> str:
         rows = df.to_dicts()
         if rows and rows[0].get("deployment"):
             return rows[0]["deployment"]
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     try:
         from logparse.store.frames import deployment_key as dk
     except ImportError:  # pragma: no cover
+
         def dk(host, model, tp, dp, pp, ep):
             return f"{host or '?'}|{model or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}"
+
     return dk(launch.host, launch.model_path, launch.tp_size, launch.dp_size, launch.pp_size, launch.ep_size)
 
 
@@ -173,15 +191,17 @@ def previous_in_store(launch, db: str | None):
     try:
         dep = store_deployment(store, launch)
         rows = _earlier_rows(store, launch, dep)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return None, f"no baseline: the store could not be read ({exc})"
     if not rows:
         return None, f"no baseline: no earlier launch of deployment {dep} in the store"
     prev = rows[-1]
     from logparse.store.resolve import RefError, resolve
+
     try:
         return resolve(str(prev["launch_id"]), store_db(store, db)), (
-            f"baseline: the previous launch {prev['launch_id']} of deployment {dep} in the store")
+            f"baseline: the previous launch {prev['launch_id']} of deployment {dep} in the store"
+        )
     except RefError as exc:
         return None, f"no baseline: {exc}"
 
@@ -194,9 +214,13 @@ def history_values(launch, history_launches: Iterable | None, db: str | None) ->
     """Metric dicts of earlier launches of the same deployment (``--history`` files, else the store)."""
     key = deployment_key(launch)
     if history_launches is not None:
-        out = [metrics(h) for h in history_launches
-               if deployment_key(h) == key and h.launch_id != launch.launch_id
-               and (not launch.started_at or not h.started_at or h.started_at < launch.started_at)]
+        out = [
+            metrics(h)
+            for h in history_launches
+            if deployment_key(h) == key
+            and h.launch_id != launch.launch_id
+            and (not launch.started_at or not h.started_at or h.started_at < launch.started_at)
+        ]
         return out, f"history: {len(out)} earlier launch(es) of this deployment from --history files"
     store, why = _store(db)
     if store is None:
@@ -204,14 +228,22 @@ def history_values(launch, history_launches: Iterable | None, db: str | None) ->
     try:
         dep = store_deployment(store, launch)
         rows = _earlier_rows(store, launch, dep)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return [], f"history-based checks skipped: the store could not be read ({exc})"
     return rows, f"history: {len(rows)} earlier launch(es) of deployment {dep} from the store"
 
 
 # --------------------------------------------------------------------------- the check
-def run_check(new, baseline, *, baseline_ref: str | None = None, history_launches=None, db: str | None = None,
-              thresholds: Thresholds | None = None, notes: list[str] | None = None) -> dict[str, Any]:
+def run_check(
+    new,
+    baseline,
+    *,
+    baseline_ref: str | None = None,
+    history_launches=None,
+    db: str | None = None,
+    thresholds: Thresholds | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
     th = thresholds or Thresholds()
     mn = metrics(new)
     results: list[dict[str, Any]] = []
@@ -219,13 +251,23 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
     cause = None
     if baseline is not None:
         mb = metrics(baseline)
-        from logparse.reports.diff import attribute, args_diff
+        from logparse.reports.diff import args_diff, attribute
+
         att = attribute(baseline, new)
         cause = _likely_cause(att, args_diff(baseline, new), baseline, new)
         if mb["outcome"] == "ready" and mn["outcome"] != "ready":
-            results.append({"metric": "outcome", "label": "startup outcome", "kind": "deterministic",
-                            "value": mn["outcome"], "baseline": mb["outcome"], "status": "regression",
-                            "note": (new.error or "").splitlines()[0][:200] if new.error else None, "likely_cause": cause})
+            results.append(
+                {
+                    "metric": "outcome",
+                    "label": "startup outcome",
+                    "kind": "deterministic",
+                    "value": mn["outcome"],
+                    "baseline": mb["outcome"],
+                    "status": "regression",
+                    "note": (new.error or "").splitlines()[0][:200] if new.error else None,
+                    "likely_cause": cause,
+                }
+            )
         for name, label, rule in DETERMINISTIC:
             x, b = mn[name], mb[name]
             item = {"metric": name, "label": label, "kind": "deterministic", "value": x, "baseline": b}
@@ -234,8 +276,10 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
             else:
                 change = x - b
                 pct = change / b * 100 if b else None
-                item.update(change=round(change, 4) if isinstance(change, float) else change,
-                            change_pct=round(pct, 3) if pct is not None else None)
+                item.update(
+                    change=round(change, 4) if isinstance(change, float) else change,
+                    change_pct=round(pct, 3) if pct is not None else None,
+                )
                 if rule == "tolerance":
                     item["threshold"] = f"drop ≤ {th.kv_tokens_tolerance_pct:g}%"
                     if pct is not None and pct < -th.kv_tokens_tolerance_pct:
@@ -253,16 +297,30 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
     else:
         notes.append("deterministic checks skipped: no baseline launch")
         if mn["outcome"] != "ready":
-            results.append({"metric": "outcome", "label": "startup outcome", "kind": "deterministic",
-                            "value": mn["outcome"], "baseline": None, "status": "regression",
-                            "note": (new.error or "the start did not complete").splitlines()[0][:200]})
+            results.append(
+                {
+                    "metric": "outcome",
+                    "label": "startup outcome",
+                    "kind": "deterministic",
+                    "value": mn["outcome"],
+                    "baseline": None,
+                    "status": "regression",
+                    "note": (new.error or "the start did not complete").splitlines()[0][:200],
+                }
+            )
     hist, hnote = history_values(new, history_launches, db)
     notes.append(hnote)
     for name, label, hib, floor_abs, unit in NOISY:
         x = mn[name]
         vals = [h[name] for h in hist if h.get(name) is not None]
-        item = {"metric": name, "label": label, "kind": "history", "value": x, "unit": unit,
-                "baseline": f"median of {len(vals)} earlier launch(es)" if vals else None}
+        item = {
+            "metric": name,
+            "label": label,
+            "kind": "history",
+            "value": x,
+            "unit": unit,
+            "baseline": f"median of {len(vals)} earlier launch(es)" if vals else None,
+        }
         if x is None:
             item.update(status="skipped", note="not in this launch")
         elif len(vals) < th.min_history:
@@ -277,9 +335,9 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
             if item["status"] == "regression":
                 item["likely_cause"] = {
                     "pre_load_avail_gb": "less free memory than usual before the weights: another process on the GPU, "
-                                         "or a driver/CUDA/NCCL change",
+                    "or a driver/CUDA/NCCL change",
                     "headroom_gb": "less memory left than usual: a larger KV pool or CUDA graphs, or memory taken by "
-                                   "another process",
+                    "another process",
                     "load_s": "slower weight loading: cold page cache, slower disk or network file system",
                     "graph_s": "slower CUDA-graph capture: more batch sizes, or a busy GPU",
                     "startup_s": "a slower start: see the weight load and graph capture times",
@@ -292,13 +350,33 @@ def run_check(new, baseline, *, baseline_ref: str | None = None, history_launche
         notes.append("nothing was compared: give --baseline REF, --history FILE... or a store with history (--db)")
     else:
         status = "ok"
-    return {"status": status, "launch": {"launch_id": new.launch_id, "source": new.source, "outcome": new.outcome,
-                                         "sglang_version_range": new.sglang_version_range},
-            "baseline": ({"ref": baseline_ref, "launch_id": baseline.launch_id, "source": baseline.source,
-                          "sglang_version_range": baseline.sglang_version_range} if baseline is not None else None),
-            "thresholds": {"kv_tokens_tolerance_pct": th.kv_tokens_tolerance_pct, "mad_k": th.mad_k,
-                           "min_history": th.min_history, "method": "median/MAD"},
-            "results": results, "notes": notes}
+    return {
+        "status": status,
+        "launch": {
+            "launch_id": new.launch_id,
+            "source": new.source,
+            "outcome": new.outcome,
+            "sglang_version_range": new.sglang_version_range,
+        },
+        "baseline": (
+            {
+                "ref": baseline_ref,
+                "launch_id": baseline.launch_id,
+                "source": baseline.source,
+                "sglang_version_range": baseline.sglang_version_range,
+            }
+            if baseline is not None
+            else None
+        ),
+        "thresholds": {
+            "kv_tokens_tolerance_pct": th.kv_tokens_tolerance_pct,
+            "mad_k": th.mad_k,
+            "min_history": th.min_history,
+            "method": "median/MAD",
+        },
+        "results": results,
+        "notes": notes,
+    }
 
 
 def _likely_cause(att: dict[str, Any], args: dict[str, Any], a, b) -> str | None:
@@ -326,7 +404,9 @@ def render_check(rep: dict[str, Any], console) -> None:
 
     st = rep["status"]
     head = Text()
-    label = {"regression": ("REGRESSION", "bold red"), "ok": ("OK", "bold green")}.get(st, ("NOTHING TO COMPARE", "bold yellow"))
+    label = {"regression": ("REGRESSION", "bold red"), "ok": ("OK", "bold green")}.get(
+        st, ("NOTHING TO COMPARE", "bold yellow")
+    )
     head.append(label[0], style=label[1])
     head.append(f"  launch {rep['launch']['launch_id']} ({rep['launch']['source']})")
     console.print(head)
@@ -345,8 +425,14 @@ def render_check(rep: dict[str, Any], console) -> None:
         chs = "" if ch is None else (f"{ch:+,}" if isinstance(ch, int) else f"{ch:+,.2f}")
         if r.get("change_pct") not in (None, 0):
             chs += f" ({r['change_pct']:+.2f}%)"
-        t.add_row(r["label"], _f(val), _f(base), chs, r.get("threshold") or r.get("note") or "",
-                  Text(r["status"], style=style.get(r["status"], "")))
+        t.add_row(
+            r["label"],
+            _f(val),
+            _f(base),
+            chs,
+            r.get("threshold") or r.get("note") or "",
+            Text(r["status"], style=style.get(r["status"], "")),
+        )
     console.print(t)
     for r in rep["results"]:
         if r["status"] == "regression":
@@ -362,4 +448,5 @@ def render_check(rep: dict[str, Any], console) -> None:
 
 def _f(v) -> str:
     from logparse.cli.render import fmt_value
+
     return fmt_value(v)

@@ -85,6 +85,7 @@ Record semantics (see :mod:`logparse.sources.records`):
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -96,9 +97,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator, Sequence
+from typing import IO
 
 from logparse.sources.records import Record
 
@@ -125,23 +127,52 @@ MAX_LINE = 64 << 20
 
 #: Every accepted ``input_format`` name.
 FORMATS: tuple[str, ...] = (
-    "plain", "raw", "journal-cat",
-    "journal-short", "journal-short-precise", "journal-short-iso", "journal-short-iso-precise",
-    "journal-short-full", "journal-with-unit", "journal-short-unix", "journal-short-monotonic",
+    "plain",
+    "raw",
+    "journal-cat",
+    "journal-short",
+    "journal-short-precise",
+    "journal-short-iso",
+    "journal-short-iso-precise",
+    "journal-short-full",
+    "journal-with-unit",
+    "journal-short-unix",
+    "journal-short-monotonic",
     "journal-short-delta",
-    "journal-json", "journal-json-seq", "journal-json-sse", "journal-json-pretty",
-    "journal-export", "journal-verbose",
-    "docker", "compose", "kubectl", "ray", "pylogging", "docker-desktop",
+    "journal-json",
+    "journal-json-seq",
+    "journal-json-sse",
+    "journal-json-pretty",
+    "journal-export",
+    "journal-verbose",
+    "docker",
+    "compose",
+    "kubectl",
+    "ray",
+    "pylogging",
+    "docker-desktop",
 )
 _ALIASES = {
-    "auto": None, "cat": "journal-cat", "short": "journal-short",
-    "short-precise": "journal-short-precise", "short-iso": "journal-short-iso",
-    "short-iso-precise": "journal-short-iso-precise", "short-full": "journal-short-full",
-    "with-unit": "journal-with-unit", "short-unix": "journal-short-unix",
-    "short-monotonic": "journal-short-monotonic", "short-delta": "journal-short-delta",
-    "json": "journal-json", "json-seq": "journal-json-seq", "json-sse": "journal-json-sse",
-    "json-pretty": "journal-json-pretty", "export": "journal-export", "verbose": "journal-verbose",
-    "docker-compose": "compose", "k8s": "kubectl", "kubernetes": "kubectl",
+    "auto": None,
+    "cat": "journal-cat",
+    "short": "journal-short",
+    "short-precise": "journal-short-precise",
+    "short-iso": "journal-short-iso",
+    "short-iso-precise": "journal-short-iso-precise",
+    "short-full": "journal-short-full",
+    "with-unit": "journal-with-unit",
+    "short-unix": "journal-short-unix",
+    "short-monotonic": "journal-short-monotonic",
+    "short-delta": "journal-short-delta",
+    "json": "journal-json",
+    "json-seq": "journal-json-seq",
+    "json-sse": "journal-json-sse",
+    "json-pretty": "journal-json-pretty",
+    "export": "journal-export",
+    "verbose": "journal-verbose",
+    "docker-compose": "compose",
+    "k8s": "kubectl",
+    "kubernetes": "kubectl",
 }
 
 NOTE_YEAR_SGLANG = "year from the SGLang timestamp"
@@ -153,16 +184,16 @@ MAX_YEAR_LOOKAHEAD_BYTES = 32 << 20
 
 _WARNINGS = {
     "null": "{n} journal message{s} printed as null by journalctl -o json (fields of 4 KiB or "
-            "more are dropped without --all, e.g. server_args=): text lost; rerun journalctl "
-            "with --all, or use -o export",
+    "more are dropped without --all, e.g. server_args=): text lost; rerun journalctl "
+    "with --all, or use -o export",
     "blob": "{n} journal message{s} printed as '[NB blob data]' (control characters or invalid "
-            "UTF-8, e.g. tqdm progress bars): text lost; rerun journalctl with --all (-a), or "
-            "use -o export",
+    "UTF-8, e.g. tqdm progress bars): text lost; rerun journalctl with --all (-a), or "
+    "use -o export",
     "invalid-json": "{n} line{s} of a journal JSON rendering {are} not valid JSON: read as plain text",
     "export-text": "{n} line{s} of a journal export stream {are} not journal fields: read as plain text",
     "long-line": "{n} line{s} longer than 64 MiB {were} cut into pieces",
     "corrupt": "the compressed data is corrupt or truncated after {n} decompressed byte{s}: "
-               "the rest of the input is lost",
+    "the rest of the input is lost",
 }
 
 
@@ -178,9 +209,7 @@ def _normalize_format(input_format: str | None) -> str | None:
         return f
     if f in _ALIASES:
         return _ALIASES[f]
-    raise InputError(
-        f"unknown input format {input_format!r}; valid formats: auto, " + ", ".join(FORMATS)
-    )
+    raise InputError(f"unknown input format {input_format!r}; valid formats: auto, " + ", ".join(FORMATS))
 
 
 # ---------------------------------------------------------------------------------------
@@ -208,8 +237,7 @@ def sniff_format(head: bytes, eof: bool = True) -> tuple[str, bool]:
     sample = [ln for ln in lines[:2000] if ln.strip()][:200]
     if not sample:
         return "plain", crlf
-    body = [ln for ln in sample
-            if not ln.startswith((b"-- ", b"Hint: ", b"      ", b"Warning: journal"))] or sample
+    body = [ln for ln in sample if not ln.startswith((b"-- ", b"Hint: ", b"      ", b"Warning: journal"))] or sample
     first = body[0]
     if first.startswith(b"\x1e"):
         return "journal-json-seq", crlf
@@ -231,7 +259,7 @@ def sniff_format(head: bytes, eof: bool = True) -> tuple[str, bool]:
     total = 0
     for i, ln in enumerate(body, 1):
         r = parser.parse(i, ln)
-        for rec in (r if isinstance(r, list) else [r] if r is not None else []):
+        for rec in r if isinstance(r, list) else [r] if r is not None else []:
             if rec.marker:
                 continue
             total += 1
@@ -241,8 +269,9 @@ def sniff_format(head: bytes, eof: bool = True) -> tuple[str, bool]:
         best, k = counts.most_common(1)[0]
         if k >= 0.3 * total:
             return best, crlf
-    if any(ln.startswith((b"-- Boot ", b"-- Logs begin at", b"-- Journal begins at", b"-- No entries --"))
-           for ln in sample):
+    if any(
+        ln.startswith((b"-- Boot ", b"-- Logs begin at", b"-- Journal begins at", b"-- No entries --")) for ln in sample
+    ):
         return "journal-cat", crlf
     return "plain", crlf
 
@@ -368,7 +397,7 @@ class _YearResolver:
 class _Replay(io.RawIOBase):
     """The first block already read, then the rest of ``fh``; counts the raw bytes."""
 
-    def __init__(self, first: bytes, fh, counter: "Source"):
+    def __init__(self, first: bytes, fh, counter: Source):
         self._first = memoryview(first)
         self._fh = fh
         self._counter = counter
@@ -389,7 +418,7 @@ class _Replay(io.RawIOBase):
         return k
 
 
-def _split_lines(chunks: Iterable[bytes], crlf: bool, source: "Source") -> Iterator[list[bytes]]:
+def _split_lines(chunks: Iterable[bytes], crlf: bool, source: Source) -> Iterator[list[bytes]]:
     """Lists of physical lines (without ``\\n``; without a trailing ``\\r`` in CRLF inputs)."""
     tail = b""
     for chunk in chunks:
@@ -422,8 +451,14 @@ class Source:
     (json/export/verbose renderings and :func:`journal_source`).
     """
 
-    def __init__(self, name: str, opener: Callable[[], IO[bytes]], fmt: str | None = None,
-                 size: int | None = None, mtime: float | None = None):
+    def __init__(
+        self,
+        name: str,
+        opener: Callable[[], IO[bytes]],
+        fmt: str | None = None,
+        size: int | None = None,
+        mtime: float | None = None,
+    ):
         self.name = name
         self._opener = opener
         self._fmt = _normalize_format(fmt)
@@ -491,8 +526,9 @@ class Source:
         """Count a data-quality problem; keep one warning line per kind, with the count."""
         c = self._counts.get(kind, 0) + n
         self._counts[kind] = c
-        text = _WARNINGS[kind].format(n=c, s="" if c == 1 else "s", are="is" if c == 1 else "are",
-                                      were="was" if c == 1 else "were")
+        text = _WARNINGS[kind].format(
+            n=c, s="" if c == 1 else "s", are="is" if c == 1 else "are", were="was" if c == 1 else "were"
+        )
         text = f"{self.name}: {text}"
         i = self._warn_at.get(kind)
         if i is None:
@@ -508,10 +544,8 @@ class Source:
         fh = self._fh
         self._fh = None
         if fh is not None and fh is not getattr(sys.stdin, "buffer", None):
-            try:
+            with contextlib.suppress(OSError):
                 fh.close()
-            except OSError:
-                pass
 
     def _done(self) -> None:
         """Called after the last record (journalctl checks its exit status here)."""
@@ -562,7 +596,8 @@ class Source:
             import zstandard
 
             dec = zstandard.ZstdDecompressor().stream_reader(
-                io.BufferedReader(_Replay(first, fh, self), CHUNK_SIZE), read_across_frames=True)
+                io.BufferedReader(_Replay(first, fh, self), CHUNK_SIZE), read_across_frames=True
+            )
         update = self._hash.update
         if dec is None:
             chunk = first
@@ -668,8 +703,9 @@ class _JournalctlSource(Source):
     def _start(self) -> IO[bytes]:
         self._stderr = tempfile.TemporaryFile()
         try:
-            self._proc = subprocess.Popen(self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=self._stderr)
+            self._proc = subprocess.Popen(
+                self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr
+            )
         except FileNotFoundError:
             raise InputError("journalctl not found: install systemd or pass a saved rendering file") from None
         except OSError as e:
@@ -710,10 +746,15 @@ class _JournalctlSource(Source):
             self._stderr = None
 
 
-def journal_source(unit: str | None = None, since: str | None = None, until: str | None = None,
-                   directory: str | os.PathLike | None = None,
-                   file: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
-                   after_cursor: str | None = None, extra_args: Sequence[str] = ()) -> Source:
+def journal_source(
+    unit: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    directory: str | os.PathLike | None = None,
+    file: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    after_cursor: str | None = None,
+    extra_args: Sequence[str] = (),
+) -> Source:
     """A source reading ``journalctl -o export --all`` (nothing lost, binary-safe).
 
     ``unit`` -> ``-u``, ``since``/``until`` -> ``--since``/``--until``, ``directory`` ->
@@ -748,6 +789,7 @@ def journal_source(unit: str | None = None, since: str | None = None, until: str
 def _open_file(path: Path):
     def opener() -> IO[bytes]:
         return open(path, "rb")
+
     return opener
 
 
@@ -768,7 +810,7 @@ _NOT_LOGS = frozenset({".md", ".rst", ".py", ".pyc", ".sh", ".toml", ".cfg", ".i
 
 def _looks_like_log(f: Path, top: Path) -> bool:
     rel = f.relative_to(top).parts
-    if any(part.startswith(".") for part in rel):      # hidden files and folders (.git, .cache)
+    if any(part.startswith(".") for part in rel):  # hidden files and folders (.git, .cache)
         return False
     return f.suffix.lower() not in _NOT_LOGS
 
@@ -795,8 +837,7 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterat
         yield _file_source(path, fmt)
 
 
-def text_source(name: str, text: str | bytes, input_format: str | None = None,
-                mtime: float | None = None) -> Source:
+def text_source(name: str, text: str | bytes, input_format: str | None = None, mtime: float | None = None) -> Source:
     """A source over an in-memory string (tests, the Python API)."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return Source(name, lambda: io.BytesIO(data), input_format, len(data), mtime)

@@ -7,8 +7,9 @@ line parser, so they are still one record each.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from logparse.sources.records import Record
 
@@ -133,11 +134,11 @@ def export_records(parser: LineParser, chunks: Iterable[bytes]) -> Iterator[Reco
                 in_entry = True
                 entry_line = line_no
             if key == b"MESSAGE":
-                values.append(line[eq + 1:])
+                values.append(line[eq + 1 :])
             else:
                 k = meta_b.get(key)
                 if k is not None:
-                    fields[k] = line[eq + 1:].decode("utf-8", "replace")
+                    fields[k] = line[eq + 1 :].decode("utf-8", "replace")
             pos = nl + 1
             line_no += 1
             continue
@@ -146,18 +147,18 @@ def export_records(parser: LineParser, chunks: Iterable[bytes]) -> Iterator[Reco
             rel = nl - pos
             if len(buf) - pos < rel + 9:
                 fill(rel + 9)
-            size = int.from_bytes(buf[pos + rel + 1:pos + rel + 9], "little") if len(buf) - pos >= rel + 9 else -1
+            size = int.from_bytes(buf[pos + rel + 1 : pos + rel + 9], "little") if len(buf) - pos >= rel + 9 else -1
             if 0 <= size <= MAX_FIELD:
                 total = rel + 9 + size + 1
                 if len(buf) - pos < total:
                     fill(total)
                 base = pos + rel + 9
-                if len(buf) - pos >= total and buf[base + size:base + size + 1] == b"\n":
+                if len(buf) - pos >= total and buf[base + size : base + size + 1] == b"\n":
                     if not in_entry:
                         in_entry = True
                         entry_line = line_no
-                    data = buf[base:base + size]
-                    key = buf[pos:pos + rel]
+                    data = buf[base : base + size]
+                    key = buf[pos : pos + rel]
                     if key == b"MESSAGE":
                         values.append(data)
                     else:
@@ -216,15 +217,15 @@ def verbose_records(parser: LineParser, lines: Iterable[tuple[int, bytes]]) -> I
                     key = raw[4:eq]
                     cur_message = key == b"MESSAGE"
                     if cur_message:
-                        msg = [raw[eq + 1:]]
+                        msg = [raw[eq + 1 :]]
                         indent = b" " * (eq + 1)
                     else:
                         k = _META_B.get(key)
                         if k is not None:
-                            fields[k] = raw[eq + 1:].decode("utf-8", "replace")
+                            fields[k] = raw[eq + 1 :].decode("utf-8", "replace")
                     continue
             elif cur_message and (raw.startswith(indent) or not raw.strip(b" ")):
-                msg.append(raw[len(indent):])
+                msg.append(raw[len(indent) :])
                 continue
             elif not cur_message:
                 continue  # continuation of another multi-line field
@@ -240,16 +241,14 @@ def verbose_records(parser: LineParser, lines: Iterable[tuple[int, bytes]]) -> I
             fields = {"__CURSOR": cursor}
             for part in cursor.split(";"):
                 if part.startswith("t="):
-                    try:
+                    with contextlib.suppress(ValueError):
                         fields["__REALTIME_TIMESTAMP"] = str(int(part[2:], 16))
-                    except ValueError:
-                        pass
                 elif part.startswith("b="):
                     fields["_BOOT_ID"] = part[2:]
             if "__REALTIME_TIMESTAMP" not in fields:
                 off = zone_offset(m.group("tz")) or 0
                 t = date_epoch(m.group("date")) + hms_seconds(m.group("hms")) + frac_seconds(m.group("frac")) - off
-                fields["__REALTIME_TIMESTAMP"] = str(int(round(t * 1e6)))
+                fields["__REALTIME_TIMESTAMP"] = str(round(t * 1e6))
             continue
         r = parser.parse(n, raw)
         if r is not None:

@@ -47,17 +47,13 @@ RAY_REPEATED_RE = re.compile(rb" \[repeated \d+x across cluster\]\s*$")
 #: the first token is directly followed by ``[pid]:`` or ``:`` -- a hostname never is.
 _TAIL = rb" (?:(?P<host>[^\s\[\]]+) )??(?P<ident>[^\s\[]+?)(?:\[(?P<pid>\d+)\])?:(?: |$)"
 
-SHORT_RE = re.compile(
-    rb"(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,6})?" + _TAIL
-)
+SHORT_RE = re.compile(rb"(?P<mon>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,6})?" + _TAIL)
 #: short/short-precise with a non-English month name (LC_TIME of the rendering machine).
 LOCALE_SHORT_RE = re.compile(
-    rb"(?P<mon>[^\s\d:\[\](){}|]{2,16}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,6})?"
-    + _TAIL
+    rb"(?P<mon>[^\s\d:\[\](){}|]{2,16}) (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,6})?" + _TAIL
 )
 ISO_RE = re.compile(
-    rb"(?P<date>\d{4}-\d\d-\d\d)T(?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,9})?(?P<tz>Z|[+-]\d\d:?\d\d)"
-    + _TAIL
+    rb"(?P<date>\d{4}-\d\d-\d\d)T(?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,9})?(?P<tz>Z|[+-]\d\d:?\d\d)" + _TAIL
 )
 FULL_RE = re.compile(
     rb"(?P<wd>[A-Z][a-z]{2}) (?P<date>\d{4}-\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,9})?"
@@ -95,20 +91,42 @@ SYSTEMD_UNIT_RE = re.compile(
     rb"(?P<unit>[\w@:.\\-]+\.(?:service|socket|scope|timer|target|mount|path|slice|swap|automount|device))\b"
 )
 #: systemd words saying that a unit's process is gone (its next process is a new launch)
-_UNIT_GONE = (b"exited", b"Deactivated", b"Failed", b"Scheduled restart", b"Killing", b"Stopped",
-              b"Consumed", b"Succeeded", b"killed")
+_UNIT_GONE = (
+    b"exited",
+    b"Deactivated",
+    b"Failed",
+    b"Scheduled restart",
+    b"Killing",
+    b"Stopped",
+    b"Consumed",
+    b"Succeeded",
+    b"killed",
+)
 _UNIT_SUFFIXES = (
-    ".service", ".scope", ".socket", ".timer", ".target", ".mount", ".path", ".slice",
-    ".swap", ".automount", ".device",
+    ".service",
+    ".scope",
+    ".socket",
+    ".timer",
+    ".target",
+    ".mount",
+    ".path",
+    ".slice",
+    ".swap",
+    ".automount",
+    ".device",
 )
 _HEX32 = re.compile(rb"[0-9a-f]{32}")
 
 #: short* renderings: the header regex tried first on every line, and its style
 _PRIMARY_HEADER = {
-    "journal-short": (SHORT_RE, "short"), "journal-short-precise": (SHORT_RE, "short"),
-    "journal-short-iso": (ISO_RE, "iso"), "journal-short-iso-precise": (ISO_RE, "iso"),
-    "journal-short-full": (FULL_RE, "full"), "journal-with-unit": (FULL_RE, "full"),
-    "journal-short-unix": (UNIX_RE, "unix"), "journal-short-monotonic": (MONO_RE, "mono"),
+    "journal-short": (SHORT_RE, "short"),
+    "journal-short-precise": (SHORT_RE, "short"),
+    "journal-short-iso": (ISO_RE, "iso"),
+    "journal-short-iso-precise": (ISO_RE, "iso"),
+    "journal-short-full": (FULL_RE, "full"),
+    "journal-with-unit": (FULL_RE, "full"),
+    "journal-short-unix": (UNIX_RE, "unix"),
+    "journal-short-monotonic": (MONO_RE, "mono"),
     "journal-short-delta": (MONO_RE, "mono"),
 }
 
@@ -207,8 +225,14 @@ class LineParser:
 
     # -----------------------------------------------------------------------------------
     def _update_fast(self) -> None:
-        self.fast = not (self.compose or self.plain_fmt != "plain" or self.pending is not None
-                         or self.hint or self.yearless or self.cont)
+        self.fast = not (
+            self.compose
+            or self.plain_fmt != "plain"
+            or self.pending is not None
+            or self.hint
+            or self.yearless
+            or self.cont
+        )
 
     def parse(self, n: int, raw: bytes):
         """Record, list of records, or None (line absorbed into a pending json-pretty object)."""
@@ -222,8 +246,21 @@ class LineParser:
                 sp, t = self.cont
                 w = len(sp)
                 if raw[:w] == sp or not raw.strip(b" "):
-                    return Record(n, raw[w:].decode("utf-8", "replace"), self.src, t.ts, t.host,
-                                  t.unit, t.pid, t.boot, None, False, None, t.fmt, list(t.notes))
+                    return Record(
+                        n,
+                        raw[w:].decode("utf-8", "replace"),
+                        self.src,
+                        t.ts,
+                        t.host,
+                        t.unit,
+                        t.pid,
+                        t.boot,
+                        None,
+                        False,
+                        None,
+                        t.fmt,
+                        list(t.notes),
+                    )
             self.cont = None
         if self.hint:
             if raw.startswith(b"      "):  # the hint's indented continuation lines
@@ -258,7 +295,7 @@ class LineParser:
     def _journal_line(self, n: int, raw: bytes, m) -> Record | None:
         """The common short* line: header + an SGLang line.  None: let general() handle it."""
         pos = m.end()
-        if raw[pos:pos + 1] != b"[" or raw.endswith(b" blob data]"):
+        if raw[pos : pos + 1] != b"[" or raw.endswith(b" blob data]"):
             return None
         key = raw[:pos]
         info = self._hcache.get(key)
@@ -279,8 +316,21 @@ class LineParser:
             if u is not None:
                 unit = u
                 notes.append(NOTE_UNIT_FROM_STARTED)
-        r = Record(n, raw[pos:].decode("utf-8", "replace"), self.src, ts, host, unit, pid, self.boot,
-                   None, False, None, jfmt, notes)
+        r = Record(
+            n,
+            raw[pos:].decode("utf-8", "replace"),
+            self.src,
+            ts,
+            host,
+            unit,
+            pid,
+            self.boot,
+            None,
+            False,
+            None,
+            jfmt,
+            notes,
+        )
         self.cont = (_spaces(pos), r)
         self.fast = False
         return r
@@ -292,21 +342,22 @@ class LineParser:
         host = h.decode("utf-8", "replace") if h is not None else None
         ident = ident_b.decode("utf-8", "replace")
         pid = int(p) if p is not None else None
-        when = m.string[m.start():m.start("host") if h is not None else m.start("ident")]
+        when = m.string[m.start() : m.start("host") if h is not None else m.start("ident")]
         when = when.strip().decode("utf-8", "replace")
         ts = None
         note = None
         if style == "short":
             mon = month_number(g("mon"))
             if mon is None:
-                note = (f"month name {g('mon').decode('utf-8', 'replace')!r} not understood: "
-                        "no timestamp (render with LC_ALL=C)")
+                note = (
+                    f"month name {g('mon').decode('utf-8', 'replace')!r} not understood: "
+                    "no timestamp (render with LC_ALL=C)"
+                )
             else:
                 ts = (mon, int(g("day")), hms_seconds(g("hms")) + frac_seconds(g("frac")))
             jfmt = "journal-short-precise" if g("frac") else "journal-short"
         elif style == "iso":
-            ts = (date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac"))
-                  - offset_seconds(g("tz")))
+            ts = date_epoch(g("date")) + hms_seconds(g("hms")) + frac_seconds(g("frac")) - offset_seconds(g("tz"))
             jfmt = "journal-short-iso-precise" if g("frac") else "journal-short-iso"
         elif style == "full":
             off = zone_offset(g("tz"))
@@ -363,8 +414,9 @@ class LineParser:
     # -----------------------------------------------------------------------------------
     def _marker(self, n: int, raw: bytes, cursor: str | None = None) -> Record:
         fmt = self.primary if self.journal else "journal"
-        return Record(n, raw.decode("utf-8", "replace"), self.src, None, None, None, None,
-                      self.boot, cursor, True, None, fmt, [])
+        return Record(
+            n, raw.decode("utf-8", "replace"), self.src, None, None, None, None, self.boot, cursor, True, None, fmt, []
+        )
 
     def _try_marker(self, n: int, raw: bytes) -> Record | None:
         if raw.startswith(b"-- "):
@@ -428,7 +480,7 @@ class LineParser:
                 unit = m.group("svc").decode("utf-8", "replace")
                 fmt = "compose"
                 pos = m.end()
-                c = raw[pos:pos + 1]
+                c = raw[pos : pos + 1]
 
         # 3. kubectl --prefix
         if c == b"[" and raw.startswith(b"[pod/", pos):
@@ -437,13 +489,13 @@ class LineParser:
                 unit = (m.group("pod") + b"/" + m.group("ctr")).decode("utf-8", "replace")
                 fmt = fmt or "kubectl"
                 pos = m.end()
-                c = raw[pos:pos + 1]
+                c = raw[pos : pos + 1]
 
         # 4. outer timestamp / journald header
         m = None
         style = None
         if c.isdigit():
-            if raw[pos + 4:pos + 5] == b"-" and raw[pos + 10:pos + 11] == b"T":
+            if raw[pos + 4 : pos + 5] == b"-" and raw[pos + 10 : pos + 11] == b"T":
                 m = ISO_RE.match(raw, pos)
                 if m is not None and m.group("tz") == b"Z" and not self.journal and m.group("pid") is None:
                     m = None  # "...Z INFO:  x" is docker --timestamps, not short-iso
@@ -452,25 +504,29 @@ class LineParser:
                 else:
                     mr = RFC_RE.match(raw, pos)
                     if mr is not None:
-                        ts = (date_epoch(mr.group("date")) + hms_seconds(mr.group("hms"))
-                              + frac_seconds(mr.group("frac")) - offset_seconds(mr.group("tz")))
+                        ts = (
+                            date_epoch(mr.group("date"))
+                            + hms_seconds(mr.group("hms"))
+                            + frac_seconds(mr.group("frac"))
+                            - offset_seconds(mr.group("tz"))
+                        )
                         fmt = fmt or ("kubectl" if self.kubectl else "docker")
                         pos = mr.end()
-            elif raw[pos + 10:pos + 11] == b"." and raw[pos:pos + 10].isdigit():
+            elif raw[pos + 10 : pos + 11] == b"." and raw[pos : pos + 10].isdigit():
                 m = UNIX_RE.match(raw, pos)
                 style = "unix"
         elif c.isupper():
-            if raw[pos + 4:pos + 5].isdigit() and raw[pos + 8:pos + 9] == b"-":
+            if raw[pos + 4 : pos + 5].isdigit() and raw[pos + 8 : pos + 9] == b"-":
                 m = FULL_RE.match(raw, pos)
                 style = "full"
             else:
                 m = SHORT_RE.match(raw, pos)
                 style = "short"
-                if m is None and raw[pos + 1:pos + 2].islower():
+                if m is None and raw[pos + 1 : pos + 2].islower():
                     m = LOCALE_SHORT_RE.match(raw, pos)
         elif c == b"[":
-            c1 = raw[pos + 1:pos + 2]
-            if (c1 == b" " or c1.isdigit()) and raw[pos + 5:pos + 6] != b"-":
+            c1 = raw[pos + 1 : pos + 2]
+            if (c1 == b" " or c1.isdigit()) and raw[pos + 5 : pos + 6] != b"-":
                 m = MONO_RE.match(raw, pos)
                 style = "mono"
         elif c and (c[0] >= 0x80 or c.islower()) and not self.compose:
@@ -526,7 +582,7 @@ class LineParser:
 
         # 5. inner wrappers: Docker Desktop time, Ray actor prefix, Python logging
         for _ in range(3):
-            c = raw[pos:pos + 1]
+            c = raw[pos : pos + 1]
             if c == b"(" or c == b"\x1b":
                 mi = RAY_RE.match(raw, pos)
                 if mi is None:
@@ -534,21 +590,23 @@ class LineParser:
                 pid = int(mi.group("pid"))
                 actor, ip = mi.group("actor"), mi.group("ip")
                 if actor is not None or ip is not None:
-                    notes.append("ray actor " + (actor or b"?").decode("utf-8", "replace")
-                                 + (", ip=" + ip.decode("utf-8", "replace") if ip is not None else ""))
+                    notes.append(
+                        "ray actor "
+                        + (actor or b"?").decode("utf-8", "replace")
+                        + (", ip=" + ip.decode("utf-8", "replace") if ip is not None else "")
+                    )
                 fmt = fmt or "ray"
                 pos = mi.end()
                 # Ray's log deduplication appends " [repeated Nx across cluster]": not SGLang's text.
                 rep = RAY_REPEATED_RE.search(raw, pos)
                 if rep is not None:
                     notes.append("ray: " + rep.group(0).strip().decode("utf-8", "replace"))
-                    raw = raw[:rep.start()]
-            elif c.isdigit() and raw[pos + 4:pos + 5] == b"-" and raw[pos + 10:pos + 11] == b" ":
+                    raw = raw[: rep.start()]
+            elif c.isdigit() and raw[pos + 4 : pos + 5] == b"-" and raw[pos + 10 : pos + 11] == b" ":
                 mi = PYLOG_RE.match(raw, pos)
                 if mi is not None:
                     if ts is None:
-                        ts = (date_epoch(mi.group("date")) + hms_seconds(mi.group("hms"))
-                              + int(mi.group("ms")) / 1000)
+                        ts = date_epoch(mi.group("date")) + hms_seconds(mi.group("hms")) + int(mi.group("ms")) / 1000
                         notes.append(NOTE_PYLOG_TIME)
                     fmt = fmt or "pylogging"
                     pos = mi.end()
@@ -557,8 +615,7 @@ class LineParser:
                 if mi is None:
                     break
                 if ts is None:
-                    ts = (date_epoch(mi.group("date")) + hms_seconds(mi.group("hms"))
-                          + frac_seconds(mi.group("frac")))
+                    ts = date_epoch(mi.group("date")) + hms_seconds(mi.group("hms")) + frac_seconds(mi.group("frac"))
                     notes.append(NOTE_DESKTOP)
                 fmt = fmt or "docker-desktop"
                 pos = mi.end()
@@ -566,15 +623,16 @@ class LineParser:
                 break
 
         # 6. free text in front of an SGLang line
-        if raw[pos:pos + 1] != b"[":
+        if raw[pos : pos + 1] != b"[":
             i = raw.find(b"[", pos)
             if i >= 0:
                 ms = SGL_PREFIX_RE.search(raw, i)
                 if ms is not None:
-                    before = raw[pos:ms.start()]
+                    before = raw[pos : ms.start()]
                     if b"\r" not in before and b"\x1b" not in before:
-                        notes.append("text before the SGLang prefix removed: "
-                                     + repr(before.decode("utf-8", "replace")))
+                        notes.append(
+                            "text before the SGLang prefix removed: " + repr(before.decode("utf-8", "replace"))
+                        )
                         pos = ms.start()
 
         text = raw[pos:].decode("utf-8", "replace") if pos else raw.decode("utf-8", "replace")
@@ -723,9 +781,20 @@ class _Blob(str):
 
 #: The journal fields the source layer reads.
 _META_KEYS = (
-    "__CURSOR", "__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "_BOOT_ID", "_HOSTNAME",
-    "_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "UNIT", "USER_UNIT", "_PID", "SYSLOG_PID",
-    "SYSLOG_IDENTIFIER", "_COMM", "CONTAINER_NAME",
+    "__CURSOR",
+    "__REALTIME_TIMESTAMP",
+    "_SOURCE_REALTIME_TIMESTAMP",
+    "_BOOT_ID",
+    "_HOSTNAME",
+    "_SYSTEMD_UNIT",
+    "_SYSTEMD_USER_UNIT",
+    "UNIT",
+    "USER_UNIT",
+    "_PID",
+    "SYSLOG_PID",
+    "SYSLOG_IDENTIFIER",
+    "_COMM",
+    "CONTAINER_NAME",
 )
 META_KEYS = frozenset(_META_KEYS)
 

@@ -20,40 +20,91 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from logparse.store.db import (DEFAULT_LOCK_TIMEOUT, StoreBusy, StoreCorrupt, StoreError, StoreMissing, StoreTooNew,
-                               connection, default_db_path, resolve_db_path)
+from logparse.store.db import (
+    DEFAULT_LOCK_TIMEOUT,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreMissing,
+    StoreTooNew,
+    connection,
+    default_db_path,
+    resolve_db_path,
+)
 from logparse.store.querysafe import QueryRefused, check_read_only
 
 if TYPE_CHECKING:  # the ingest machinery (parser, lark, polars) is imported only when ingesting
     from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
 from logparse.store.schema import HISTORY_METRICS, SCHEMA_VERSION
 
-__all__ = ["Store", "StoreError", "StoreBusy", "StoreCorrupt", "StoreTooNew", "StoreMissing", "QueryRefused",
-           "IngestReport", "SourceOutcome", "default_db_path", "resolve_db_path", "SCHEMA_VERSION",
-           "HISTORY_METRICS", "parse_when", "METRIC_ALIASES"]
+__all__ = [
+    "HISTORY_METRICS",
+    "METRIC_ALIASES",
+    "SCHEMA_VERSION",
+    "IngestReport",
+    "QueryRefused",
+    "SourceOutcome",
+    "Store",
+    "StoreBusy",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreMissing",
+    "StoreTooNew",
+    "default_db_path",
+    "parse_when",
+    "resolve_db_path",
+]
 
 #: Columns of ``logparse launches`` (from the ``launch_summary`` view).
-LIST_COLUMNS = ("launch_id", "host", "started_at", "outcome", "version", "model_path", "tp_size", "dp_size",
-                "pp_size", "mem_fraction_static", "kv_tokens", "max_total_num_tokens", "weights_gb",
-                "kv_size_gb", "headroom_gb", "min_headroom_gb", "peak_token_usage", "retractions", "n_warnings",
-                "deployment")
+LIST_COLUMNS = (
+    "launch_id",
+    "host",
+    "started_at",
+    "outcome",
+    "version",
+    "model_path",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "mem_fraction_static",
+    "kv_tokens",
+    "max_total_num_tokens",
+    "weights_gb",
+    "kv_size_gb",
+    "headroom_gb",
+    "min_headroom_gb",
+    "peak_token_usage",
+    "retractions",
+    "n_warnings",
+    "deployment",
+)
 
 METRIC_ALIASES = {
-    "avail_before_load": "avail_before_load_gb", "weights": "weights_gb", "avail_after_load": "avail_after_load_gb",
-    "kv_size": "kv_size_gb", "avail_after_pool": "avail_after_pool_gb", "graph": "graph_gb",
-    "avail_after_graph": "avail_after_graph_gb", "headroom": "headroom_gb", "min_headroom": "min_headroom_gb",
-    "available_mem": "available_mem_gb", "tokens": "kv_tokens", "max_running_requests": "max_running_requests_effective",
+    "avail_before_load": "avail_before_load_gb",
+    "weights": "weights_gb",
+    "avail_after_load": "avail_after_load_gb",
+    "kv_size": "kv_size_gb",
+    "avail_after_pool": "avail_after_pool_gb",
+    "graph": "graph_gb",
+    "avail_after_graph": "avail_after_graph_gb",
+    "headroom": "headroom_gb",
+    "min_headroom": "min_headroom_gb",
+    "available_mem": "available_mem_gb",
+    "tokens": "kv_tokens",
+    "max_running_requests": "max_running_requests_effective",
 }
 
 
 @dataclass
 class Rows:
     """Query rows without polars: the columns and the tuples (``height``/``iter_rows`` as polars)."""
+
     columns: list[str]
     rows: list[tuple]
 
@@ -83,14 +134,22 @@ def parse_when(text: str, *, now: datetime | None = None) -> datetime:
     m = re.fullmatch(r"-?(\d+)\s*(s|m|min|h|d|w)(?:\s+ago)?", t)
     if m:
         n, unit = int(m.group(1)), m.group(2)
-        delta = {"s": timedelta(seconds=n), "m": timedelta(minutes=n), "min": timedelta(minutes=n),
-                 "h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n)}[unit]
+        delta = {
+            "s": timedelta(seconds=n),
+            "m": timedelta(minutes=n),
+            "min": timedelta(minutes=n),
+            "h": timedelta(hours=n),
+            "d": timedelta(days=n),
+            "w": timedelta(weeks=n),
+        }[unit]
         return now - delta
     try:
         return datetime.fromisoformat(text.strip().replace(" ", "T", 1) if " " in text.strip() else text.strip())
     except ValueError:
-        raise ValueError(f"cannot read the time {text!r}: give an ISO date (2026-05-18), a date and time, 'today', "
-                         "'yesterday', or an age such as 7d, 12h, 2w") from None
+        raise ValueError(
+            f"cannot read the time {text!r}: give an ISO date (2026-05-18), a date and time, 'today', "
+            "'yesterday', or an age such as 7d, 12h, 2w"
+        ) from None
 
 
 def resolve_metric(name: str) -> str:
@@ -126,7 +185,7 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -138,29 +197,35 @@ class Store:
     # ------------------------------------------------------------------ connections
     def connect(self, *, write: bool = False, create: bool = False, safe_read: bool = False):
         """A context manager giving a DuckDB connection (read-only unless ``write``)."""
-        return connection(self.path, write=write, lock_timeout=self.lock_timeout, create=create or write,
-                          safe_read=safe_read)
+        return connection(
+            self.path, write=write, lock_timeout=self.lock_timeout, create=create or write, safe_read=safe_read
+        )
 
     def _df(self, sql: str, params: Sequence[Any] = ()):
         with self.connect() as con:
             return con.sql(sql, params=list(params)).pl()
 
     # ------------------------------------------------------------------ ingest
-    def _opts(self, **kw) -> "IngestOptions":
+    def _opts(self, **kw) -> IngestOptions:
         from logparse.store.ingest import IngestOptions
+
         labels = kw.pop("labels", None) or {}
         lock_timeout = kw.pop("lock_timeout", None)
-        return IngestOptions(lock_timeout=self.lock_timeout if lock_timeout is None else lock_timeout,
-                             labels=dict(labels), **kw)
+        return IngestOptions(
+            lock_timeout=self.lock_timeout if lock_timeout is None else lock_timeout, labels=dict(labels), **kw
+        )
 
-    def ingest_sources(self, sources: Iterable, *, journal_scope: str | None = None, on_outcome=None,
-                       **opts) -> "IngestReport":
+    def ingest_sources(
+        self, sources: Iterable, *, journal_scope: str | None = None, on_outcome=None, **opts
+    ) -> IngestReport:
         """Ingest :class:`logparse.sources.Source` objects (one transaction each)."""
         from logparse.store.ingest import ingest_sources
-        return ingest_sources(self.path, sources, self._opts(**opts), journal_scope_key=journal_scope,
-                              on_outcome=on_outcome)
 
-    def ingest_paths(self, paths: Sequence[str | os.PathLike] | str, *, on_outcome=None, **opts) -> "IngestReport":
+        return ingest_sources(
+            self.path, sources, self._opts(**opts), journal_scope_key=journal_scope, on_outcome=on_outcome
+        )
+
+    def ingest_paths(self, paths: Sequence[str | os.PathLike] | str, *, on_outcome=None, **opts) -> IngestReport:
         """Ingest files, directories, ``-``, export directories and other ``.duckdb`` stores.
 
         Options: ``host``, ``labels`` (dict), ``sglang_version``, ``input_format``, ``progress``.
@@ -168,6 +233,7 @@ class Store:
         from logparse.sources import open_inputs
         from logparse.store import exchange
         from logparse.store.ingest import IngestReport, ingest_sources
+
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         o = self._opts(**opts)
@@ -176,8 +242,9 @@ class Store:
 
         def flush() -> None:
             if plain:
-                sub = ingest_sources(self.path, open_inputs(list(plain), input_format=o.input_format), o,
-                                     on_outcome=on_outcome)
+                sub = ingest_sources(
+                    self.path, open_inputs(list(plain), input_format=o.input_format), o, on_outcome=on_outcome
+                )
                 report.sources.extend(sub.sources)
                 report.warnings.extend(sub.warnings)
                 plain.clear()
@@ -195,31 +262,47 @@ class Store:
         flush()
         return report
 
-    def ingest_text(self, text: str | bytes, name: str = "<text>", **opts) -> "IngestReport":
+    def ingest_text(self, text: str | bytes, name: str = "<text>", **opts) -> IngestReport:
         from logparse.sources import text_source
+
         return self.ingest_sources([text_source(name, text)], **opts)
 
-    def journal_cursor(self, unit: str | None = None, directory: str | None = None, file: str | None = None,
-                       host: str | None = None) -> str | None:
+    def journal_cursor(
+        self, unit: str | None = None, directory: str | None = None, file: str | None = None, host: str | None = None
+    ) -> str | None:
         from logparse.store.ingest import journal_scope, stored_cursor
+
         try:
             with self.connect() as con:
                 return stored_cursor(con, journal_scope(unit, directory, file), host)
         except StoreMissing:
             return None
 
-    def ingest_journal(self, unit: str | None = None, since: str | None = None, until: str | None = None,
-                       directory: str | None = None, file: str | None = None, *, resume: bool = True,
-                       source_factory=None, on_outcome=None, **opts) -> "IngestReport":
+    def ingest_journal(
+        self,
+        unit: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        directory: str | None = None,
+        file: str | None = None,
+        *,
+        resume: bool = True,
+        source_factory=None,
+        on_outcome=None,
+        **opts,
+    ) -> IngestReport:
         """Read the journal with journalctl (from the stored cursor on) and ingest it."""
         from logparse.store.ingest import journal_scope
+
         if source_factory is None:
             from logparse import sources as src_mod
+
             source_factory = getattr(src_mod, "journal_source", None)
             if source_factory is None:
                 raise src_mod.InputError("reading the journal is not available in this build")
         # the cursor of the same query (unit, directory, file), whatever host the entries name
         from logparse.sources import InputError
+
         after = self.journal_cursor(unit, directory, file) if resume else None
         scope = journal_scope(unit, directory, file)
         src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=after)
@@ -232,14 +315,27 @@ class Store:
         # start; what is already stored is recognised line by line and not counted twice.
         src = source_factory(unit=unit, since=since, until=until, directory=directory, file=file, after_cursor=None)
         report = self.ingest_sources([src], journal_scope=scope, on_outcome=on_outcome, **opts)
-        report.warnings.insert(0, "the stored journal cursor is no longer in the journal (rotated or vacuumed?): "
-                                  "read the query from its start instead")
+        report.warnings.insert(
+            0,
+            "the stored journal cursor is no longer in the journal (rotated or vacuumed?): "
+            "read the query from its start instead",
+        )
         return report
 
     # ------------------------------------------------------------------ reading
-    def launches(self, *, host: str | None = None, model: str | None = None, since: str | datetime | None = None,
-                 until: str | datetime | None = None, outcome: str | None = None, deployment: str | None = None,
-                 limit: int | None = None, columns: Sequence[str] | None = LIST_COLUMNS, as_rows: bool = False):
+    def launches(
+        self,
+        *,
+        host: str | None = None,
+        model: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        outcome: str | None = None,
+        deployment: str | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] | None = LIST_COLUMNS,
+        as_rows: bool = False,
+    ):
         """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest.
 
         A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
@@ -273,15 +369,21 @@ class Store:
             return self._rows(sql, params)
         return self._df(sql, params)
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> "Rows":
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         """Plain rows, without polars or pyarrow (the CLI's table output starts faster)."""
         with self.connect() as con:
             cur = con.execute(sql, list(params))
             cols = [d[0] for d in cur.description]
             return Rows(cols, cur.fetchall())
 
-    def history(self, metric: str = "kv_tokens", deployment: str | None = None, *, host: str | None = None,
-                model: str | None = None):
+    def history(
+        self,
+        metric: str = "kv_tokens",
+        deployment: str | None = None,
+        *,
+        host: str | None = None,
+        model: str | None = None,
+    ):
         """The metric over the launches of each deployment, with its change and what changed in between."""
         m = resolve_metric(metric)
         where, params = [], []
@@ -294,10 +396,12 @@ class Store:
         if model:
             where.append("model_path ILIKE ?")
             params.append(f"%{model}%")
-        sql = (f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
-               f"{m} AS value, {m}_change AS change, version_changed, version_change, args_changed, changed_args, "
-               f"changed_arg_names, "
-               f"arg_changes, prev_launch_id FROM history")
+        sql = (
+            f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
+            f"{m} AS value, {m}_change AS change, version_changed, version_change, args_changed, changed_args, "
+            f"changed_arg_names, "
+            f"arg_changes, prev_launch_id FROM history"
+        )
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY deployment, launch_no"
@@ -311,6 +415,7 @@ class Store:
             with self.connect(safe_read=True) as con:
                 return con.sql(sql).pl()
         import duckdb
+
         stmts = duckdb.extract_statements(sql)
         with self.connect(write=True) as con:
             rel = None
@@ -321,6 +426,7 @@ class Store:
     def load_launch(self, ref: str):
         """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.store.refs`."""
         from logparse.store.refs import resolve_launch
+
         return resolve_launch(ref, db=str(self.path), lock_timeout=self.lock_timeout)
 
     def launch_ids(self) -> list[str]:
@@ -330,18 +436,24 @@ class Store:
     # ------------------------------------------------------------------ export, doctor
     def export(self, directory: str | os.PathLike) -> dict[str, int]:
         from logparse.store.exchange import export
+
         with self.connect() as con:
             return export(con, Path(directory))
 
     def doctor(self) -> DoctorReport:
         from logparse.store import schema
+
         rep = DoctorReport(self.path)
         with self.connect() as con:
             rep.schema_version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
             if rep.schema_version != schema.SCHEMA_VERSION:
                 rep.problems.append(f"schema version {rep.schema_version}, expected {schema.SCHEMA_VERSION}")
-            have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                              "WHERE table_schema = 'main'").fetchall()}
+            have = {
+                r[0]
+                for r in con.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+                ).fetchall()
+            }
             for t in schema.TABLES + schema.VIEWS:
                 if t not in have:
                     rep.problems.append(f"missing table or view: {t}")
@@ -352,7 +464,7 @@ class Store:
             for v in schema.VIEWS:
                 try:
                     rep.counts[v] = con.execute(f"SELECT count(*) FROM {v}").fetchall()[0][0]
-                except Exception as exc:  # noqa: BLE001 - report, do not crash
+                except Exception as exc:
                     rep.problems.append(f"view {v} fails: {str(exc).splitlines()[0]}")
 
             def check(sql: str, what: str) -> None:
@@ -361,32 +473,59 @@ class Store:
                     rep.problems.append(f"{n} {what}")
 
             for t in schema.LAUNCH_CHILD_TABLES:
-                check(f"SELECT count(*) FROM {t} WHERE launch_id NOT IN (SELECT launch_id FROM launches)",
-                      f"{t} row(s) without a launch")
-            check("SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN "
-                  "(SELECT source_id FROM sources)", "launch(es) without a source")
-            check("SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
-                  "WHERE s.launch_id = l.launch_id)", "launch(es) not linked to any source in launch_sources")
-            check("SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
-                  "launch_sources row(s) naming a missing source")
-            check("SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
-                  "unrecognized line(s) without a source")
-            check("SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
-                  "launch id(s) stored more than once")
-            check("SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
-                  "source id(s) stored more than once")
-            check("SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
-                  "duplicate (launch_id, seq) event(s)")
-            check("SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
-                  "launch(es) with more than one runtime_stats row")
-            check("SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
-                  "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
-                  "launch(es) whose event count disagrees with the events table")
-            check("SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
-                  "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
-                  "launch(es) whose rank count disagrees with rank_memory")
-            check("SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
-                  "WHERE r.launch_id = l.launch_id)", "launch(es) without a runtime_stats row")
+                check(
+                    f"SELECT count(*) FROM {t} WHERE launch_id NOT IN (SELECT launch_id FROM launches)",
+                    f"{t} row(s) without a launch",
+                )
+            check(
+                "SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN "
+                "(SELECT source_id FROM sources)",
+                "launch(es) without a source",
+            )
+            check(
+                "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
+                "WHERE s.launch_id = l.launch_id)",
+                "launch(es) not linked to any source in launch_sources",
+            )
+            check(
+                "SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
+                "launch_sources row(s) naming a missing source",
+            )
+            check(
+                "SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
+                "unrecognized line(s) without a source",
+            )
+            check(
+                "SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
+                "launch id(s) stored more than once",
+            )
+            check(
+                "SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
+                "source id(s) stored more than once",
+            )
+            check(
+                "SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
+                "duplicate (launch_id, seq) event(s)",
+            )
+            check(
+                "SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
+                "launch(es) with more than one runtime_stats row",
+            )
+            check(
+                "SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
+                "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
+                "launch(es) whose event count disagrees with the events table",
+            )
+            check(
+                "SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
+                "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
+                "launch(es) whose rank count disagrees with rank_memory",
+            )
+            check(
+                "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
+                "WHERE r.launch_id = l.launch_id)",
+                "launch(es) without a runtime_stats row",
+            )
         return rep
 
 
@@ -394,5 +533,6 @@ def __getattr__(name: str) -> Any:
     """``IngestReport`` and friends, imported on first use (keeps read-only commands light)."""
     if name in ("IngestOptions", "IngestReport", "SourceOutcome"):
         from logparse.store import ingest
+
         return getattr(ingest, name)
     raise AttributeError(f"module 'logparse.store' has no attribute {name!r}")

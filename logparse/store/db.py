@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 from logparse.store import schema
 
@@ -79,9 +79,10 @@ def check_file(path: Path) -> bool:
         raise StoreError(f"{path}: cannot read the store ({exc.strerror or exc})") from None
     if not head:
         raise StoreCorrupt(f"{path} is empty: not a logparse store (remove it, or use another --db)")
-    if head[_MAGIC_OFFSET:_MAGIC_OFFSET + 4] != _MAGIC:
-        raise StoreCorrupt(f"{path} is not a DuckDB database, so not a logparse store; it was left untouched "
-                           "(use another --db)")
+    if head[_MAGIC_OFFSET : _MAGIC_OFFSET + 4] != _MAGIC:
+        raise StoreCorrupt(
+            f"{path} is not a DuckDB database, so not a logparse store; it was left untouched (use another --db)"
+        )
     return True
 
 
@@ -92,6 +93,7 @@ def _is_lock_error(exc: Exception) -> bool:
 
 def _connect(path: Path, read_only: bool, lock_timeout: float, config: dict | None):
     import duckdb
+
     deadline = time.monotonic() + max(0.0, lock_timeout)
     delay = 0.05
     while True:
@@ -105,8 +107,10 @@ def _connect(path: Path, read_only: bool, lock_timeout: float, config: dict | No
                     msg = str(exc)
                     if "PID" in msg:
                         holder = " (held by PID " + msg.split("PID", 1)[1].strip(" )").split(")")[0] + ")"
-                    raise StoreBusy(f"store is busy: another process is using {path}{holder}; gave up after "
-                                    f"{lock_timeout:g} s (--lock-timeout)") from None
+                    raise StoreBusy(
+                        f"store is busy: another process is using {path}{holder}; gave up after "
+                        f"{lock_timeout:g} s (--lock-timeout)"
+                    ) from None
                 time.sleep(min(delay, max(0.0, deadline - now)) * (0.75 + random.random() / 2))
                 delay = min(delay * 2, 1.0)
                 continue
@@ -120,8 +124,10 @@ def _short(exc: Exception) -> str:
 
 def _version(con) -> int | None:
     """Schema version, 0 for an empty database, None when it is some other DuckDB database."""
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    }
     if "schema_version" not in tables:
         return 0 if not tables else None
     row = con.execute("SELECT max(version) FROM schema_version").fetchall()[0]
@@ -147,11 +153,14 @@ def transaction(con) -> Iterator[None]:
 def migrate(con, to: int | None = None) -> int:
     """Apply the missing migrations (each in its own transaction); returns the new version."""
     from logparse import __version__
+
     target = schema.SCHEMA_VERSION if to is None else to
     current = _version(con)
     if current is None:
-        raise StoreCorrupt("this DuckDB database is not a logparse store (it has other tables and no "
-                           "schema_version); it was left untouched")
+        raise StoreCorrupt(
+            "this DuckDB database is not a logparse store (it has other tables and no "
+            "schema_version); it was left untouched"
+        )
     for v in range(current + 1, target + 1):
         with transaction(con):
             schema.MIGRATIONS[v - 1](con)
@@ -161,19 +170,29 @@ def migrate(con, to: int | None = None) -> int:
 
 def _check_version(path: Path, version: int | None) -> None:
     if version is None:
-        raise StoreCorrupt(f"{path} is a DuckDB database but not a logparse store (no schema_version table); "
-                           "it was left untouched (use another --db)")
+        raise StoreCorrupt(
+            f"{path} is a DuckDB database but not a logparse store (no schema_version table); "
+            "it was left untouched (use another --db)"
+        )
     if version > schema.SCHEMA_VERSION:
-        raise StoreTooNew(f"{path} was written by a newer logparse (store schema version {version}; this logparse "
-                          f"knows up to {schema.SCHEMA_VERSION}): upgrade logparse to use it")
+        raise StoreTooNew(
+            f"{path} was written by a newer logparse (store schema version {version}; this logparse "
+            f"knows up to {schema.SCHEMA_VERSION}): upgrade logparse to use it"
+        )
 
 
 #: Store files this process has validated (read-only) and brought to the current schema.
 _VALIDATED: set[str] = set()
 
 
-def open_store(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = False,
-               safe_read: bool = False):
+def open_store(
+    path: Path,
+    *,
+    write: bool,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    create: bool = False,
+    safe_read: bool = False,
+):
     """A DuckDB connection to a valid store of the current schema version.
 
     ``write``: a read-write connection (migrates an older store, creates a missing one when
@@ -181,11 +200,16 @@ def open_store(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TI
     (for user queries).  An older store is migrated first, which needs the write lock.
     """
     import duckdb
+
     exists = check_file(path)
     key = str(path.resolve()) if exists else None
     if key in _VALIDATED:
-        con = _connect(path, not write, lock_timeout,
-                       {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None)
+        con = _connect(
+            path,
+            not write,
+            lock_timeout,
+            {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None,
+        )
         try:
             version = _version(con)
         except duckdb.Error as exc:
@@ -238,9 +262,16 @@ def open_store(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TI
 
 
 @contextmanager
-def connection(path: Path, *, write: bool, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = False,
-               safe_read: bool = False) -> Iterator:
+def connection(
+    path: Path,
+    *,
+    write: bool,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    create: bool = False,
+    safe_read: bool = False,
+) -> Iterator:
     import duckdb
+
     con = open_store(path, write=write, lock_timeout=lock_timeout, create=create, safe_read=safe_read)
     try:
         yield con

@@ -29,8 +29,16 @@ from logparse.store import db as dbm
 from logparse.store import schema
 
 MARKER = "logparse-export.json"
-EXPORT_TABLES = ("sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized",
-                 "launch_sources", "launch_args")
+EXPORT_TABLES = (
+    "sources",
+    "launches",
+    "rank_memory",
+    "events",
+    "runtime_stats",
+    "unrecognized",
+    "launch_sources",
+    "launch_args",
+)
 
 _MONTH = "strftime(coalesce({t}started_at, {t}ingested_at), '%Y-%m')"
 
@@ -39,11 +47,12 @@ _EXPORT_SQL = {
     "sources": "SELECT *, strftime(ingested_at, '%Y-%m') AS month FROM sources",
     "launches": f"SELECT *, {_MONTH.format(t='')} AS month FROM launches",
     "unrecognized": "SELECT u.*, s.host, strftime(s.ingested_at, '%Y-%m') AS month FROM unrecognized u "
-                    "LEFT JOIN sources s USING (source_id)",
+    "LEFT JOIN sources s USING (source_id)",
 }
 for _t in ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args"):
-    _EXPORT_SQL[_t] = (f"SELECT c.*, l.host, {_MONTH.format(t='l.')} AS month FROM {_t} c "
-                       "LEFT JOIN launches l USING (launch_id)")
+    _EXPORT_SQL[_t] = (
+        f"SELECT c.*, l.host, {_MONTH.format(t='l.')} AS month FROM {_t} c LEFT JOIN launches l USING (launch_id)"
+    )
 
 
 def is_export_dir(path: Path) -> bool:
@@ -84,10 +93,21 @@ def export(con, directory: Path) -> dict[str, int]:
             con.execute(f"COPY ({_EXPORT_SQL[table]}) TO '{target}' (FORMAT parquet, PARTITION_BY (host, month))")
         version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
         from logparse import __version__
-        (tmp / MARKER).write_text(json.dumps({
-            "format": "logparse-export", "schema_version": int(version), "logparse_version": __version__,
-            "exported_at": datetime.now().isoformat(timespec="seconds"), "rows": counts,
-            "partitioning": ["host", "month"]}, indent=2) + "\n")
+
+        (tmp / MARKER).write_text(
+            json.dumps(
+                {
+                    "format": "logparse-export",
+                    "schema_version": int(version),
+                    "logparse_version": __version__,
+                    "exported_at": datetime.now().isoformat(timespec="seconds"),
+                    "rows": counts,
+                    "partitioning": ["host", "month"],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         if directory.exists():
             old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
             directory.rename(old)
@@ -104,18 +124,22 @@ def export(con, directory: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------- import
 
+
 def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
     """A read-only DuckDB connection over another store or an export (tables by their usual names)."""
     import duckdb
+
     path = Path(path)
     if is_export_dir(path):
         meta = json.loads((path / MARKER).read_text())
         ver = int(meta.get("schema_version", 0))
         if ver > schema.SCHEMA_VERSION:
-            raise dbm.StoreTooNew(f"{path} was exported by a newer logparse (schema version {ver}; this logparse knows "
-                                  f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it")
+            raise dbm.StoreTooNew(
+                f"{path} was exported by a newer logparse (schema version {ver}; this logparse knows "
+                f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it"
+            )
         con = duckdb.connect()
-        for ddl in (schema._TABLES_V1, schema._TABLES_V2):       # empty tables of the current schema
+        for ddl in (schema._TABLES_V1, schema._TABLES_V2):  # empty tables of the current schema
             for stmt in ddl.split(";"):
                 if stmt.strip():
                     con.execute(stmt)
@@ -124,12 +148,14 @@ def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
             if files:
                 glob = str(path / table / "**" / "*.parquet").replace("'", "''")
                 con.execute(f"DROP TABLE {table}")
-                con.execute(f"CREATE VIEW {table} AS SELECT * EXCLUDE (month) FROM read_parquet('{glob}', "
-                            "hive_partitioning = true, union_by_name = true, "
-                            "hive_types = {'host': 'VARCHAR', 'month': 'VARCHAR'})")
+                con.execute(
+                    f"CREATE VIEW {table} AS SELECT * EXCLUDE (month) FROM read_parquet('{glob}', "
+                    "hive_partitioning = true, union_by_name = true, "
+                    "hive_types = {'host': 'VARCHAR', 'month': 'VARCHAR'})"
+                )
         return con
     dbm.check_file(path)
-    con = dbm._connect(path, True, lock_timeout, None)     # waits for a writer, like our own store
+    con = dbm._connect(path, True, lock_timeout, None)  # waits for a writer, like our own store
     try:
         version = dbm._version(con)
     except duckdb.Error as exc:
@@ -140,8 +166,10 @@ def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
         raise dbm.StoreCorrupt(f"{path} is a DuckDB database but not a logparse store")
     if version > schema.SCHEMA_VERSION:
         con.close()
-        raise dbm.StoreTooNew(f"{path} was written by a newer logparse (schema version {version}; this logparse knows "
-                              f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it")
+        raise dbm.StoreTooNew(
+            f"{path} was written by a newer logparse (schema version {version}; this logparse knows "
+            f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it"
+        )
     return con
 
 
@@ -152,9 +180,11 @@ def _columns(con, table: str) -> list[str]:
 def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     """Merge another store (or an export) into the store at ``path``, in one transaction."""
     import pyarrow as pa
+
     from logparse.store.ingest import Item, SourceOutcome, _is_continuation, apply_items
     from logparse.store.load import fetch_launches
     from logparse.store.runtime import BatchSpan
+
     foreign_path = Path(foreign_path)
     if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():
         raise ValueError(f"{foreign_path} is the store itself")
@@ -162,8 +192,12 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     now = datetime.now()
     added = updated = unchanged = 0
     try:
-        ids = [r[0] for r in fcon.execute("SELECT launch_id FROM launches ORDER BY started_at NULLS FIRST, launch_id")
-               .fetchall()]
+        ids = [
+            r[0]
+            for r in fcon.execute(
+                "SELECT launch_id FROM launches ORDER BY started_at NULLS FIRST, launch_id"
+            ).fetchall()
+        ]
         links = fcon.execute("SELECT launch_id, source_id FROM launch_sources").fetchall()
         with dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con:
             with dbm.transaction(con):
@@ -176,16 +210,24 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                 if src_tbl is not None and src_tbl.num_rows:
                     con.register("_isrc", src_tbl)
                     try:
-                        new_sources = [r[0] for r in con.execute(
-                            "SELECT DISTINCT source_id FROM _isrc WHERE source_id NOT IN (SELECT source_id FROM sources)"
-                        ).fetchall()]
-                        con.execute(f"INSERT INTO sources BY NAME SELECT {', '.join(cols)} FROM _isrc WHERE source_id "
-                                    "NOT IN (SELECT source_id FROM sources)")
+                        new_sources = [
+                            r[0]
+                            for r in con.execute(
+                                "SELECT DISTINCT source_id FROM _isrc WHERE source_id NOT IN (SELECT source_id FROM sources)"
+                            ).fetchall()
+                        ]
+                        con.execute(
+                            f"INSERT INTO sources BY NAME SELECT {', '.join(cols)} FROM _isrc WHERE source_id "
+                            "NOT IN (SELECT source_id FROM sources)"
+                        )
                     finally:
                         con.unregister("_isrc")
                 if new_sources:
-                    un = fcon.sql("SELECT source_id, line_no, reason, text FROM unrecognized WHERE source_id IN "
-                                  "(SELECT unnest(?::VARCHAR[]))", params=[new_sources]).to_arrow_table()
+                    un = fcon.sql(
+                        "SELECT source_id, line_no, reason, text FROM unrecognized WHERE source_id IN "
+                        "(SELECT unnest(?::VARCHAR[]))",
+                        params=[new_sources],
+                    ).to_arrow_table()
                     if un.num_rows:
                         con.register("_iun", un)
                         try:
@@ -194,17 +236,23 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                             con.unregister("_iun")
                 final_of: dict[str, str] = {}
                 for start in range(0, len(ids), batch):
-                    chunk = ids[start:start + batch]
+                    chunk = ids[start : start + batch]
                     loaded = fetch_launches(fcon, chunk)
                     items = []
                     for lid in chunk:
                         if lid not in loaded:
                             continue
                         launch, meta = loaded[lid]
-                        items.append(Item(events=list(launch.events), stream=(launch.host, launch.unit, launch.boot,
-                                                                               launch.pid),
-                                          launch=launch, meta=meta, continuation=_is_continuation(launch.events),
-                                          span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges)))
+                        items.append(
+                            Item(
+                                events=list(launch.events),
+                                stream=(launch.host, launch.unit, launch.boot, launch.pid),
+                                launch=launch,
+                                meta=meta,
+                                continuation=_is_continuation(launch.events),
+                                span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges),
+                            )
+                        )
                     res = apply_items(con, items, source_id=None, opts=opts, now=now)
                     added += res.added
                     updated += res.updated
@@ -212,16 +260,25 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                     final_of.update(res.final_of)
                 pairs = sorted({(final_of.get(l, l), s) for l, s in links})
                 if pairs:
-                    con.register("_ilinks", pa.table({"launch_id": [a for a, _ in pairs],
-                                                      "source_id": [b for _, b in pairs]}))
+                    con.register(
+                        "_ilinks", pa.table({"launch_id": [a for a, _ in pairs], "source_id": [b for _, b in pairs]})
+                    )
                     try:
-                        con.execute("INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
-                                    "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
-                                    "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)")
+                        con.execute(
+                            "INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
+                            "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
+                            "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)"
+                        )
                     finally:
                         con.unregister("_ilinks")
     finally:
         fcon.close()
     status = "imported"
-    return SourceOutcome(str(foreign_path), status, added=added, updated=updated, unchanged=unchanged,
-                         message=f"merged {len(ids)} launch(es) from another store")
+    return SourceOutcome(
+        str(foreign_path),
+        status,
+        added=added,
+        updated=updated,
+        unchanged=unchanged,
+        message=f"merged {len(ids)} launch(es) from another store",
+    )

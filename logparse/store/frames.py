@@ -24,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 import polars as pl
 
@@ -42,43 +43,129 @@ _TS = pl.Datetime("us")
 
 #: launches: column -> polars type (JSON columns are text here).
 LAUNCH_COLUMNS: dict[str, Any] = {
-    "launch_id": _S, "source": _S, "host": _S, "unit": _S, "pid": _I, "boot": _S,
-    "started_at": _TS, "ready_at": _TS, "outcome": _S, "error": _S,
-    "sglang_version": _S, "sglang_version_range": _S, "version_evidence": _S,
-    "model_path": _S, "tp_size": _I, "dp_size": _I, "pp_size": _I, "ep_size": _I,
-    "mem_fraction_static": _F, "kv_cache_dtype": _S, "page_size": _I, "context_length": _I,
-    "chunked_prefill_size": _I, "max_running_requests": _I, "max_total_tokens": _I, "speculative_algorithm": _S,
-    "enable_hierarchical_cache": _B, "hicache_ratio": _F, "hicache_size": _F, "enable_dp_attention": _B,
-    "device": _S, "server_args": _S, "server_args_form": _S,
-    "max_total_num_tokens": _I, "max_prefill_tokens": _I, "max_running_requests_effective": _I,
-    "context_len": _I, "available_mem_gb": _F, "available_mem_kind": _S,
-    "hicache_host_gb": _F, "hicache_host_tokens": _I,
-    "first_line": _I, "last_line": _I, "warnings": _S,
-    "labels": _S, "source_id": _S, "deployment": _S, "version_min": _S, "version_max": _S,
-    "sglang_version_given": _S, "started_at_text": _S, "ready_at_text": _S, "startup_s": _F,
-    "n_ranks": _I, "n_events": _I, "n_warnings": _I, "ingested_at": _TS, "updated_at": _TS,
+    "launch_id": _S,
+    "source": _S,
+    "host": _S,
+    "unit": _S,
+    "pid": _I,
+    "boot": _S,
+    "started_at": _TS,
+    "ready_at": _TS,
+    "outcome": _S,
+    "error": _S,
+    "sglang_version": _S,
+    "sglang_version_range": _S,
+    "version_evidence": _S,
+    "model_path": _S,
+    "tp_size": _I,
+    "dp_size": _I,
+    "pp_size": _I,
+    "ep_size": _I,
+    "mem_fraction_static": _F,
+    "kv_cache_dtype": _S,
+    "page_size": _I,
+    "context_length": _I,
+    "chunked_prefill_size": _I,
+    "max_running_requests": _I,
+    "max_total_tokens": _I,
+    "speculative_algorithm": _S,
+    "enable_hierarchical_cache": _B,
+    "hicache_ratio": _F,
+    "hicache_size": _F,
+    "enable_dp_attention": _B,
+    "device": _S,
+    "server_args": _S,
+    "server_args_form": _S,
+    "max_total_num_tokens": _I,
+    "max_prefill_tokens": _I,
+    "max_running_requests_effective": _I,
+    "context_len": _I,
+    "available_mem_gb": _F,
+    "available_mem_kind": _S,
+    "hicache_host_gb": _F,
+    "hicache_host_tokens": _I,
+    "first_line": _I,
+    "last_line": _I,
+    "warnings": _S,
+    "labels": _S,
+    "source_id": _S,
+    "deployment": _S,
+    "version_min": _S,
+    "version_max": _S,
+    "sglang_version_given": _S,
+    "started_at_text": _S,
+    "ready_at_text": _S,
+    "startup_s": _F,
+    "n_ranks": _I,
+    "n_events": _I,
+    "n_warnings": _I,
+    "ingested_at": _TS,
+    "updated_at": _TS,
 }
 JSON_LAUNCH_COLUMNS = ("version_evidence", "server_args", "warnings", "labels")
 
 RANK_COLUMNS: dict[str, Any] = {
-    "launch_id": _S, "rank_idx": _I,
-    "dp_rank": _I, "pp_rank": _I, "tp_rank": _I, "ep_rank": _I, "worker": _S,
-    "avail_before_load_gb": _F, "weights_gb": _F, "avail_after_load_gb": _F, "load_s": _F,
-    "kv_dtype": _S, "kv_tokens": _I, "k_size_gb": _F, "v_size_gb": _F, "kv_size_gb": _F,
-    "avail_after_pool_gb": _F, "graph_gb": _F, "avail_after_graph_gb": _F, "graph_s": _F,
-    "headroom_gb": _F, "kv_bytes_per_token": _F, "extra": _S,
+    "launch_id": _S,
+    "rank_idx": _I,
+    "dp_rank": _I,
+    "pp_rank": _I,
+    "tp_rank": _I,
+    "ep_rank": _I,
+    "worker": _S,
+    "avail_before_load_gb": _F,
+    "weights_gb": _F,
+    "avail_after_load_gb": _F,
+    "load_s": _F,
+    "kv_dtype": _S,
+    "kv_tokens": _I,
+    "k_size_gb": _F,
+    "v_size_gb": _F,
+    "kv_size_gb": _F,
+    "avail_after_pool_gb": _F,
+    "graph_gb": _F,
+    "avail_after_graph_gb": _F,
+    "graph_s": _F,
+    "headroom_gb": _F,
+    "kv_bytes_per_token": _F,
+    "extra": _S,
 }
 
 EVENT_COLUMNS: dict[str, Any] = {
-    "launch_id": _S, "seq": _I, "source_id": _S, "source": _S, "line_no": _I, "ts": _TS, "ts_text": _S,
-    "dp_rank": _I, "pp_rank": _I, "tp_rank": _I, "ep_rank": _I, "attn_cp_rank": _I, "moe_dp_rank": _I,
-    "worker": _S, "tagged": _B, "kind": _S, "form": _S, "variant": _S, "fields": _S, "text": _S,
-    "line_hash": _S, "cursor": _S,
+    "launch_id": _S,
+    "seq": _I,
+    "source_id": _S,
+    "source": _S,
+    "line_no": _I,
+    "ts": _TS,
+    "ts_text": _S,
+    "dp_rank": _I,
+    "pp_rank": _I,
+    "tp_rank": _I,
+    "ep_rank": _I,
+    "attn_cp_rank": _I,
+    "moe_dp_rank": _I,
+    "worker": _S,
+    "tagged": _B,
+    "kind": _S,
+    "form": _S,
+    "variant": _S,
+    "fields": _S,
+    "text": _S,
+    "line_hash": _S,
+    "cursor": _S,
 }
 
 RUNTIME_COLUMNS: dict[str, Any] = {
-    "launch_id": _S, "peak_running_req": _I, "peak_token_usage": _F, "peak_queue_req": _I, "peak_tokens": _I,
-    "retractions": _I, "batch_lines": _I, "first_runtime_at": _TS, "last_runtime_at": _TS, "runtime": _S,
+    "launch_id": _S,
+    "peak_running_req": _I,
+    "peak_token_usage": _F,
+    "peak_queue_req": _I,
+    "peak_tokens": _I,
+    "retractions": _I,
+    "batch_lines": _I,
+    "first_runtime_at": _TS,
+    "last_runtime_at": _TS,
+    "runtime": _S,
 }
 
 ARG_COLUMNS: dict[str, Any] = {"launch_id": _S, "name": _S, "value": _S}
@@ -108,11 +195,17 @@ class Frames:
     launch_args: pl.DataFrame
 
     def items(self):
-        return (("launches", self.launches), ("rank_memory", self.rank_memory), ("events", self.events),
-                ("runtime_stats", self.runtime_stats), ("launch_args", self.launch_args))
+        return (
+            ("launches", self.launches),
+            ("rank_memory", self.rank_memory),
+            ("events", self.events),
+            ("runtime_stats", self.runtime_stats),
+            ("launch_args", self.launch_args),
+        )
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def to_json(value: Any) -> str | None:
     """JSON text that DuckDB accepts (no NaN/Infinity; tuples as lists; other objects as text)."""
@@ -189,9 +282,11 @@ def _empty(schema: dict[str, Any]) -> pl.DataFrame:
 
 # ---------------------------------------------------------------------------- frames
 
-def deployment_key(host: str | None, model_path: str | None, tp: int | None, dp: int | None, pp: int | None,
-                   ep: int | None) -> str:
-    return (f"{host or '?'}|{model_path or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}")
+
+def deployment_key(
+    host: str | None, model_path: str | None, tp: int | None, dp: int | None, pp: int | None, ep: int | None
+) -> str:
+    return f"{host or '?'}|{model_path or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}"
 
 
 def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFrame:
@@ -214,8 +309,12 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
         labels = dict(meta.labels)
         cols["labels"].append(to_json(labels))
         cols["source_id"].append(meta.source_id)
-        cols["deployment"].append(labels.get("deployment") or deployment_key(
-            launch.host, launch.model_path, launch.tp_size, launch.dp_size, launch.pp_size, launch.ep_size))
+        cols["deployment"].append(
+            labels.get("deployment")
+            or deployment_key(
+                launch.host, launch.model_path, launch.tp_size, launch.dp_size, launch.pp_size, launch.ep_size
+            )
+        )
         cols["version_min"].append(rng[0] if rng else None)
         cols["version_max"].append(rng[1] if rng else None)
         cols["sglang_version_given"].append(meta.sglang_version_given)
@@ -234,7 +333,8 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
         pl.Series("updated_at", cols["updated_at"], dtype=_TS),
     ).with_columns(_parse_ts("started_at"), _parse_ts("ready_at"))
     df = df.with_columns(
-        ((pl.col("ready_at") - pl.col("started_at")).dt.total_milliseconds() / 1000.0).alias("startup_s"))
+        ((pl.col("ready_at") - pl.col("started_at")).dt.total_milliseconds() / 1000.0).alias("startup_s")
+    )
     return df.select(list(LAUNCH_COLUMNS))
 
 
@@ -258,7 +358,8 @@ def rank_frame(launches: list[Launch]) -> pl.DataFrame:
         pl.coalesce(pl.col("avail_after_graph_gb"), pl.col("avail_after_pool_gb")).alias("headroom_gb"),
         pl.when(pl.col("kv_size_gb").is_not_null() & pl.col("kv_tokens").is_not_null() & (pl.col("kv_tokens") > 0))
         .then(pl.col("kv_size_gb") * GIB / (pl.col("kv_tokens") + pl.col("_page").fill_null(1)))
-        .otherwise(None).alias("kv_bytes_per_token"),
+        .otherwise(None)
+        .alias("kv_bytes_per_token"),
     )
     return df.select(list(RANK_COLUMNS))
 
@@ -286,8 +387,20 @@ def events_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFram
             cols["source"].append(ev.source)
             cols["line_no"].append(ev.line_no)
             cols["ts_text"].append(ev.ts)
-            for k in ("dp_rank", "pp_rank", "tp_rank", "ep_rank", "attn_cp_rank", "moe_dp_rank", "worker", "tagged",
-                      "kind", "form", "variant", "text"):
+            for k in (
+                "dp_rank",
+                "pp_rank",
+                "tp_rank",
+                "ep_rank",
+                "attn_cp_rank",
+                "moe_dp_rank",
+                "worker",
+                "tagged",
+                "kind",
+                "form",
+                "variant",
+                "text",
+            ):
                 cols[k].append(getattr(ev, k))
             cols["fields"].append(to_json(ev.fields))
             cols["line_hash"].append(line_hash(ev.ts, ev.text))

@@ -28,17 +28,18 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.launches.assemble import LaunchAssembler
 from logparse.launches.model import Launch
-from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store import db as dbm
 from logparse.store import runtime as rtm
+from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store.runtime import BatchSpan
 
 #: Event kinds that open a launch: a piece of a launch without one is a continuation.
@@ -57,13 +58,13 @@ class IngestOptions:
     sglang_version: str | None = None
     lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT
     input_format: str | None = None
-    progress: bool | None = None   # None: when stderr is a terminal
+    progress: bool | None = None  # None: when stderr is a terminal
 
 
 @dataclass
 class SourceOutcome:
     name: str
-    status: str          # stored | skipped | empty (no SGLang lines) | unattached | imported
+    status: str  # stored | skipped | empty (no SGLang lines) | unattached | imported
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -103,12 +104,12 @@ class IngestReport:
             text += f"; {empty} input(s) without SGLang lines not stored"
         dropped = sum(s.dropped_lines for s in self.sources)
         if dropped:
-            text += (f"; {dropped} line(s) of launches whose start is in no input and not in the store were "
-                     "dropped")
+            text += f"; {dropped} line(s) of launches whose start is in no input and not in the store were dropped"
         return text
 
 
 # ---------------------------------------------------------------------------- items
+
 
 @dataclass
 class Item:
@@ -116,10 +117,10 @@ class Item:
 
     events: list[Event]
     stream: tuple
-    launch: Launch | None = None        # None for a runtime-only piece
-    meta: LaunchMeta | None = None      # for imports: what the other store knew
-    continuation: bool = False          # its start is not in this input
-    span: BatchSpan | None = None       # its batch lines (runtime KV pressure)
+    launch: Launch | None = None  # None for a runtime-only piece
+    meta: LaunchMeta | None = None  # for imports: what the other store knew
+    continuation: bool = False  # its start is not in this input
+    span: BatchSpan | None = None  # its batch lines (runtime KV pressure)
 
     @property
     def launch_id(self) -> str | None:
@@ -197,6 +198,7 @@ def merge_events(old: list[Event], new: list[Event]) -> tuple[list[Event], int]:
 
 # ---------------------------------------------------------------------------- parsing
 
+
 @dataclass
 class ParsedSource:
     name: str
@@ -208,7 +210,7 @@ class ParsedSource:
     items: list[Item]
     unrecognized: list
     warnings: list[str]
-    cursors: dict[tuple, str]           # (host, unit) -> last __CURSOR
+    cursors: dict[tuple, str]  # (host, unit) -> last __CURSOR
     cursor_by_line: dict[int, str]
     orphan_lines: int = 0
 
@@ -268,13 +270,28 @@ class _Progress:
         self._stop = None
         if enabled:
             import threading
+
             from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TransferSpeedColumn)
-            self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TextColumn("{task.fields[lines]:,} lines"),
-                                 TextColumn("{task.fields[lps]:,.0f} lines/s"), TimeElapsedColumn(),
-                                 console=Console(stderr=True), transient=True)
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TransferSpeedColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TextColumn("{task.fields[lines]:,} lines"),
+                TextColumn("{task.fields[lps]:,.0f} lines/s"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             name = Path(str(src.name)).name or str(src.name)
             self._task = self._bar.add_task(name[-40:], total=size, lines=0, lps=0.0)
             self._bar.start()
@@ -293,8 +310,12 @@ class _Progress:
         task = self._bar.tasks[0]
         elapsed = task.elapsed or 0.0
         lines = self.sp.counts.total if self.sp is not None else 0
-        self._bar.update(self._task, completed=getattr(self.src, "bytes_read", 0), lines=lines,
-                         lps=lines / elapsed if elapsed > 0 else 0.0)
+        self._bar.update(
+            self._task,
+            completed=getattr(self.src, "bytes_read", 0),
+            lines=lines,
+            lps=lines / elapsed if elapsed > 0 else 0.0,
+        )
 
     def close(self) -> None:
         if self._bar is not None:
@@ -323,6 +344,7 @@ def _store_parser_class():
 
 def parse_source(src, opts: IngestOptions) -> ParsedSource:
     from logparse.grammar import bulk as bulk_mod
+
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
     cursors: dict[tuple, str] = {}
@@ -349,23 +371,43 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
     items: list[Item] = []
     for launch, asm in zip(launches, asms):
         _relabel(launch, opts.host)
-        items.append(Item(events=list(launch.events), stream=_stream_with_host(
-            (launch.host, launch.unit, launch.boot, launch.pid), opts.host), launch=launch,
-            continuation=_is_continuation(launch.events),
-            span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None))))
+        items.append(
+            Item(
+                events=list(launch.events),
+                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), opts.host),
+                launch=launch,
+                continuation=_is_continuation(launch.events),
+                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
     orphan_lines = 0
     for asm in getattr(sp, "orphans", []):
         agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
         orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
-        items.append(Item(events=list(asm.events), stream=_stream_with_host(tuple(asm.stream), opts.host),
-                          continuation=True,
-                          span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None))))
+        items.append(
+            Item(
+                events=list(asm.events),
+                stream=_stream_with_host(tuple(asm.stream), opts.host),
+                continuation=True,
+                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
     warnings = list(getattr(src, "warnings", []))
     warnings += [w for w in warns if "started before this input begins" not in w]
-    return ParsedSource(name=src.name, kind=kind, fmt=getattr(src, "fmt", "plain"),
-                        content_hash=getattr(src, "content_hash", None), bytes=getattr(src, "bytes_read", None),
-                        counts=counts, items=items, unrecognized=unrec, warnings=warnings, cursors=cursors,
-                        cursor_by_line=cursor_by_line, orphan_lines=orphan_lines)
+    return ParsedSource(
+        name=src.name,
+        kind=kind,
+        fmt=getattr(src, "fmt", "plain"),
+        content_hash=getattr(src, "content_hash", None),
+        bytes=getattr(src, "bytes_read", None),
+        counts=counts,
+        items=items,
+        unrecognized=unrec,
+        warnings=warnings,
+        cursors=cursors,
+        cursor_by_line=cursor_by_line,
+        orphan_lines=orphan_lines,
+    )
 
 
 def source_id_for(name: str, content_hash: str | None) -> str:
@@ -373,6 +415,7 @@ def source_id_for(name: str, content_hash: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------- matching
+
 
 class _UnionFind:
     def __init__(self):
@@ -398,9 +441,7 @@ def _compatible(item: Item, host, pid, boot) -> bool:
         return False
     if ipid is not None and pid is not None and ipid != pid:
         return False
-    if iboot and boot and iboot != boot:
-        return False
-    return True
+    return not (iboot and boot and iboot != boot)
 
 
 def _days_between(a: str, b: str) -> float:
@@ -413,11 +454,16 @@ def _days_between(a: str, b: str) -> float:
 def _match(con, items: list[Item]) -> list[tuple[int, str]]:
     """(item index, stored launch_id) pairs: the same launch."""
     import pyarrow as pa
+
     pairs: list[tuple[int, str]] = []
     ids = [it.launch_id for it in items if it.launch_id]
     if ids:
-        known = {r[0] for r in con.execute(
-            "SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
+        known = {
+            r[0]
+            for r in con.execute(
+                "SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+            ).fetchall()
+        }
         pairs += [(i, it.launch_id) for i, it in enumerate(items) if it.launch_id in known]
     probe_item, probe_hash = [], []
     for i, it in enumerate(items):
@@ -449,19 +495,20 @@ def _match(con, items: list[Item]) -> list[tuple[int, str]]:
     for i, it in enumerate(items):
         if i in matched or not it.continuation:
             continue
-        host, unit, boot, pid = it.stream
+        host, _unit, boot, pid = it.stream
         host = it.host or host
         if pid is None and not boot:
-            continue   # no process identity (a plain file): only shared lines can tell
+            continue  # no process identity (a plain file): only shared lines can tell
         rows = con.execute(
             "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
             "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
-            [host, pid]).fetchall()
+            [host, pid],
+        ).fetchall()
         # Boot must agree when both sides know it.  The unit is not compared: a short journal
         # rendering names the syslog identifier (python3) unless systemd's "Started" line is in
         # the window.  Without a boot id, a pid is trusted for 30 days (pids are reused).
         first = it.first_ts()
-        for lid, started, u, b in rows:
+        for lid, started, _u, b in rows:
             if boot and b and b != boot:
                 continue
             if first is not None and started is not None and started > first:
@@ -475,13 +522,14 @@ def _match(con, items: list[Item]) -> list[tuple[int, str]]:
 
 # ---------------------------------------------------------------------------- applying
 
+
 @dataclass
 class _Result:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
     dropped_lines: int = 0
-    touched: list[str] = field(default_factory=list)   # final launch ids (added, updated or unchanged)
+    touched: list[str] = field(default_factory=list)  # final launch ids (added, updated or unchanged)
     final_of: dict[str, str] = field(default_factory=dict)  # an input launch id -> its id in the store
 
 
@@ -489,11 +537,21 @@ def _merge_stream(a: tuple, b: tuple) -> tuple:
     return tuple(x if x not in (None, "") else y for x, y in zip(a, b))
 
 
-def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOptions,
-                now: datetime, cursors: dict[int, str] | None = None, source_name: str | None = None) -> _Result:
+def apply_items(
+    con,
+    items: list[Item],
+    *,
+    source_id: str | None,
+    opts: IngestOptions,
+    now: datetime,
+    cursors: dict[int, str] | None = None,
+    source_name: str | None = None,
+) -> _Result:
     """Merge items into the store inside the caller's transaction; bulk writes through Arrow."""
     import pyarrow as pa
+
     from logparse.store.load import fetch_launches
+
     res = _Result()
     if not items:
         return res
@@ -519,7 +577,8 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
     finals: list[Launch] = []
     metas: list[LaunchMeta] = []
     delete_ids: set[str] = set()
-    relink: dict[str, str] = {}     # old id -> final id
+    relink: dict[str, str] = {}  # old id -> final id
+
     def item_span(it: Item) -> BatchSpan:
         if it.span is not None:
             return it.span
@@ -528,8 +587,10 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         return BatchSpan()
 
     for nodes in groups.values():
-        s_ids = sorted((n[1] for n in nodes if n[0] == "s" and n[1] in stored),
-                       key=lambda lid: (stored[lid][0].started_at or "", lid))
+        s_ids = sorted(
+            (n[1] for n in nodes if n[0] == "s" and n[1] in stored),
+            key=lambda lid: (stored[lid][0].started_at or "", lid),
+        )
         its = [items[n[1]] for n in sorted(n for n in nodes if n[0] == "i")]
         if not s_ids:
             launch_items = [it for it in its if it.launch is not None]
@@ -595,19 +656,28 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
         if opts.sglang_version:
             version_given = opts.sglang_version
         same_version = version_given == base_meta.sglang_version_given
-        same_runtime = (span.lines == base_span.lines and span.first == base_span.first
-                        and span.last == base_span.last and span.peaks == base_span.peaks)
-        if (len(s_ids) == 1 and added_events == 0 and same_runtime and labels == base_meta.labels
-                and same_version):
+        same_runtime = (
+            span.lines == base_span.lines
+            and span.first == base_span.first
+            and span.last == base_span.last
+            and span.peaks == base_span.peaks
+        )
+        if len(s_ids) == 1 and added_events == 0 and same_runtime and labels == base_meta.labels and same_version:
             res.unchanged += 1
             res.touched.append(s_ids[0])
             res.final_of.update({it.launch_id: s_ids[0] for it in its if it.launch_id})
             continue
         final = reassemble(events, stream, version_given)
         final.runtime = rtm.apply(final.runtime, span)
-        meta = LaunchMeta(source_id=first_source or source_id, labels=labels, sglang_version_given=version_given,
-                          ingested_at=ingested_at or now, updated_at=now, event_origin=origin_map,
-                          batch_edges=span.edges())
+        meta = LaunchMeta(
+            source_id=first_source or source_id,
+            labels=labels,
+            sglang_version_given=version_given,
+            ingested_at=ingested_at or now,
+            updated_at=now,
+            event_origin=origin_map,
+            batch_edges=span.edges(),
+        )
         for ev in final.events:
             if id(ev) not in meta.event_origin:
                 meta.event_origin[id(ev)] = origin(ev)
@@ -623,8 +693,10 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
     delete_ids.update(l.launch_id for l in finals)
     links: set[tuple[str, str]] = set()
     if relink:
-        for lid, sid in con.execute("SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN "
-                                    "(SELECT unnest(?::VARCHAR[]))", [list(relink)]).fetchall():
+        for lid, sid in con.execute(
+            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+            [list(relink)],
+        ).fetchall():
             links.add((relink[lid], sid))
     if delete_ids:
         con.register("_del", pa.table({"launch_id": sorted(delete_ids)}))
@@ -647,13 +719,16 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
     if links:
         existing = set()
         touched_ids = sorted({l for l, _ in links})
-        for lid, sid in con.execute("SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN "
-                                    "(SELECT unnest(?::VARCHAR[]))", [touched_ids]).fetchall():
+        for lid, sid in con.execute(
+            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+            [touched_ids],
+        ).fetchall():
             existing.add((lid, sid))
         new_links = sorted(links - existing)
         if new_links:
-            con.register("_links", pa.table({"launch_id": [a for a, _ in new_links],
-                                             "source_id": [b for _, b in new_links]}))
+            con.register(
+                "_links", pa.table({"launch_id": [a for a, _ in new_links], "source_id": [b for _, b in new_links]})
+            )
             try:
                 con.execute("INSERT INTO launch_sources BY NAME SELECT * FROM _links")
             finally:
@@ -664,18 +739,28 @@ def apply_items(con, items: list[Item], *, source_id: str | None, opts: IngestOp
 def _new_meta(its: list[Item], source_id: str | None, opts: IngestOptions, now: datetime) -> LaunchMeta:
     imported = next((it.meta for it in its if it.meta is not None), None)
     if imported is not None:
-        meta = LaunchMeta(source_id=imported.source_id, labels={**imported.labels, **opts.labels},
-                          sglang_version_given=opts.sglang_version or imported.sglang_version_given,
-                          ingested_at=imported.ingested_at or now, updated_at=now)
+        meta = LaunchMeta(
+            source_id=imported.source_id,
+            labels={**imported.labels, **opts.labels},
+            sglang_version_given=opts.sglang_version or imported.sglang_version_given,
+            ingested_at=imported.ingested_at or now,
+            updated_at=now,
+        )
         for it in its:
             if it.meta is not None:
                 meta.event_origin.update(it.meta.event_origin)
         return meta
-    return LaunchMeta(source_id=source_id, labels=dict(opts.labels), sglang_version_given=opts.sglang_version,
-                      ingested_at=now, updated_at=now)
+    return LaunchMeta(
+        source_id=source_id,
+        labels=dict(opts.labels),
+        sglang_version_given=opts.sglang_version,
+        ingested_at=now,
+        updated_at=now,
+    )
 
 
 # ---------------------------------------------------------------------------- journal cursors
+
 
 def cursor_realtime(cursor: str) -> int | None:
     for part in cursor.split(";"):
@@ -703,24 +788,38 @@ def stored_cursor(con, scope: str, host: str | None = None) -> str | None:
 
 def save_cursors(con, scope: str, cursors: dict[tuple, str], now: datetime) -> None:
     import pyarrow as pa
+
     if not cursors:
         return
     hosts = [h for h, _ in cursors]
     units = [u for _, u in cursors]
     values = list(cursors.values())
-    con.register("_cur", pa.table({"host": pa.array(hosts, pa.string()), "unit": pa.array(units, pa.string()),
-                                   "cursor": values, "realtime_us": pa.array([cursor_realtime(c) for c in values],
-                                                                             pa.int64())}))
+    con.register(
+        "_cur",
+        pa.table(
+            {
+                "host": pa.array(hosts, pa.string()),
+                "unit": pa.array(units, pa.string()),
+                "cursor": values,
+                "realtime_us": pa.array([cursor_realtime(c) for c in values], pa.int64()),
+            }
+        ),
+    )
     try:
-        con.execute("DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM _cur)",
-                    [scope])
-        con.execute("INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
-                    "SELECT host, unit, cursor, ?, ?, realtime_us FROM _cur", [now, scope])
+        con.execute(
+            "DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM _cur)", [scope]
+        )
+        con.execute(
+            "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
+            "SELECT host, unit, cursor, ?, ?, realtime_us FROM _cur",
+            [now, scope],
+        )
     finally:
         con.unregister("_cur")
 
 
 # ---------------------------------------------------------------------------- one input
+
 
 class WriteLease:
     """The store's write connection, held across small inputs and released often.
@@ -740,6 +839,7 @@ class WriteLease:
 
     def get(self):
         import time
+
         if self.con is None:
             self.con = dbm.open_store(self.path, write=True, lock_timeout=self.lock_timeout, create=True)
             self._since = time.monotonic()
@@ -747,6 +847,7 @@ class WriteLease:
 
     def maybe_release(self, force: bool = False) -> None:
         import time
+
         if self.con is not None and (force or time.monotonic() - self._since > self.LEASE_S):
             self.close()
 
@@ -756,10 +857,17 @@ class WriteLease:
             con.close()
 
 
-def ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, journal_scope_key: str | None = None,
-                  known_hashes: set[str] | None = None) -> SourceOutcome:
+def ingest_parsed(
+    lease: WriteLease,
+    ps: ParsedSource,
+    opts: IngestOptions,
+    *,
+    journal_scope_key: str | None = None,
+    known_hashes: set[str] | None = None,
+) -> SourceOutcome:
     """Write one parsed input in one transaction."""
     import duckdb
+
     try:
         return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
     except duckdb.IOException as exc:
@@ -770,43 +878,78 @@ def ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, j
         raise
 
 
-def _ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, journal_scope_key: str | None,
-                   known_hashes: set[str] | None) -> SourceOutcome:
+def _ingest_parsed(
+    lease: WriteLease,
+    ps: ParsedSource,
+    opts: IngestOptions,
+    *,
+    journal_scope_key: str | None,
+    known_hashes: set[str] | None,
+) -> SourceOutcome:
     import pyarrow as pa
+
     now = datetime.now()
     sid = source_id_for(ps.name, ps.content_hash)
     has_content = ps.counts.parsed > 0 or bool(ps.items)
     con = lease.get()
-    with dbm.transaction(con):   # (an early return commits the empty transaction)
-        if ps.content_hash and con.execute("SELECT 1 FROM sources WHERE content_hash = ? LIMIT 1",
-                                           [ps.content_hash]).fetchall():
+    with dbm.transaction(con):  # (an early return commits the empty transaction)
+        if (
+            ps.content_hash
+            and con.execute("SELECT 1 FROM sources WHERE content_hash = ? LIMIT 1", [ps.content_hash]).fetchall()
+        ):
             if known_hashes is not None:
                 known_hashes.add(ps.content_hash)
             return SourceOutcome(ps.name, "skipped", message="already in the store (same content)")
-        res = (apply_items(con, ps.items, source_id=sid, opts=opts, now=now, cursors=ps.cursor_by_line,
-                           source_name=ps.name) if has_content else _Result())
+        res = (
+            apply_items(
+                con, ps.items, source_id=sid, opts=opts, now=now, cursors=ps.cursor_by_line, source_name=ps.name
+            )
+            if has_content
+            else _Result()
+        )
         stored = bool(res.touched)
         if stored:
             warnings = list(ps.warnings)
             src_host = opts.host or next((it.host for it in ps.items if it.host), None)
-            con.register("_src", pa.table({
-                "source_id": [sid], "path": [ps.name], "kind": [ps.kind], "format": [ps.fmt],
-                "content_hash": [ps.content_hash], "bytes": pa.array([ps.bytes], pa.int64()),
-                "lines": pa.array([ps.counts.total], pa.int64()), "parsed": pa.array([ps.counts.parsed], pa.int64()),
-                "noise": pa.array([ps.counts.noise], pa.int64()),
-                "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
-                "ingested_at": pa.array([now], pa.timestamp("us")), "host": pa.array([src_host], pa.string()),
-                "labels": [to_json(opts.labels)], "n_launches": pa.array([len(res.touched)], pa.int32()),
-                "warnings": [to_json(warnings)], "logparse_version": [_version()]}))
+            con.register(
+                "_src",
+                pa.table(
+                    {
+                        "source_id": [sid],
+                        "path": [ps.name],
+                        "kind": [ps.kind],
+                        "format": [ps.fmt],
+                        "content_hash": [ps.content_hash],
+                        "bytes": pa.array([ps.bytes], pa.int64()),
+                        "lines": pa.array([ps.counts.total], pa.int64()),
+                        "parsed": pa.array([ps.counts.parsed], pa.int64()),
+                        "noise": pa.array([ps.counts.noise], pa.int64()),
+                        "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
+                        "ingested_at": pa.array([now], pa.timestamp("us")),
+                        "host": pa.array([src_host], pa.string()),
+                        "labels": [to_json(opts.labels)],
+                        "n_launches": pa.array([len(res.touched)], pa.int32()),
+                        "warnings": [to_json(warnings)],
+                        "logparse_version": [_version()],
+                    }
+                ),
+            )
             try:
                 con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
             finally:
                 con.unregister("_src")
             if ps.unrecognized:
-                con.register("_unrec", pa.table({
-                    "source_id": [sid] * len(ps.unrecognized),
-                    "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
-                    "reason": [u.reason for u in ps.unrecognized], "text": [u.text for u in ps.unrecognized]}))
+                con.register(
+                    "_unrec",
+                    pa.table(
+                        {
+                            "source_id": [sid] * len(ps.unrecognized),
+                            "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
+                            "reason": [u.reason for u in ps.unrecognized],
+                            "text": [u.text for u in ps.unrecognized],
+                        }
+                    ),
+                )
                 try:
                     con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
                 finally:
@@ -818,14 +961,25 @@ def _ingest_parsed(lease: WriteLease, ps: ParsedSource, opts: IngestOptions, *, 
     if not has_content:
         return SourceOutcome(ps.name, "empty", message="no SGLang lines")
     if not stored:
-        return SourceOutcome(ps.name, "unattached", dropped_lines=res.dropped_lines,
-                             message="only lines of a launch that started before this input and is not in the store")
-    return SourceOutcome(ps.name, "stored", added=res.added, updated=res.updated, unchanged=res.unchanged,
-                         dropped_lines=res.dropped_lines)
+        return SourceOutcome(
+            ps.name,
+            "unattached",
+            dropped_lines=res.dropped_lines,
+            message="only lines of a launch that started before this input and is not in the store",
+        )
+    return SourceOutcome(
+        ps.name,
+        "stored",
+        added=res.added,
+        updated=res.updated,
+        unchanged=res.unchanged,
+        dropped_lines=res.dropped_lines,
+    )
 
 
 def _version() -> str:
     from logparse import __version__
+
     return __version__
 
 
@@ -838,16 +992,22 @@ def known_content(path: Path, lock_timeout: float) -> tuple[set[str], set[int]]:
     cannot be a re-ingest, so it is not read twice)."""
     try:
         with dbm.connection(path, write=False, lock_timeout=lock_timeout) as con:
-            rows = con.execute("SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL"
-                               ).fetchall()
+            rows = con.execute(
+                "SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL"
+            ).fetchall()
             return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
     except dbm.StoreMissing:
         return set(), set()
 
 
-def ingest_sources(path: Path, sources: Iterable, opts: IngestOptions, *,
-                   journal_scope_key: str | None = None,
-                   on_outcome: Callable[[SourceOutcome], None] | None = None) -> IngestReport:
+def ingest_sources(
+    path: Path,
+    sources: Iterable,
+    opts: IngestOptions,
+    *,
+    journal_scope_key: str | None = None,
+    on_outcome: Callable[[SourceOutcome], None] | None = None,
+) -> IngestReport:
     """Parse and store each source in turn (one transaction each)."""
     report = IngestReport()
     known, known_sizes = known_content(path, opts.lock_timeout)
@@ -861,7 +1021,7 @@ def ingest_sources(path: Path, sources: Iterable, opts: IngestOptions, *,
             else:
                 size = getattr(src, "size", None)
                 if size is None or size >= PROGRESS_MIN_BYTES:
-                    lease.maybe_release(force=True)   # do not hold the lock while parsing a large input
+                    lease.maybe_release(force=True)  # do not hold the lock while parsing a large input
                 ps = parse_source(src, opts)
                 out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
                 if out.status == "stored":

@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
 from logparse.store.frames import JSON_LAUNCH_COLUMNS, LaunchMeta
 
-_EVENT_COLS = ("launch_id", "seq", "source_id", "source", "line_no", "ts_text", "dp_rank", "pp_rank", "tp_rank",
-               "ep_rank", "attn_cp_rank", "moe_dp_rank", "worker", "tagged", "kind", "form", "variant", "fields",
-               "text", "cursor")
+_EVENT_COLS = (
+    "launch_id",
+    "seq",
+    "source_id",
+    "source",
+    "line_no",
+    "ts_text",
+    "dp_rank",
+    "pp_rank",
+    "tp_rank",
+    "ep_rank",
+    "attn_cp_rank",
+    "moe_dp_rank",
+    "worker",
+    "tagged",
+    "kind",
+    "form",
+    "variant",
+    "fields",
+    "text",
+    "cursor",
+)
 
 
 def _rows(con, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
@@ -31,8 +51,12 @@ def _json(v: Any) -> Any:
     return v
 
 
-def launch_from_rows(row: dict[str, Any], ranks: Iterable[dict[str, Any]], events: Iterable[dict[str, Any]],
-                     runtime: dict[str, Any] | None) -> tuple[Launch, LaunchMeta]:
+def launch_from_rows(
+    row: dict[str, Any],
+    ranks: Iterable[dict[str, Any]],
+    events: Iterable[dict[str, Any]],
+    runtime: dict[str, Any] | None,
+) -> tuple[Launch, LaunchMeta]:
     """A Launch equal to the parsed one (events included), and what the store knows beside it."""
     launch = Launch()
     for k in LAUNCH_FIELDS:
@@ -59,16 +83,33 @@ def launch_from_rows(row: dict[str, Any], ranks: Iterable[dict[str, Any]], event
             rm.worker = "target"
         rm.extra = _json(r.get("extra")) or {}
         launch.ranks.append(rm)
-    meta = LaunchMeta(source_id=row.get("source_id"), labels=_json(row.get("labels")) or {},
-                      sglang_version_given=row.get("sglang_version_given"), ingested_at=row.get("ingested_at"),
-                      updated_at=row.get("updated_at"))
+    meta = LaunchMeta(
+        source_id=row.get("source_id"),
+        labels=_json(row.get("labels")) or {},
+        sglang_version_given=row.get("sglang_version_given"),
+        ingested_at=row.get("ingested_at"),
+        updated_at=row.get("updated_at"),
+    )
     for e in events:
-        ev = Event(kind=e["kind"], fields=_json(e.get("fields")) or {}, form=e.get("form"), variant=e.get("variant"),
-                   source=e.get("source") or "", line_no=e.get("line_no") or 0, ts=e.get("ts_text"),
-                   dp_rank=e.get("dp_rank"), pp_rank=e.get("pp_rank"), tp_rank=e.get("tp_rank"),
-                   ep_rank=e.get("ep_rank"), attn_cp_rank=e.get("attn_cp_rank"), moe_dp_rank=e.get("moe_dp_rank"),
-                   worker=e.get("worker"), tagged=bool(e.get("tagged")), text=e.get("text") or "",
-                   seq=e.get("seq") or 0)
+        ev = Event(
+            kind=e["kind"],
+            fields=_json(e.get("fields")) or {},
+            form=e.get("form"),
+            variant=e.get("variant"),
+            source=e.get("source") or "",
+            line_no=e.get("line_no") or 0,
+            ts=e.get("ts_text"),
+            dp_rank=e.get("dp_rank"),
+            pp_rank=e.get("pp_rank"),
+            tp_rank=e.get("tp_rank"),
+            ep_rank=e.get("ep_rank"),
+            attn_cp_rank=e.get("attn_cp_rank"),
+            moe_dp_rank=e.get("moe_dp_rank"),
+            worker=e.get("worker"),
+            tagged=bool(e.get("tagged")),
+            text=e.get("text") or "",
+            seq=e.get("seq") or 0,
+        )
         launch.events.append(ev)
         meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
     launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
@@ -84,17 +125,29 @@ def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[
     p = schema_prefix
     rows = _rows(con, f"SELECT * FROM {p}launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
     ranks: dict[str, list] = {}
-    for r in _rows(con, f"SELECT * FROM {p}rank_memory WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
-                        "ORDER BY launch_id, rank_idx", [ids]):
+    for r in _rows(
+        con,
+        f"SELECT * FROM {p}rank_memory WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, rank_idx",
+        [ids],
+    ):
         ranks.setdefault(r["launch_id"], []).append(r)
     events: dict[str, list] = {}
     cols = ", ".join(_EVENT_COLS)
-    for e in _rows(con, f"SELECT {cols} FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
-                        "ORDER BY launch_id, seq", [ids]):
+    for e in _rows(
+        con,
+        f"SELECT {cols} FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, seq",
+        [ids],
+    ):
         events.setdefault(e["launch_id"], []).append(e)
-    runtime = {r["launch_id"]: r for r in _rows(
-        con, f"SELECT launch_id, runtime::VARCHAR AS runtime FROM {p}runtime_stats "
-             "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids])}
+    runtime = {
+        r["launch_id"]: r
+        for r in _rows(
+            con,
+            f"SELECT launch_id, runtime::VARCHAR AS runtime FROM {p}runtime_stats "
+            "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids],
+        )
+    }
     out: dict[str, tuple[Launch, LaunchMeta]] = {}
     for row in rows:
         lid = row["launch_id"]

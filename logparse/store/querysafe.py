@@ -20,21 +20,48 @@ class QueryRefused(Exception):
 
 
 #: PRAGMAs that only read.
-READ_PRAGMAS = frozenset({
-    "version", "table_info", "show", "show_tables", "show_tables_expanded", "database_list", "database_size",
-    "storage_info", "functions", "collations", "metadata_info", "platform", "user_agent", "show_databases",
-})
+READ_PRAGMAS = frozenset(
+    {
+        "version",
+        "table_info",
+        "show",
+        "show_tables",
+        "show_tables_expanded",
+        "database_list",
+        "database_size",
+        "storage_info",
+        "functions",
+        "collations",
+        "metadata_info",
+        "platform",
+        "user_agent",
+        "show_databases",
+    }
+)
 
 _REFUSED_WHY = {
-    "INSERT": "it writes (DML)", "UPDATE": "it writes (DML)", "DELETE": "it writes (DML)",
-    "MERGE_INTO": "it writes (DML)", "CREATE": "it changes the schema (DDL)", "DROP": "it changes the schema (DDL)",
-    "ALTER": "it changes the schema (DDL)", "ATTACH": "it attaches another database",
-    "DETACH": "it detaches a database", "COPY": "it reads or writes files", "EXPORT": "it writes files",
-    "LOAD": "it installs or loads an extension", "SET": "it changes settings", "VARIABLE_SET": "it changes settings",
-    "CALL": "it calls a procedure (CHECKPOINT and friends)", "TRANSACTION": "it controls transactions",
-    "VACUUM": "it rewrites the store", "PREPARE": "prepared statements are not needed here",
-    "EXECUTE": "prepared statements are not needed here", "ANALYZE": "it updates statistics",
-    "COPY_DATABASE": "it copies the database", "UPDATE_EXTENSIONS": "it installs extensions",
+    "INSERT": "it writes (DML)",
+    "UPDATE": "it writes (DML)",
+    "DELETE": "it writes (DML)",
+    "MERGE_INTO": "it writes (DML)",
+    "CREATE": "it changes the schema (DDL)",
+    "DROP": "it changes the schema (DDL)",
+    "ALTER": "it changes the schema (DDL)",
+    "ATTACH": "it attaches another database",
+    "DETACH": "it detaches a database",
+    "COPY": "it reads or writes files",
+    "EXPORT": "it writes files",
+    "LOAD": "it installs or loads an extension",
+    "SET": "it changes settings",
+    "VARIABLE_SET": "it changes settings",
+    "CALL": "it calls a procedure (CHECKPOINT and friends)",
+    "TRANSACTION": "it controls transactions",
+    "VACUUM": "it rewrites the store",
+    "PREPARE": "prepared statements are not needed here",
+    "EXECUTE": "prepared statements are not needed here",
+    "ANALYZE": "it updates statistics",
+    "COPY_DATABASE": "it copies the database",
+    "UPDATE_EXTENSIONS": "it installs extensions",
 }
 
 
@@ -49,6 +76,7 @@ def _type_name(stmt) -> str:
 def check_read_only(sql: str) -> None:
     """Raise :class:`QueryRefused` unless ``sql`` is one statement that only reads."""
     import duckdb
+
     try:
         stmts = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -80,8 +108,11 @@ def check_read_only(sql: str) -> None:
         name = m.group(1).lower() if m else ""
         if name in READ_PRAGMAS and not (m and m.group(2)):
             return
-        raise QueryRefused(f"PRAGMA {name or '?'} is refused: it may change the store or its settings "
-                           "(read-only PRAGMAs: " + ", ".join(sorted(READ_PRAGMAS)) + ")")
+        raise QueryRefused(
+            f"PRAGMA {name or '?'} is refused: it may change the store or its settings "
+            "(read-only PRAGMAs: " + ", ".join(sorted(READ_PRAGMAS)) + ")"
+        )
     why = _REFUSED_WHY.get(kind, "it is not a query")
-    raise QueryRefused(f"{head or kind} statement refused: {why}. logparse query is read-only; "
-                       "use --write to change the store")
+    raise QueryRefused(
+        f"{head or kind} statement refused: {why}. logparse query is read-only; use --write to change the store"
+    )

@@ -39,6 +39,7 @@ def _from_file(ref: str) -> Launch | None:
         return None
     from logparse.pipeline import parse_paths
     from logparse.sources import InputError
+
     try:
         result = parse_paths([path])
     except InputError as exc:
@@ -70,6 +71,7 @@ def resolve_launch(ref: str, db: str | None = None, *, lock_timeout: float | Non
             raise RefError(f"{ref!r} is neither a log file, a launch id prefix, nor @latest / @-N / HOST@latest")
     from logparse.store import Store
     from logparse.store.load import fetch_launches
+
     store = Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
     with store.connect() as con:
         if m is not None:
@@ -80,8 +82,9 @@ def resolve_launch(ref: str, db: str | None = None, *, lock_timeout: float | Non
             if host:
                 where = "WHERE host = ?"
                 params.append(host)
-            rows = con.execute(f"SELECT launch_id FROM launches {where} ORDER BY {_ORDER} LIMIT 1 OFFSET {back}",
-                               params).fetchall()
+            rows = con.execute(
+                f"SELECT launch_id FROM launches {where} ORDER BY {_ORDER} LIMIT 1 OFFSET {back}", params
+            ).fetchall()
             if not rows:
                 n = con.execute(f"SELECT count(*) FROM launches {where}", params).fetchall()[0][0]
                 who = f" of host {host}" if host else ""
@@ -90,13 +93,17 @@ def resolve_launch(ref: str, db: str | None = None, *, lock_timeout: float | Non
                 raise RefError(f"{ref}: only {n} launch(es){who} in the store")
             lid = rows[0][0]
         else:
-            rows = con.execute("SELECT launch_id, host, started_at, model_path FROM launches "
-                               f"WHERE launch_id LIKE ? ORDER BY {_ORDER}", [ref.lower() + "%"]).fetchall()
+            rows = con.execute(
+                "SELECT launch_id, host, started_at, model_path FROM launches "
+                f"WHERE launch_id LIKE ? ORDER BY {_ORDER}",
+                [ref.lower() + "%"],
+            ).fetchall()
             if not rows:
                 raise RefError(f"no launch id starts with {ref!r} in the store {store.path}")
             if len(rows) > 1:
-                listing = "; ".join(f"{r[0]} ({r[1] or 'no host'}, {r[2] or 'no start time'}, {r[3] or '?'})"
-                                    for r in rows[:10])
+                listing = "; ".join(
+                    f"{r[0]} ({r[1] or 'no host'}, {r[2] or 'no start time'}, {r[3] or '?'})" for r in rows[:10]
+                )
                 more = f" and {len(rows) - 10} more" if len(rows) > 10 else ""
                 raise RefError(f"launch id prefix {ref!r} is ambiguous: {len(rows)} launches match: {listing}{more}")
             lid = rows[0][0]

@@ -65,6 +65,7 @@ def launches_of_file(path: str) -> list:
 def _parse_file(path: str) -> list:
     from logparse import sources
     from logparse.pipeline import parse_paths
+
     try:
         result = parse_paths([path])
     except sources.InputError as exc:
@@ -93,8 +94,9 @@ def resolve(ref: str, db: str | None = None):
     try:
         from logparse.store.refs import resolve_launch  # the store's resolver
     except ImportError as exc:
-        raise StoreUnavailable(f"{ref}: not a file, and store references need logparse.store.refs "
-                               "(not available in this build)") from exc
+        raise StoreUnavailable(
+            f"{ref}: not a file, and store references need logparse.store.refs (not available in this build)"
+        ) from exc
     try:
         launch = resolve_launch(ref, db)
     except (LookupError, ValueError, FileNotFoundError) as exc:

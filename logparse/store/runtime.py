@@ -43,8 +43,9 @@ class BatchSpan:
         return self.lines <= 0
 
     @classmethod
-    def from_runtime(cls, runtime: dict[str, Any] | None, edges: dict[str, Any] | None = None,
-                     ts_counts: Counter | None = None) -> "BatchSpan":
+    def from_runtime(
+        cls, runtime: dict[str, Any] | None, edges: dict[str, Any] | None = None, ts_counts: Counter | None = None
+    ) -> BatchSpan:
         rt = runtime or {}
         span = cls(lines=int(rt.get("batch_lines") or 0), peaks={k: rt.get(k) for k in PEAKS})
         if ts_counts:
@@ -64,8 +65,7 @@ class BatchSpan:
     def edges(self) -> dict[str, Any] | None:
         if self.empty:
             return None
-        return {"first": self.first, "last": self.last, "first_lines": self.first_lines,
-                "last_lines": self.last_lines}
+        return {"first": self.first, "last": self.last, "first_lines": self.first_lines, "last_lines": self.last_lines}
 
 
 def _max(a, b):
@@ -93,7 +93,7 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
         return b
     out = BatchSpan(peaks={k: _max(a.peaks.get(k), b.peaks.get(k)) for k in PEAKS})
     if a.first is None or a.last is None:
-        out.lines = max(a.lines, b.lines)      # no time to tell pieces apart: the larger one
+        out.lines = max(a.lines, b.lines)  # no time to tell pieces apart: the larger one
     elif b.ts_counts is not None:
         added = 0
         for ts, n in b.ts_counts.items():
@@ -110,11 +110,11 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     elif b.first is None or b.last is None:
         out.lines = max(a.lines, b.lines)
     elif b.first > a.last or b.last < a.first:
-        out.lines = a.lines + b.lines                      # disjoint pieces
+        out.lines = a.lines + b.lines  # disjoint pieces
     elif b.first <= a.first and b.last >= a.last:
-        out.lines = max(a.lines, b.lines)                  # b covers what the store has
+        out.lines = max(a.lines, b.lines)  # b covers what the store has
     elif b.first >= a.first and b.last <= a.last:
-        out.lines = a.lines                                # inside: nothing new
+        out.lines = a.lines  # inside: nothing new
     else:
         s_a0, s_a1, s_b0, s_b1 = (_seconds(x) for x in (a.first, a.last, b.first, b.last))
         if None in (s_a0, s_a1, s_b0, s_b1) or s_b1 <= s_b0:

@@ -15,7 +15,7 @@ written by a newer logparse and is refused.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 #: Server arguments whose change between two launches of a deployment is not reported by
 #: the ``history`` view: they differ between otherwise identical launches (random seeds,
@@ -50,11 +50,29 @@ IGNORED_ARGS: dict[str, str] = {
 
 #: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.
 HISTORY_METRICS = (
-    "kv_tokens", "max_total_num_tokens", "avail_before_load_gb", "weights_gb", "avail_after_load_gb",
-    "kv_size_gb", "avail_after_pool_gb", "graph_gb", "avail_after_graph_gb", "headroom_gb", "min_headroom_gb",
-    "available_mem_gb", "kv_bytes_per_token", "max_prefill_tokens", "max_running_requests_effective",
-    "context_len", "mem_fraction_static", "load_s", "graph_s", "peak_running_req", "peak_token_usage",
-    "peak_queue_req", "retractions",
+    "kv_tokens",
+    "max_total_num_tokens",
+    "avail_before_load_gb",
+    "weights_gb",
+    "avail_after_load_gb",
+    "kv_size_gb",
+    "avail_after_pool_gb",
+    "graph_gb",
+    "avail_after_graph_gb",
+    "headroom_gb",
+    "min_headroom_gb",
+    "available_mem_gb",
+    "kv_bytes_per_token",
+    "max_prefill_tokens",
+    "max_running_requests_effective",
+    "context_len",
+    "mem_fraction_static",
+    "load_s",
+    "graph_s",
+    "peak_running_req",
+    "peak_token_usage",
+    "peak_queue_req",
+    "retractions",
 )
 
 _TABLES_V1 = """
@@ -283,8 +301,7 @@ LEFT JOIN runtime_stats s USING (launch_id)
 
 
 def _history_view() -> str:
-    metric_cols = ",\n    ".join(
-        f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in HISTORY_METRICS)
+    metric_cols = ",\n    ".join(f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in HISTORY_METRICS)
     return f"""
 CREATE OR REPLACE VIEW history AS
 WITH ordered AS (
@@ -343,6 +360,7 @@ def create_views(con) -> None:
 
 # ---------------------------------------------------------------------------- migrations
 
+
 def _m1_tables(con) -> None:
     for stmt in _TABLES_V1.split(";"):
         if stmt.strip():
@@ -355,12 +373,14 @@ def _m2_args_and_views(con) -> None:
         if stmt.strip():
             con.execute(stmt)
     import pyarrow as pa
+
     names = list(IGNORED_ARGS)
     con.register("_ignored", pa.table({"name": names, "reason": [IGNORED_ARGS[n] for n in names]}))
     con.execute("INSERT INTO ignored_args SELECT name, reason FROM _ignored")
     con.unregister("_ignored")
     rows = con.execute("SELECT launch_id, server_args::VARCHAR FROM launches WHERE server_args IS NOT NULL").fetchall()
     from logparse.store.frames import args_frame
+
     frame = args_frame([(lid, json.loads(sa)) for lid, sa in rows])
     if frame.height:
         con.register("_args", frame.to_arrow())
@@ -379,8 +399,19 @@ MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views, _m3_views_kv_token
 SCHEMA_VERSION = len(MIGRATIONS)
 
 #: Tables every store of the current version holds (``doctor`` checks them).
-TABLES = ("schema_version", "sources", "launches", "rank_memory", "events", "runtime_stats", "unrecognized",
-          "journal_cursors", "launch_sources", "launch_args", "ignored_args")
+TABLES = (
+    "schema_version",
+    "sources",
+    "launches",
+    "rank_memory",
+    "events",
+    "runtime_stats",
+    "unrecognized",
+    "journal_cursors",
+    "launch_sources",
+    "launch_args",
+    "ignored_args",
+)
 VIEWS = ("launch_summary", "history")
 #: Tables whose rows belong to one launch (referential integrity).
 LAUNCH_CHILD_TABLES = ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args")

@@ -17,8 +17,10 @@ logparse/data/sglang_versions.json.  Checks, per launch:
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -72,7 +74,9 @@ META = {
     "kimi-k25/launch-2-hicache.log": ("0.5.10.post1", "BC", mla(61), mha(1, 128, 1)),
 }
 
-PREFIX = re.compile(r"^\[(?P<ts>\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?: (?P<tag>[^\]]+))?\] (?P<msg>.*)$")
+PREFIX = re.compile(
+    r"^\[(?P<ts>\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?: (?P<tag>[^\]]+))?\] (?P<msg>.*)$"
+)
 GPUID = re.compile(r"^\[gpu_id=(?P<g>\d+)\] (?P<msg>.*)$")
 F = r"(-?\d+\.\d\d)"
 
@@ -148,7 +152,10 @@ def check_launch(rel, idx, lines):
             want = fieldset(release)
             got = set(args)
             if got != want:
-                bad(where, f"server_args field set != {release}: missing {sorted(want - got)[:5]}, extra {sorted(got - want)[:5]}")
+                bad(
+                    where,
+                    f"server_args field set != {release}: missing {sorted(want - got)[:5]}, extra {sorted(got - want)[:5]}",
+                )
             break
     else:
         bad(where, "no server_args")
@@ -186,7 +193,7 @@ def check_launch(rel, idx, lines):
         kvs[tag] = []
         cap_begin = None
         for msg in msgs:
-            if (m := re.match(r"Load weight begin\. avail mem=" + F + " GB", msg)):
+            if m := re.match(r"Load weight begin\. avail mem=" + F + " GB", msg):
                 begin = float(m.group(1))
             elif msg.startswith("Load weight end."):
                 av = float(re.search(r"avail mem=" + F, msg).group(1))
@@ -199,7 +206,7 @@ def check_launch(rel, idx, lines):
                 tok = int(re.search(r"#tokens: (\d+)", msg).group(1))
                 sizes = [float(x) for x in re.findall(r"size: " + F + " GB", msg)]
                 kvs[tag].append((tok, sizes))
-            elif (m := re.search(r"Memory pool end\. avail mem=" + F, msg)):
+            elif m := re.search(r"Memory pool end\. avail mem=" + F, msg):
                 last_avail[tag] = float(m.group(1))
             elif re.match(r"Capture .*begin.*avail mem=", msg):
                 cap_begin = float(re.search(r"avail mem=" + F, msg).group(1))
@@ -230,18 +237,25 @@ def check_launch(rel, idx, lines):
     spec = lit(args, "speculative_algorithm")
     if spec and release in ("0.4.7",):  # EAGLE headroom era (0.4.3.post3 - 0.5.6.post2)
         mrr = lit(args, "max_running_requests")
-        infl = (mrr * lit(args, "speculative_num_steps") * lit(args, "speculative_eagle_topk")
-                + mrr * lit(args, "speculative_num_draft_tokens") + 100)
+        infl = (
+            mrr * lit(args, "speculative_num_steps") * lit(args, "speculative_eagle_topk")
+            + mrr * lit(args, "speculative_num_draft_tokens")
+            + 100
+        )
     if not any(kvs.values()):
         if summary is None:
-            report.append(f"{where}: {release} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} -> "
-                          + ("no pool (failed)" if rest <= 0 else f"formula {t_formula} tokens, no pool line (failed later)"))
+            report.append(
+                f"{where}: {release} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} -> "
+                + ("no pool (failed)" if rest <= 0 else f"formula {t_formula} tokens, no pool line (failed later)")
+            )
         if summary:
             tok = int(re.search(r"max_total_num_tokens=(\d+)", summary).group(1))
             if abs(tok - infl - t_formula) > tol:
                 bad(where, f"summary tokens {tok} vs formula {t_formula}+{infl} (tol {tol})")
-            report.append(f"{where}: {release} ranks={len(sched)} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} "
-                          f"T_formula={t_formula} logged={tok} (no KV line in this era; summary line)")
+            report.append(
+                f"{where}: {release} ranks={len(sched)} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} "
+                f"T_formula={t_formula} logged={tok} (no KV line in this era; summary line)"
+            )
         return
     logged = {kv[0][0] for kv in kvs.values() if kv}
     if len(logged) != 1:
@@ -278,11 +292,17 @@ def check_launch(rel, idx, lines):
             bad(where, f"available_gpu_mem {m.group(1)} != {rank0} last avail {last_avail[rank0]}")
     headroom = min(last_avail.values())
     kvgb = kvs[rank0][0][1]
-    report.append(f"{where}: {release} ranks={len(sched)} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} "
-                  f"T_formula={t_formula}{' +' + str(infl) if infl else ''} logged={tok} KV={kvgb} "
-                  f"headroom(min last avail)={headroom}")
+    report.append(
+        f"{where}: {release} ranks={len(sched)} M_pre={m_pre} M_post={m_post} f={f} rest={rest:.4f} "
+        f"T_formula={t_formula}{' +' + str(infl) if infl else ''} logged={tok} KV={kvgb} "
+        f"headroom(min last avail)={headroom}"
+    )
     # HiCache host pool
-    host = [x for x in sum(sched.values(), []) if x.startswith("Allocating ") and "hierarchical KV cache" in x]
+    host = [
+        x
+        for x in functools.reduce(operator.iadd, sched.values(), [])
+        if x.startswith("Allocating ") and "hierarchical KV cache" in x
+    ]
     if host:
         ratio = lit(args, "hicache_ratio")
         host_tokens = (int(tok * ratio) // page + 1) * page
@@ -290,7 +310,9 @@ def check_launch(rel, idx, lines):
         for x in host:
             if f"Allocating {gb:.2f} GB" not in x:
                 bad(where, f"host pool line {x!r} != {gb:.2f} GB")
-        report.append(f"{where}: HiCache host pool {host_tokens} tokens = {gb:.2f} GB (10^9) per rank, {len(host)} lines")
+        report.append(
+            f"{where}: HiCache host pool {host_tokens} tokens = {gb:.2f} GB (10^9) per rank, {len(host)} lines"
+        )
     return loads, kvs, args, summary
 
 

@@ -46,14 +46,45 @@ def fieldset(version: str) -> list[str]:
 
 # Declaration order of the 0.2.x dataclass (as in the catalogue's 0.2.x example, completed).
 ORDER_025 = [
-    "model_path", "tokenizer_path", "tokenizer_mode", "load_format", "dtype", "trust_remote_code",
-    "context_length", "quantization", "chat_template", "host", "port", "additional_ports",
-    "mem_fraction_static", "max_prefill_tokens", "max_running_requests", "schedule_heuristic",
-    "schedule_conservativeness", "tp_size", "stream_interval", "random_seed", "log_level",
-    "log_level_http", "log_requests", "show_time_cost", "api_key", "dp_size", "load_balance_method",
-    "nccl_init_addr", "nnodes", "node_rank", "disable_flashinfer", "disable_radix_cache",
-    "disable_regex_jump_forward", "disable_cuda_graph", "disable_disk_cache", "enable_torch_compile",
-    "attention_reduce_in_fp32", "enable_p2p_check", "efficient_weight_load",
+    "model_path",
+    "tokenizer_path",
+    "tokenizer_mode",
+    "load_format",
+    "dtype",
+    "trust_remote_code",
+    "context_length",
+    "quantization",
+    "chat_template",
+    "host",
+    "port",
+    "additional_ports",
+    "mem_fraction_static",
+    "max_prefill_tokens",
+    "max_running_requests",
+    "schedule_heuristic",
+    "schedule_conservativeness",
+    "tp_size",
+    "stream_interval",
+    "random_seed",
+    "log_level",
+    "log_level_http",
+    "log_requests",
+    "show_time_cost",
+    "api_key",
+    "dp_size",
+    "load_balance_method",
+    "nccl_init_addr",
+    "nnodes",
+    "node_rank",
+    "disable_flashinfer",
+    "disable_radix_cache",
+    "disable_regex_jump_forward",
+    "disable_cuda_graph",
+    "disable_disk_cache",
+    "enable_torch_compile",
+    "attention_reduce_in_fp32",
+    "enable_p2p_check",
+    "efficient_weight_load",
 ]
 
 
@@ -154,8 +185,10 @@ def _default(field: str, version: str) -> str:
     if field in GPU_DEFAULTS:
         return GPU_DEFAULTS[field]
     vi = _rel_index(version)
-    refs = sorted(REF["values"], key=lambda n: (abs(_rel_index(REF["ref_release"][n]) - vi),
-                                                _rel_index(REF["ref_release"][n]) > vi))
+    refs = sorted(
+        REF["values"],
+        key=lambda n: (abs(_rel_index(REF["ref_release"][n]) - vi), _rel_index(REF["ref_release"][n]) > vi),
+    )
     for n in refs:
         if field in REF["values"][n]:
             return REF["values"][n][field]
@@ -302,8 +335,7 @@ def tqdm_state(n: int, total: int, elapsed: float, desc: str = "", style: str = 
     rate_fmt, rate = _rate(n, elapsed)
     remaining = "?" if rate == "?" else _interval((total - n) / rate)
     if style == "shards":  # SGLang/vLLM weight-loader bar format
-        return (f"{desc}: {frac * 100:3.0f}% Completed | {n}/{total} "
-                f"[{_interval(elapsed)}<{remaining}, {rate_fmt}]")
+        return f"{desc}: {frac * 100:3.0f}% Completed | {n}/{total} [{_interval(elapsed)}<{remaining}, {rate_fmt}]"
     l_bar = (desc + ": " if desc else "") + f"{frac * 100:3.0f}%|"
     return f"{l_bar}{_bar(frac)}| {n}/{total} [{_interval(elapsed)}<{remaining}, {rate_fmt}]"
 
@@ -315,8 +347,14 @@ def tqdm_line(states: list[str], repeat_last: bool = False) -> str:
     return "".join("\r" + s for s in states)
 
 
-def shards_bar(total: int, seconds: float, desc: str = "Loading safetensors checkpoint shards",
-               rng: random.Random | None = None, every: int = 1, repeat_last: bool = False) -> str:
+def shards_bar(
+    total: int,
+    seconds: float,
+    desc: str = "Loading safetensors checkpoint shards",
+    rng: random.Random | None = None,
+    every: int = 1,
+    repeat_last: bool = False,
+) -> str:
     rng = rng or random.Random(total)
     per = seconds / total
     states = [tqdm_state(0, total, 0.0, desc, "shards")]
@@ -372,8 +410,9 @@ def page_round(t: int, page: int) -> int:
     return t // page * page
 
 
-def mha_sizes(tokens: int, page: int, kv_heads: int, head_dim: int, layers: int, nbytes: int,
-              v_head_dim: int | None = None) -> tuple[float, float]:
+def mha_sizes(
+    tokens: int, page: int, kv_heads: int, head_dim: int, layers: int, nbytes: int, v_head_dim: int | None = None
+) -> tuple[float, float]:
     v_head_dim = head_dim if v_head_dim is None else v_head_dim
     k = (tokens + page) * kv_heads * head_dim * layers * nbytes / GiB
     v = (tokens + page) * kv_heads * v_head_dim * layers * nbytes / GiB
@@ -385,7 +424,7 @@ def mla_size(tokens: int, page: int, latent: int, layers: int, nbytes: int) -> f
 
 
 def ceil_to(x: float, nd: int) -> float:
-    p = 10 ** nd
+    p = 10**nd
     return math.ceil(x * p) / p
 
 
