@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logparse.grammar.classify import LineClassifier
-from logparse.grammar.sglang_line import LineParseError, parse_line, parse_literal
+from logparse.grammar.pyliteral import LiteralParseError, parse_literal
+from logparse.grammar.sglang_line import LineParseError, parse_line
 from logparse.grammar.variants import VARIANTS
 from logparse.pipeline import parse_text
 from logparse.sources import text_source
@@ -116,7 +117,7 @@ def test_literal_grammar_round_trips_python_reprs(value):
 @FUZZ
 @given(st.text(alphabet="()[]{}'\",:=.0123456789abcNTFe \\-", max_size=300))
 def test_literal_grammar_garbage(text):
-    with contextlib.suppress(LineParseError):
+    with contextlib.suppress(LiteralParseError):
         parse_literal(text)
 
 

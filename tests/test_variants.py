@@ -79,10 +79,9 @@ def test_units_host_memory_is_decimal_gb():
     ],
 )
 def test_python_literal_subgrammar(payload, expected):
-    from logparse.grammar.sglang_line import parse_literal
-    from logparse.launches.assemble import _plain
+    from logparse.grammar.pyliteral import json_safe, parse_literal
 
-    got = _plain(parse_literal(payload))
+    got = json_safe(parse_literal(payload))
     if "g" in expected:
         assert got["g"] == "inf" and got["h"] == "-inf"
         got = {k: v for k, v in got.items() if k not in ("g", "h")}
@@ -91,7 +90,7 @@ def test_python_literal_subgrammar(payload, expected):
 
 
 def test_nan_in_payload():
-    from logparse.grammar.sglang_line import parse_literal
+    from logparse.grammar.pyliteral import parse_literal
 
     value = parse_literal("{'x': nan}")
     assert value["x"] != value["x"]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.grammar.sglang_line import LineParseError, _batch_value, _name, parse_line
+from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
 from logparse.sources.records import Record
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
@@ -232,7 +232,7 @@ def fast_batch(text: str, start: int) -> tuple | None:
         key, sep, value = part.partition(": ")
         if not sep or not key or not value or "," in value or ": " in value:
             return None
-        fields[_name(key)] = _batch_value(value)
+        fields[field_name(key)] = batch_value(value)
     return (prefix_info(text[:start]), None, (kind, fields, form))
 
 

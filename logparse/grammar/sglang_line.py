@@ -1,77 +1,29 @@
-"""Grammar: one SGLang line to one event.
+"""The line grammar: one SGLang line to one event.
 
-Two grammars, one Transformer each:
-
-* ``sglang_line.lark`` (:class:`LineTransformer`): prefix + message.
-* ``pyliteral.lark`` (:class:`PyLiteralTransformer`): the ``server_args=`` payload.
-
-Both parsers are LALR with the contextual lexer, built once per process.
+``sglang_line.lark`` reads the line prefix (timestamp, rank tags) and the message;
+:class:`LineTransformer` turns the tree into ``(prefix, gpu_tag, (kind, fields, form))``.
+The ``server_args=`` payload is kept as text here and read by :mod:`logparse.grammar.pyliteral`.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
+
+from logparse.grammar.lalr import build_parser, first_line_of
 
 
 class LineParseError(ValueError):
     """The line mentions something we track but does not fit any known variant."""
 
 
-def _grammar_text(name: str) -> str:
-    return resources.files("logparse.grammar").joinpath(name).read_text()
-
-
-def _cache_path(name: str) -> str | bool:
-    """Where lark keeps the built LALR tables (building them takes ~0.5 s; loading, ~20 ms).
-
-    Keyed by the grammar text and the lark version, so an edited grammar is rebuilt."""
-    import hashlib
-    import os
-    import tempfile
-
-    import lark
-
-    text = _grammar_text(f"{name}.lark")
-    digest = hashlib.sha256((text + lark.__version__).encode()).hexdigest()[:16]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "logparse")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if not os.access(folder, os.W_OK):
-            raise OSError
-    except OSError:
-        folder = tempfile.gettempdir()
-    return os.path.join(folder, f"lark-{name}-{digest}.pickle")
-
-
 @lru_cache(maxsize=1)
 def line_parser() -> Lark:
-    return Lark(
-        _grammar_text("sglang_line.lark"),
-        parser="lalr",
-        lexer="contextual",
-        maybe_placeholders=False,
-        propagate_positions=False,
-        cache=_cache_path("sglang_line"),
-    )
-
-
-@lru_cache(maxsize=1)
-def literal_parser() -> Lark:
-    return Lark(
-        _grammar_text("pyliteral.lark"),
-        parser="lalr",
-        lexer="contextual",
-        transformer=PyLiteralTransformer(),
-        maybe_placeholders=False,
-        cache=_cache_path("pyliteral"),
-    )
+    return build_parser("sglang_line", propagate_positions=False)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -93,7 +45,7 @@ def _num(tok: Any) -> int | float:
         return float(s)
 
 
-def _name(value: str) -> str:
+def field_name(value: str) -> str:
     """``#running-req`` -> ``running_req``; ``gen throughput (token/s)`` -> ``gen_throughput``."""
     value = re.sub(r"\s*\([^)]*\)", "", value)
     return value.strip().lower().replace(".", "").replace("/", "_").replace(" ", "_").replace("#", "").replace("-", "_")
@@ -552,13 +504,13 @@ class LineTransformer(Transformer):
                     if "=" not in key and raw.startswith(("full=", "swa=")):
                         # 0.4.9 SWA allocator: "#token: full=N, swa=M"
                         sub, _, num = raw.partition("=")
-                        f[f"{_name(key)}_{sub}"] = _batch_value(num)
-                        last_key = _name(key)
+                        f[f"{field_name(key)}_{sub}"] = batch_value(num)
+                        last_key = field_name(key)
                     elif key in ("full", "swa") and last_key:
-                        f[f"{last_key}_{key}"] = _batch_value(raw)
+                        f[f"{last_key}_{key}"] = batch_value(raw)
                     else:
-                        last_key = _name(key)
-                        f[last_key] = _batch_value(raw)
+                        last_key = field_name(key)
+                        f[last_key] = batch_value(raw)
         return (kind, f, "_".join(form_bits) or None)
 
     def decode_batch(self, c):
@@ -572,8 +524,8 @@ class LineTransformer(Transformer):
         ratio = f.pop("new_token_ratio", None)
         if isinstance(ratio, str) and "->" in ratio:
             a, _, b = ratio.partition("->")
-            f["new_token_ratio_from"] = _batch_value(a.strip())
-            f["new_token_ratio_to"] = _batch_value(b.strip())
+            f["new_token_ratio_from"] = batch_value(a.strip())
+            f["new_token_ratio_to"] = batch_value(b.strip())
         return (kind, f, form)
 
     def retract_abort(self, c):
@@ -700,7 +652,8 @@ class LineTransformer(Transformer):
         return ("draft_load_format", {"load_format": str(c[0]).strip("'")}, None)
 
 
-def _batch_value(raw: str) -> Any:
+def batch_value(raw: str) -> Any:
+    """A value of a batch-statistics line: ``True``/``False``, a number (``0.42%`` -> ``0.42``), else the text."""
     raw = raw.strip()
     if raw in ("True", "False"):
         return raw == "True"
@@ -717,7 +670,6 @@ def _batch_value(raw: str) -> Any:
 def _parse_timings(text: str) -> dict[str, Any]:
     """``load_weight=0.08, kv_cache_allocation=1.04, cuda_graph={prefill=0.00, decode=0.00}, ...``"""
     out: dict[str, Any] = {}
-    depth = 0
     key = ""
     buf = ""
     stack: list[tuple[str, dict]] = []
@@ -728,144 +680,22 @@ def _parse_timings(text: str) -> dict[str, Any]:
             new: dict[str, Any] = {}
             cur[key.strip()] = new
             cur = new
-            key, buf, depth = "", "", depth + 1
+            key, buf = "", ""
         elif ch == "}":
             if key.strip():
-                cur[key.strip()] = _batch_value(buf)
+                cur[key.strip()] = batch_value(buf)
             _, cur = stack.pop()
-            key, buf, depth = "", "", depth - 1
+            key, buf = "", ""
         elif ch == "=" and not key:
             key = buf
             buf = ""
         elif ch == ",":
             if key.strip():
-                cur[key.strip()] = _batch_value(buf)
+                cur[key.strip()] = batch_value(buf)
             key, buf = "", ""
         else:
             buf += ch
     return out
-
-
-# --------------------------------------------------------------------------- the literal transformer
-
-_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", re.S)
-_SIMPLE = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "v": "\v",
-    "0": "\0",
-}
-
-
-def _unescape(body: str) -> str:
-    def rep(m: re.Match) -> str:
-        e = m.group(1)
-        if e in _SIMPLE:
-            return _SIMPLE[e]
-        if e[0] in "xuU":
-            return chr(int(e[1:], 16))
-        if e[0].isdigit():
-            return chr(int(e, 8))
-        return "\\" + e
-
-    return _ESCAPES.sub(rep, body)
-
-
-class Record(dict):
-    """A dataclass repr ``Name(k=v, ...)`` read back: a dict that remembers its class name."""
-
-    def __init__(self, name: str, fields: dict[str, Any]):
-        super().__init__(fields)
-        self.record_name = name
-
-
-class PyLiteralTransformer(Transformer):
-    def start(self, c):
-        return c[0]
-
-    def string(self, c):
-        s = str(c[0])
-        return _unescape(s[1:-1])
-
-    def number(self, c):
-        s = str(c[0])
-        if s.endswith("j"):
-            return complex(s)
-        try:
-            return int(s)
-        except ValueError:
-            return float(s)
-
-    def none(self, c):
-        return None
-
-    def true(self, c):
-        return True
-
-    def false(self, c):
-        return False
-
-    def opaque(self, c):
-        return str(c[0])
-
-    def name(self, c):
-        s = str(c[0])
-        if s in ("inf", "nan"):
-            return float(s)
-        return s
-
-    def field(self, c):
-        return (str(c[0]), c[1])
-
-    def record(self, c):
-        name = str(c[0])
-        return Record(name, dict(x for x in c[1:] if x is not None))
-
-    def pair(self, c):
-        return (c[0], c[1])
-
-    def dict(self, c):
-        out = {}
-        for p in c:
-            if p is None:
-                continue
-            k, v = p
-            try:
-                out[k] = v
-            except TypeError:  # unhashable key: keep its text form
-                out[repr(k)] = v
-        return out
-
-    def set(self, c):
-        return list(c)
-
-    def list(self, c):
-        return list(c)
-
-    def tuple(self, c):
-        return list(c)
-
-
-def parse_literal(text: str) -> Any:
-    """Parse a Python repr (the ``server_args=`` payload).  Raises ``LineParseError``."""
-    try:
-        return literal_parser().parse(text)
-    except LarkError as exc:
-        raise LineParseError(f"server_args payload is not a Python literal: {_short_error(exc)}") from None
-    except RecursionError:
-        raise LineParseError("server_args payload nests too deeply") from None
-
-
-def _short_error(exc: Exception) -> str:
-    msg = str(exc).strip().splitlines()
-    return msg[0][:200] if msg else exc.__class__.__name__
 
 
 _TRANSFORMER = LineTransformer()
@@ -879,8 +709,8 @@ def parse_line(text: str) -> tuple[dict[str, Any], int | None, tuple[str, dict[s
     try:
         tree = line_parser().parse(text)
     except LarkError as exc:
-        raise LineParseError(_short_error(exc)) from None
+        raise LineParseError(first_line_of(exc)) from None
     try:
         return _TRANSFORMER.transform(tree)
     except LarkError as exc:  # a transformer bug surfaces as VisitError: report, never crash
-        raise LineParseError(f"transform failed: {_short_error(exc)}") from None
+        raise LineParseError(f"transform failed: {first_line_of(exc)}") from None

@@ -1183,17 +1183,16 @@ def _index() -> dict[tuple, list[Variant]]:
     return {sig: [by_name[n] for n in ns] for sig, ns in names.items()}
 
 
-def _index_cache_path() -> str | None:
+def _index_cache_path() -> str:
     """Keyed by the variant table and the grammar: a change to either rebuilds the index."""
     import hashlib
 
-    from logparse.grammar.sglang_line import _cache_path, _grammar_text
+    from logparse.grammar.lalr import cache_folder, grammar_text
 
     digest = hashlib.sha256(
-        repr([(v.name, v.sample, v.dates) for v in VARIANTS]).encode() + _grammar_text("sglang_line.lark").encode()
+        repr([(v.name, v.sample, v.dates) for v in VARIANTS]).encode() + grammar_text("sglang_line.lark").encode()
     ).hexdigest()[:16]
-    base = _cache_path("sglang_line")
-    return os.path.join(os.path.dirname(base), f"variants-{digest}.pickle") if isinstance(base, str) else None
+    return os.path.join(cache_folder(), f"variants-{digest}.pickle")
 
 
 def match(kind: str, form: str | None, fields: dict[str, Any]) -> list[Variant]:

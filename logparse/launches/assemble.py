@@ -21,8 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from logparse.grammar.events import Event
-from logparse.grammar.sglang_line import LineParseError, parse_literal
-from logparse.grammar.sglang_line import Record as ReprRecord
+from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
 from logparse.launches import versions
 from logparse.launches.model import Launch, RankMemory
 
@@ -332,14 +331,14 @@ class LaunchAssembler:
         payload = ev.fields.get("payload", "")
         try:
             value = parse_literal(payload)
-        except LineParseError as exc:
+        except LiteralParseError as exc:
             launch.warnings.append(f"line {ev.line_no}: server_args not readable ({exc}); truncated line?")
             return
         if not isinstance(value, dict):
             launch.warnings.append(f"line {ev.line_no}: server_args is not a record")
             return
         launch.server_args_form = "dataclass" if isinstance(value, ReprRecord) else "dict"
-        launch.server_args = _plain(value)
+        launch.server_args = json_safe(value)
         sa = launch.server_args
         evidence.append(
             (
@@ -657,20 +656,6 @@ def _error_text(ev: Event) -> str:
     if ev.kind == "killed":
         return "Killed (the process was killed by a signal, often the OOM killer)"
     return text
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, ReprRecord):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return str(value)
-    if isinstance(value, complex):
-        return str(value)
-    return value
 
 
 def _int(v: Any) -> int | None:

@@ -1,0 +1,63 @@
+"""Building the LALR parsers of the ``.lark`` grammars beside this module.
+
+Each grammar module (:mod:`~logparse.grammar.sglang_line`, :mod:`~logparse.grammar.pyliteral`)
+builds its parser once per process through :func:`build_parser`.  Building the LALR tables
+takes about half a second and loading them about 20 ms, so lark keeps them on disk
+(:func:`table_cache_path`), keyed by the grammar text and the lark version: an edited
+grammar is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from importlib import resources
+from typing import Any
+
+import lark
+from lark import Lark
+
+
+def grammar_text(filename: str) -> str:
+    """The text of a grammar file of this package, e.g. ``sglang_line.lark``."""
+    return resources.files("logparse.grammar").joinpath(filename).read_text()
+
+
+def cache_folder() -> str:
+    """``$XDG_CACHE_HOME/logparse`` (``~/.cache/logparse``), or the temp folder when that is not writable."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "logparse")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            raise OSError
+    except OSError:
+        folder = tempfile.gettempdir()
+    return folder
+
+
+def table_cache_path(grammar_name: str) -> str:
+    """Where lark keeps the LALR tables of ``<grammar_name>.lark``."""
+    text = grammar_text(f"{grammar_name}.lark")
+    digest = hashlib.sha256((text + lark.__version__).encode()).hexdigest()[:16]
+    return os.path.join(cache_folder(), f"lark-{grammar_name}-{digest}.pickle")
+
+
+def build_parser(grammar_name: str, **options: Any) -> Lark:
+    """An LALR parser with the contextual lexer for ``<grammar_name>.lark``; ``options`` go to :class:`Lark`."""
+    # lark checks a cached table against a hash of the options in the order given: keep ``cache`` last.
+    return Lark(
+        grammar_text(f"{grammar_name}.lark"),
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=False,
+        **options,
+        cache=table_cache_path(grammar_name),
+    )
+
+
+def first_line_of(exc: Exception) -> str:
+    """lark's error messages run over several lines (context, expected tokens): keep the first, shortened."""
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else exc.__class__.__name__
