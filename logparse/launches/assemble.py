@@ -274,7 +274,7 @@ class LaunchAssembler:
         self._fill_from_ranks(launch)
         self._version(launch, evs, evidence, sglang_version)
         self._sanity(launch)
-        launch.launch_id = self._launch_id(launch, evs)
+        launch.launch_id = stable_launch_id(launch, evs)
         return launch
 
     @staticmethod
@@ -630,21 +630,21 @@ class LaunchAssembler:
         if launch.max_total_num_tokens is not None and not (0 <= launch.max_total_num_tokens <= 10**12):
             launch.warnings.append(f"max_total_num_tokens={launch.max_total_num_tokens} is not plausible")
 
-    @staticmethod
-    def _launch_id(launch: Launch, evs: list[Event]) -> str:
-        """Stable for the same content: the host plus the first startup lines (timestamps included)."""
-        h = hashlib.sha256()
-        h.update((launch.host or "").encode())
-        n = 0
-        for ev in evs:
-            if ev.kind in RUNTIME_KINDS:
-                continue
-            h.update(b"\n")
-            h.update(ev.text.encode("utf-8", "replace"))
-            n += 1
-            if n >= 3:
-                break
-        return h.hexdigest()[:16]
+
+def stable_launch_id(launch: Launch, evs: list[Event]) -> str:
+    """Stable for the same content: the host plus the first startup lines (timestamps included)."""
+    h = hashlib.sha256()
+    h.update((launch.host or "").encode())
+    n = 0
+    for ev in evs:
+        if ev.kind in RUNTIME_KINDS:
+            continue
+        h.update(b"\n")
+        h.update(ev.text.encode("utf-8", "replace"))
+        n += 1
+        if n >= 3:
+            break
+    return h.hexdigest()[:16]
 
 
 def _error_text(ev: Event) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from logparse.grammar.events import Event
-from logparse.launches.assemble import LaunchAssembler
+from logparse.launches.assemble import LaunchAssembler, stable_launch_id
 from logparse.launches.model import Launch
 from logparse.store import db as dbm
 from logparse.store import runtime as rtm
@@ -151,7 +151,7 @@ def _relabel(launch: Launch, host: str | None) -> None:
     """Give a launch without a host the ``--host`` one (and the id that goes with it)."""
     if host and not launch.host:
         launch.host = host
-        launch.launch_id = LaunchAssembler._launch_id(launch, launch.events)
+        launch.launch_id = stable_launch_id(launch, launch.events)
 
 
 def reassemble(events: list[Event], stream: tuple, version: str | None) -> Launch:
