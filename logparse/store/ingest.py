@@ -690,7 +690,7 @@ def apply_items(
         res.touched.append(final.launch_id)
         res.final_of.update({it.launch_id: final.launch_id for it in its if it.launch_id})
 
-    delete_ids.update(l.launch_id for l in finals)
+    delete_ids.update(launch.launch_id for launch in finals)
     links: set[tuple[str, str]] = set()
     if relink:
         for lid, sid in con.execute(
@@ -718,7 +718,7 @@ def apply_items(
         links.update((lid, source_id) for lid in res.touched)
     if links:
         existing = set()
-        touched_ids = sorted({l for l, _ in links})
+        touched_ids = sorted({launch_id for launch_id, _ in links})
         for lid, sid in con.execute(
             "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
             [touched_ids],
