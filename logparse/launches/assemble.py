@@ -10,20 +10,22 @@ unit, boot, pid), a new launch begins when
 
 Events are grouped by rank (dp, pp, tp, ep) and by worker: the first model runner on
 a rank is the ``target``; a later ``Load weight begin`` on the same rank is the
-speculative-decoding ``draft`` (SGLang prints nothing else that says so).
+speculative-decoding ``draft`` (SGLang prints nothing else that says so).  The per-rank
+memory figures are then folded by :mod:`logparse.launches.ranks`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
 from logparse.launches import versions
-from logparse.launches.model import Launch, RankMemory
+from logparse.launches.model import Launch
+from logparse.launches.ranks import rank_memory
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
 #: when the line has no rank tag (single GPU from 0.4.6.post2 on).
@@ -266,7 +268,7 @@ class LaunchAssembler:
         self._assign_workers(evs)
         evidence: list[tuple[str, tuple[str, str]]] = []
         self._server_args(launch, evs, evidence)
-        self._ranks(launch, evs)
+        launch.ranks = rank_memory(evs)
         self._summary(launch, evs)
         self._outcome(launch, evs)
         self._runtime(launch, evs, self.runtime)
@@ -280,223 +282,25 @@ class LaunchAssembler:
     @staticmethod
     def _assign_workers(evs: list[Event]) -> None:
         """target/draft per rank, from the order of model runners (see module doc)."""
-        loads: dict[tuple, int] = defaultdict(int)  # load_begin count per rank
-        target_loaded: set[tuple] = set()
-        pools_seen: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        pool_end_seen: dict[tuple, int] = defaultdict(int)
-        target_graph_done: set[tuple] = set()
+        assigner = _WorkerAssigner()
         for ev in evs:
-            if ev.kind not in SCHEDULER_KINDS:
-                continue
-            rk = ev.rank_key()
-            if ev.kind == "load_begin":
-                loads[rk] += 1
-                ev.worker = "target" if loads[rk] == 1 else "draft"
-            elif ev.kind == "load_end":
-                ev.worker = "target" if rk not in target_loaded else "draft"
-                if ev.fields.get("mem_usage_gb") is not None or ev.fields.get("avail_gb") is not None:
-                    target_loaded.add(rk)
-            elif ev.kind == "kv_alloc":
-                if ev.fields.get("worker") == "draft":
-                    ev.worker = "draft"
-                else:
-                    label = (ev.fields.get("label") or "", ev.form)
-                    pools_seen[rk][label] += 1
-                    ev.worker = "target" if pools_seen[rk][label] == 1 else "draft"
-            elif ev.kind in ("pool_end", "mamba_alloc", "hicache_alloc"):
-                key = ev.kind + (ev.fields.get("label") or "")
-                pool_end_seen[(rk, key)] += 1
-                ev.worker = "target" if pool_end_seen[(rk, key)] == 1 else "draft"
-            elif ev.kind in ("graph_begin", "graph_end", "graph_bs"):
-                w = ev.fields.get("worker", "target")
-                if (
-                    w == "target"
-                    and ev.kind != "graph_bs"
-                    and rk in target_graph_done
-                    and loads[rk] > 1
-                    and ev.fields.get("name", "").lower() == "cuda graph"
-                ):
-                    w = "draft"  # 0.4.2.post2-0.4.3.post2: the EAGLE worker printed the target's wording
-                if ev.kind == "graph_end" and w == "target":
-                    target_graph_done.add(rk)
-                ev.worker = w
-            else:
-                ev.worker = "target"
+            if ev.kind in SCHEDULER_KINDS:
+                ev.worker = assigner.worker_of(ev)
 
     @staticmethod
     def _server_args(launch: Launch, evs: list[Event], evidence: list) -> None:
         ev = next((e for e in evs if e.kind == "server_args"), None)
         if ev is None:
             return
-        payload = ev.fields.get("payload", "")
-        try:
-            value = parse_literal(payload)
-        except LiteralParseError as exc:
-            launch.warnings.append(f"line {ev.line_no}: server_args not readable ({exc}); truncated line?")
-            return
-        if not isinstance(value, dict):
-            launch.warnings.append(f"line {ev.line_no}: server_args is not a record")
+        value = _read_server_args(launch, ev)
+        if value is None:
             return
         launch.server_args_form = "dataclass" if isinstance(value, ReprRecord) else "dict"
         launch.server_args = json_safe(value)
-        sa = launch.server_args
-        evidence.append(
-            (
-                "server_args form " + launch.server_args_form,
-                ("0.2.0", "0.5.18") if launch.server_args_form == "dataclass" else ("0.5.19", versions.last()),
-            )
-        )
-        rng, exact = versions.date_field_set(set(sa))
-        if rng is not None:
-            evidence.append((f"server_args field set ({len(sa)} fields{'' if exact else ', closest releases'})", rng))
-
-        def get(*names):
-            for n in names:
-                if n in sa and sa[n] is not None:
-                    return sa[n]
-            return None
-
-        launch.model_path = get("model_path")
-        launch.tp_size = _int(get("tp_size"))
-        launch.dp_size = _int(get("dp_size"))
-        launch.pp_size = _int(get("pp_size"))
-        launch.ep_size = _int(get("ep_size", "moe_ep_size"))
-        launch.mem_fraction_static = _float(get("mem_fraction_static"))
-        launch.kv_cache_dtype = get("kv_cache_dtype")
-        launch.page_size = _int(get("page_size"))
-        launch.context_length = _int(get("context_length"))
-        launch.chunked_prefill_size = _int(get("chunked_prefill_size"))
-        launch.max_running_requests = _int(get("max_running_requests"))
-        launch.max_total_tokens = _int(get("max_total_tokens"))
-        launch.speculative_algorithm = get("speculative_algorithm")
-        launch.enable_hierarchical_cache = get("enable_hierarchical_cache")
-        launch.hicache_ratio = _float(get("hicache_ratio"))
-        launch.hicache_size = _float(get("hicache_size"))
-        launch.enable_dp_attention = get("enable_dp_attention")
-        launch.device = get("device")
-
-    @staticmethod
-    def _ranks(launch: Launch, evs: list[Event]) -> None:
-        ranks: dict[tuple, RankMemory] = {}
-        kv_dtype_line = next((e.fields["dtype"] for e in evs if e.kind == "kv_dtype"), None)
-
-        def rm(ev: Event) -> RankMemory:
-            key = (ev.dp_rank, ev.pp_rank, ev.tp_rank, ev.ep_rank, ev.worker or "target")
-            if key not in ranks:
-                ranks[key] = RankMemory(
-                    dp_rank=ev.dp_rank,
-                    pp_rank=ev.pp_rank,
-                    tp_rank=ev.tp_rank,
-                    ep_rank=ev.ep_rank,
-                    worker=ev.worker or "target",
-                )
-            return ranks[key]
-
-        graph_begin_avail: dict[tuple, float] = {}
-        for ev in evs:
-            f = ev.fields
-            if ev.kind == "load_begin":
-                r = rm(ev)
-                if r.avail_before_load_gb is None:
-                    r.avail_before_load_gb = f["avail_gb"]
-            elif ev.kind == "load_end":
-                r = rm(ev)
-                if ev.form == "overlap":
-                    r.extra["overlap_commit_s"] = f.get("commit_s")
-                    continue
-                r.avail_after_load_gb = f.get("avail_gb")
-                usage = f.get("mem_usage_gb")
-                if usage is None and r.avail_before_load_gb is not None and r.avail_after_load_gb is not None:
-                    usage = round(r.avail_before_load_gb - r.avail_after_load_gb, 2)
-                r.weights_gb = (r.weights_gb or 0.0) + usage if usage is not None else r.weights_gb
-                if f.get("elapsed_s") is not None:
-                    r.load_s = (r.load_s or 0.0) + f["elapsed_s"]
-                if f.get("model_type"):
-                    r.extra["model_type"] = f["model_type"]
-                if f.get("dtype"):
-                    r.extra["model_dtype"] = f["dtype"]
-                if f.get("quant"):
-                    r.extra["quant"] = f["quant"]
-            elif ev.kind == "kv_alloc":
-                r = rm(ev)
-                form = ev.form
-                label = f.get("label")
-                if form in ("post_capture", "post_capture_draft"):
-                    r.extra["post_capture"] = {k: f.get(k) for k in ("tokens", "kv_gb", "avail_gb", "dtype")}
-                    r.kv_tokens = f.get("tokens", r.kv_tokens)
-                    r.kv_size_gb = f.get("kv_gb", r.kv_size_gb)
-                    r.kv_dtype = f.get("dtype") or r.kv_dtype
-                    continue
-                if form == "noop":
-                    r.extra["noop_pool_tokens"] = f.get("tokens")
-                    continue
-                size = f.get("kv_gb")
-                if size is None and f.get("k_gb") is not None:
-                    size = round(f["k_gb"] + f["v_gb"], 2)
-                pools = r.extra.setdefault("pools", [])
-                pools.append(
-                    {
-                        "label": label,
-                        "tokens": f.get("tokens"),
-                        "k_gb": f.get("k_gb"),
-                        "v_gb": f.get("v_gb"),
-                        "kv_gb": size,
-                        "dtype": f.get("dtype"),
-                        "va_upper_bound": form == "va_upper_bound",
-                    }
-                )
-                if label in (None, "Full") or r.kv_tokens is None:
-                    r.kv_tokens = f.get("tokens", r.kv_tokens)
-                    r.k_size_gb = f.get("k_gb", r.k_size_gb)
-                    r.v_size_gb = f.get("v_gb", r.v_size_gb)
-                r.kv_size_gb = round(sum(p["kv_gb"] for p in pools if p["kv_gb"] is not None), 2)
-                if f.get("dtype"):
-                    r.kv_dtype = f["dtype"]
-            elif ev.kind == "mamba_alloc":
-                r = rm(ev)
-                r.extra["mamba"] = dict(f)
-            elif ev.kind == "swa_tokens":
-                rm(ev).extra["swa_tokens"] = dict(f)
-            elif ev.kind == "swakv_pool":
-                rm(ev).extra["swakv_pool"] = dict(f)
-            elif ev.kind == "pool_end":
-                rm(ev).avail_after_pool_gb = f["avail_gb"]
-            elif ev.kind == "graph_begin":
-                r = rm(ev)
-                if f.get("avail_gb") is not None:
-                    graph_begin_avail[(r.key(), f.get("name"), f.get("step"))] = f["avail_gb"]
-            elif ev.kind == "graph_end":
-                r = rm(ev)
-                usage = f.get("mem_usage_gb")
-                before = graph_begin_avail.get((r.key(), f.get("name"), f.get("step")))
-                if usage is None and before is not None and f.get("avail_gb") is not None:
-                    usage = round(before - f["avail_gb"], 2)
-                if usage is not None:
-                    r.graph_gb = round((r.graph_gb or 0.0) + usage, 2)
-                if f.get("avail_gb") is not None:
-                    r.avail_after_graph_gb = f["avail_gb"]
-                if f.get("elapsed_s") is not None:
-                    r.graph_s = round((r.graph_s or 0.0) + f["elapsed_s"], 2)
-                r.extra.setdefault("graphs", []).append(
-                    {k: f.get(k) for k in ("name", "phase", "step", "elapsed_s", "mem_usage_gb", "avail_gb")}
-                )
-            elif ev.kind == "hicache_alloc":
-                r = rm(ev)
-                r.extra.setdefault("hicache", []).append(dict(f))
-            elif ev.kind == "memory_unbalanced":
-                rm(ev).extra["unbalanced"] = dict(f)
-            elif ev.kind == "init_end":
-                if f.get("mem_usage_gb") is not None:
-                    rm(ev).extra["init_mem_usage_gb"] = f["mem_usage_gb"]
-            elif ev.kind == "memory_baseline":
-                rm(ev).extra["init_mem_usage_gb"] = f["mem_usage_gb"]
-        for r in ranks.values():
-            if r.kv_dtype is None and r.kv_tokens is not None:  # the rank-0 "Using KV cache dtype" line
-                r.kv_dtype = kv_dtype_line
-        launch.ranks = sorted(
-            ranks.values(),
-            key=lambda r: (r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0),
-        )
+        evidence.extend(_server_args_evidence(launch.server_args_form, launch.server_args))
+        for attr, names, convert in _LAUNCH_ARGS:
+            arg = next((launch.server_args[n] for n in names if launch.server_args.get(n) is not None), None)
+            setattr(launch, attr, convert(arg) if convert else arg)
 
     @staticmethod
     def _summary(launch: Launch, evs: list[Event]) -> None:
@@ -647,6 +451,99 @@ def stable_launch_id(launch: Launch, evs: list[Event]) -> str:
     return h.hexdigest()[:16]
 
 
+class _WorkerAssigner:
+    """Which model runner printed a scheduler line, from what each rank printed before it.
+
+    The first runner on a rank is the target; a second ``Load weight begin``, KV pool, pool end
+    or HiCache pool on the same rank is the draft's.  Graph captures name their worker."""
+
+    def __init__(self) -> None:
+        self.loads: dict[tuple, int] = defaultdict(int)  # load_begin count per rank
+        self.target_loaded: set[tuple] = set()
+        self.pools_seen: dict[tuple, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
+        self.pool_ends_seen: dict[tuple, int] = defaultdict(int)
+        self.target_graph_done: set[tuple] = set()
+        self._steps: dict[str, Callable[[Event, tuple], str]] = {
+            "load_begin": self._load_begin,
+            "load_end": self._load_end,
+            "kv_alloc": self._kv_alloc,
+            "pool_end": self._pool_end,
+            "mamba_alloc": self._pool_end,
+            "hicache_alloc": self._pool_end,
+            "graph_begin": self._graph,
+            "graph_end": self._graph,
+            "graph_bs": self._graph,
+        }
+
+    def worker_of(self, ev: Event) -> str:
+        step = self._steps.get(ev.kind)
+        return step(ev, ev.rank_key()) if step is not None else "target"
+
+    def _load_begin(self, ev: Event, rk: tuple) -> str:
+        self.loads[rk] += 1
+        return "target" if self.loads[rk] == 1 else "draft"
+
+    def _load_end(self, ev: Event, rk: tuple) -> str:
+        worker = "target" if rk not in self.target_loaded else "draft"
+        # Only a complete "Load weight end" closes the target's load (not the overlap-commit form).
+        if ev.fields.get("mem_usage_gb") is not None or ev.fields.get("avail_gb") is not None:
+            self.target_loaded.add(rk)
+        return worker
+
+    def _kv_alloc(self, ev: Event, rk: tuple) -> str:
+        if ev.fields.get("worker") == "draft":
+            return "draft"
+        label = (ev.fields.get("label") or "", ev.form)
+        self.pools_seen[rk][label] += 1
+        return "target" if self.pools_seen[rk][label] == 1 else "draft"
+
+    def _pool_end(self, ev: Event, rk: tuple) -> str:
+        key = (rk, ev.kind + (ev.fields.get("label") or ""))
+        self.pool_ends_seen[key] += 1
+        return "target" if self.pool_ends_seen[key] == 1 else "draft"
+
+    def _graph(self, ev: Event, rk: tuple) -> str:
+        worker = ev.fields.get("worker", "target")
+        if (
+            worker == "target"
+            and ev.kind != "graph_bs"
+            and rk in self.target_graph_done
+            and self.loads[rk] > 1
+            and ev.fields.get("name", "").lower() == "cuda graph"
+        ):
+            worker = "draft"  # 0.4.2.post2-0.4.3.post2: the EAGLE worker printed the target's wording
+        if ev.kind == "graph_end" and worker == "target":
+            self.target_graph_done.add(rk)
+        return worker
+
+
+def _read_server_args(launch: Launch, ev: Event) -> dict | None:
+    """The ``server_args=`` payload as a dict, or None with a warning on the launch."""
+    try:
+        value = parse_literal(ev.fields.get("payload", ""))
+    except LiteralParseError as exc:
+        launch.warnings.append(f"line {ev.line_no}: server_args not readable ({exc}); truncated line?")
+        return None
+    if not isinstance(value, dict):
+        launch.warnings.append(f"line {ev.line_no}: server_args is not a record")
+        return None
+    return value
+
+
+def _server_args_evidence(form: str, args: dict[str, Any]) -> list[tuple[str, tuple[str, str]]]:
+    """Release ranges implied by how ``server_args`` is printed and by its field set."""
+    evidence = [
+        (
+            "server_args form " + form,
+            ("0.2.0", "0.5.18") if form == "dataclass" else ("0.5.19", versions.last()),
+        )
+    ]
+    rng, exact = versions.date_field_set(set(args))
+    if rng is not None:
+        evidence.append((f"server_args field set ({len(args)} fields{'' if exact else ', closest releases'})", rng))
+    return evidence
+
+
 def _error_text(ev: Event) -> str:
     f = ev.fields
     exc = f.get("exception")
@@ -674,6 +571,30 @@ def _float(v: Any) -> float | None:
     if isinstance(v, (int, float)):
         return float(v)
     return None
+
+
+#: Launch fields read from ``server_args``: (launch attribute, the argument names tried in
+#: order, the first one set wins; conversion, None to keep the value as printed).
+_LAUNCH_ARGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any] | None], ...] = (
+    ("model_path", ("model_path",), None),
+    ("tp_size", ("tp_size",), _int),
+    ("dp_size", ("dp_size",), _int),
+    ("pp_size", ("pp_size",), _int),
+    ("ep_size", ("ep_size", "moe_ep_size"), _int),
+    ("mem_fraction_static", ("mem_fraction_static",), _float),
+    ("kv_cache_dtype", ("kv_cache_dtype",), None),
+    ("page_size", ("page_size",), _int),
+    ("context_length", ("context_length",), _int),
+    ("chunked_prefill_size", ("chunked_prefill_size",), _int),
+    ("max_running_requests", ("max_running_requests",), _int),
+    ("max_total_tokens", ("max_total_tokens",), _int),
+    ("speculative_algorithm", ("speculative_algorithm",), None),
+    ("enable_hierarchical_cache", ("enable_hierarchical_cache",), None),
+    ("hicache_ratio", ("hicache_ratio",), _float),
+    ("hicache_size", ("hicache_size",), _float),
+    ("enable_dp_attention", ("enable_dp_attention",), None),
+    ("device", ("device",), None),
+)
 
 
 def assemble(events: Iterable[Event], source: str, stream: tuple) -> list[LaunchAssembler]:

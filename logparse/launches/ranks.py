@@ -1,0 +1,193 @@
+"""Per-rank memory: the events of one launch folded into one :class:`RankMemory` per (rank, worker).
+
+Each event kind that carries a memory figure has a small handler (``_HANDLERS``); the
+handlers run in log order, so a rank's figures follow its startup: free memory before the
+weights, the weights, the KV pools, free memory after the pools, the CUDA graphs.  The
+worker (``target``/``draft``) of each event is assigned before, by the launch assembler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from logparse.grammar.events import Event
+from logparse.launches.model import RankMemory
+
+
+class _RankTable:
+    """The ranks seen so far, and the free memory before each graph capture.
+
+    Older releases print no memory usage at the end of a capture: it is then the free
+    memory at its begin line minus the free memory at its end line."""
+
+    def __init__(self) -> None:
+        self.ranks: dict[tuple, RankMemory] = {}
+        self.graph_begin_avail: dict[tuple, float] = {}
+
+    def of(self, ev: Event) -> RankMemory:
+        """The rank (and worker) of an event, created on first sight."""
+        worker = ev.worker or "target"
+        key = (ev.dp_rank, ev.pp_rank, ev.tp_rank, ev.ep_rank, worker)
+        if key not in self.ranks:
+            self.ranks[key] = RankMemory(
+                dp_rank=ev.dp_rank, pp_rank=ev.pp_rank, tp_rank=ev.tp_rank, ep_rank=ev.ep_rank, worker=worker
+            )
+        return self.ranks[key]
+
+
+def _load_begin(table: _RankTable, ev: Event) -> None:
+    rank = table.of(ev)
+    if rank.avail_before_load_gb is None:
+        rank.avail_before_load_gb = ev.fields["avail_gb"]
+
+
+def _load_end(table: _RankTable, ev: Event) -> None:
+    rank, f = table.of(ev), ev.fields
+    if ev.form == "overlap":
+        rank.extra["overlap_commit_s"] = f.get("commit_s")
+        return
+    rank.avail_after_load_gb = f.get("avail_gb")
+    usage = f.get("mem_usage_gb")
+    if usage is None and rank.avail_before_load_gb is not None and rank.avail_after_load_gb is not None:
+        usage = round(rank.avail_before_load_gb - rank.avail_after_load_gb, 2)
+    if usage is not None:  # summed: some releases load in several parts
+        rank.weights_gb = (rank.weights_gb or 0.0) + usage
+    if f.get("elapsed_s") is not None:
+        rank.load_s = (rank.load_s or 0.0) + f["elapsed_s"]
+    for field_name, extra_key in (("model_type", "model_type"), ("dtype", "model_dtype"), ("quant", "quant")):
+        if f.get(field_name):
+            rank.extra[extra_key] = f[field_name]
+
+
+def _kv_alloc(table: _RankTable, ev: Event) -> None:
+    rank = table.of(ev)
+    if ev.form in ("post_capture", "post_capture_draft"):
+        _kv_post_capture(rank, ev.fields)
+    elif ev.form == "noop":
+        rank.extra["noop_pool_tokens"] = ev.fields.get("tokens")
+    else:
+        _kv_pool(rank, ev.fields, ev.form)
+
+
+def _kv_post_capture(rank: RankMemory, f: dict) -> None:
+    """Releases that size the pool after the graph capture print it once, with its free memory."""
+    rank.extra["post_capture"] = {k: f.get(k) for k in ("tokens", "kv_gb", "avail_gb", "dtype")}
+    rank.kv_tokens = f.get("tokens", rank.kv_tokens)
+    rank.kv_size_gb = f.get("kv_gb", rank.kv_size_gb)
+    rank.kv_dtype = f.get("dtype") or rank.kv_dtype
+
+
+def _kv_pool(rank: RankMemory, f: dict, form: str | None) -> None:
+    """One KV pool line.  A rank may print several (``Full`` and ``SWA`` pools): its KV size is their sum."""
+    label = f.get("label")
+    size = f.get("kv_gb")
+    if size is None and f.get("k_gb") is not None:
+        size = round(f["k_gb"] + f["v_gb"], 2)
+    pools = rank.extra.setdefault("pools", [])
+    pools.append(
+        {
+            "label": label,
+            "tokens": f.get("tokens"),
+            "k_gb": f.get("k_gb"),
+            "v_gb": f.get("v_gb"),
+            "kv_gb": size,
+            "dtype": f.get("dtype"),
+            "va_upper_bound": form == "va_upper_bound",
+        }
+    )
+    if label in (None, "Full") or rank.kv_tokens is None:  # the token count is the full-attention pool's
+        rank.kv_tokens = f.get("tokens", rank.kv_tokens)
+        rank.k_size_gb = f.get("k_gb", rank.k_size_gb)
+        rank.v_size_gb = f.get("v_gb", rank.v_size_gb)
+    rank.kv_size_gb = round(sum(p["kv_gb"] for p in pools if p["kv_gb"] is not None), 2)
+    if f.get("dtype"):
+        rank.kv_dtype = f["dtype"]
+
+
+def _pool_end(table: _RankTable, ev: Event) -> None:
+    table.of(ev).avail_after_pool_gb = ev.fields["avail_gb"]
+
+
+def _graph_key(rank: RankMemory, f: dict) -> tuple:
+    return (rank.key(), f.get("name"), f.get("step"))
+
+
+def _graph_begin(table: _RankTable, ev: Event) -> None:
+    rank = table.of(ev)
+    if ev.fields.get("avail_gb") is not None:
+        table.graph_begin_avail[_graph_key(rank, ev.fields)] = ev.fields["avail_gb"]
+
+
+def _graph_end(table: _RankTable, ev: Event) -> None:
+    rank, f = table.of(ev), ev.fields
+    usage = f.get("mem_usage_gb")
+    before = table.graph_begin_avail.get(_graph_key(rank, f))
+    if usage is None and before is not None and f.get("avail_gb") is not None:
+        usage = round(before - f["avail_gb"], 2)
+    if usage is not None:  # summed over captures (target decode, draft decode, draft extend, ...)
+        rank.graph_gb = round((rank.graph_gb or 0.0) + usage, 2)
+    if f.get("avail_gb") is not None:
+        rank.avail_after_graph_gb = f["avail_gb"]
+    if f.get("elapsed_s") is not None:
+        rank.graph_s = round((rank.graph_s or 0.0) + f["elapsed_s"], 2)
+    rank.extra.setdefault("graphs", []).append(
+        {k: f.get(k) for k in ("name", "phase", "step", "elapsed_s", "mem_usage_gb", "avail_gb")}
+    )
+
+
+def _hicache_alloc(table: _RankTable, ev: Event) -> None:
+    table.of(ev).extra.setdefault("hicache", []).append(dict(ev.fields))
+
+
+def _init_end(table: _RankTable, ev: Event) -> None:
+    # An init line without a memory figure does not create a rank entry.
+    if ev.fields.get("mem_usage_gb") is not None:
+        table.of(ev).extra["init_mem_usage_gb"] = ev.fields["mem_usage_gb"]
+
+
+def _memory_baseline(table: _RankTable, ev: Event) -> None:
+    table.of(ev).extra["init_mem_usage_gb"] = ev.fields["mem_usage_gb"]
+
+
+def _copy_to_extra(extra_key: str) -> Callable[[_RankTable, Event], None]:
+    """A handler that keeps the event's fields, as they are, under ``extra[extra_key]``."""
+
+    def handler(table: _RankTable, ev: Event) -> None:
+        table.of(ev).extra[extra_key] = dict(ev.fields)
+
+    return handler
+
+
+_HANDLERS: dict[str, Callable[[_RankTable, Event], None]] = {
+    "load_begin": _load_begin,
+    "load_end": _load_end,
+    "kv_alloc": _kv_alloc,
+    "mamba_alloc": _copy_to_extra("mamba"),
+    "swa_tokens": _copy_to_extra("swa_tokens"),
+    "swakv_pool": _copy_to_extra("swakv_pool"),
+    "pool_end": _pool_end,
+    "graph_begin": _graph_begin,
+    "graph_end": _graph_end,
+    "hicache_alloc": _hicache_alloc,
+    "memory_unbalanced": _copy_to_extra("unbalanced"),
+    "init_end": _init_end,
+    "memory_baseline": _memory_baseline,
+}
+
+
+def rank_memory(evs: list[Event]) -> list[RankMemory]:
+    """One RankMemory per (rank, worker) of the launch: targets first, then by dp, pp, tp, ep rank."""
+    table = _RankTable()
+    for ev in evs:
+        handler = _HANDLERS.get(ev.kind)
+        if handler is not None:
+            handler(table, ev)
+    # Only rank 0 prints "Using KV cache dtype": it holds for every rank whose pool line names none.
+    kv_dtype_line = next((e.fields["dtype"] for e in evs if e.kind == "kv_dtype"), None)
+    for rank in table.ranks.values():
+        if rank.kv_dtype is None and rank.kv_tokens is not None:
+            rank.kv_dtype = kv_dtype_line
+    return sorted(
+        table.ranks.values(),
+        key=lambda r: (r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0),
+    )
