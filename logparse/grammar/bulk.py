@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from logparse import sglang_prefix
 from logparse.grammar.classify import ANCHORS, MAX_LINE
 
 #: Formats the bulk path reads; everything else goes record by record.
@@ -31,10 +32,9 @@ BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-preci
 #: Default block size: bounded memory whatever the input size.
 BLOCK_BYTES = 8 << 20
 
-_PREFIX = (
-    r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
-)
+#: SGLang's prefix at the start of a message, run by polars (logparse.sglang_prefix: the same
+#: definition as the classifier's fast path and the grammar).
+PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
 
 
@@ -144,7 +144,7 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
         )
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
-    prefixed = head.str.contains(_PREFIX)
+    prefixed = head.str.contains(PREFIX_PATTERN)
     lf = lf.with_columns(
         prefixed=prefixed,
         batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse.grammar.sglang_line import LineParseError, _batch_value, _name, parse_line
+from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
@@ -77,14 +78,10 @@ ANCHORS = (
 )
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 
-#: SGLang's own line prefix (the grammar's ``prefix`` rule, as one regexp for the fast path;
-#: ``tests/test_grammar.py`` checks that both agree on every sample).
-PREFIX_RE = re.compile(
-    r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
-)
-#: The same prefix found somewhere inside a line (text glued in front of it).
-_EMBEDDED_PREFIX_RE = re.compile(r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?[\] ]")
+# SGLang's own line prefix: PREFIX_RE (the fast path's form of the grammar's ``prefix`` rule,
+# with the optional ``LEVEL file.py:N: ``) and STAMP_START_RE (where a prefix may begin inside
+# a line) come from logparse.sglang_prefix; tests/test_prefix.py proves that the grammar, this
+# fast path and the bulk path agree on every sample.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _WARNING_HEADER_RE = re.compile(r"^(?:\S.*?|)\.py:\d+: (?:\w+\.)*\w*Warning: ")
 _EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|KeyboardInterrupt)(?::|$)")
@@ -194,16 +191,15 @@ MAX_GRAMMAR_LINE = 65_536
 
 def prefix_info(head: str) -> dict[str, Any]:
     """``[2026-11-29 08:09:19 DP0 TP1] `` -> the grammar's prefix dict (fast path)."""
-    parts = head[1:].rstrip().rstrip("]").split(" ")
-    if len(parts) > 1 and ":" in parts[1]:
-        stamp, tags = parts[0] + " " + parts[1], parts[2:]
-    else:
-        stamp, tags = parts[0], parts[1:]
-    return {"stamp": stamp, "tags": tags}
+    m = PREFIX_RE.match(head)
+    return prefix_fields(m) if m is not None else {"stamp": None, "tags": []}
 
 
-def fast_batch(text: str, start: int) -> tuple | None:
+def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> tuple | None:
     """``Decode batch``/``Prefill batch`` lines without lark: same result as the grammar, or None.
+
+    ``start``: where the message begins (the end of ``PREFIX_RE``'s match); ``prefix``: the
+    prefix dict of that match, when the caller has it.
 
     Runtime lines are most of a production log; this keeps them off the LALR parser.
     ``tests/test_fastpath.py`` checks that both agree.  Any shape it does not know
@@ -233,7 +229,7 @@ def fast_batch(text: str, start: int) -> tuple | None:
         if not sep or not key or not value or "," in value or ": " in value:
             return None
         fields[_name(key)] = _batch_value(value)
-    return (prefix_info(text[:start]), None, (kind, fields, form))
+    return (prefix if prefix is not None else prefix_info(text[:start]), None, (kind, fields, form))
 
 
 @dataclass(slots=True)
@@ -256,13 +252,13 @@ def clean_text(text: str) -> tuple[str, list[str]]:
         segments = [s for s in text.split("\r") if s.strip()]
         chosen = None
         for seg in reversed(segments):
-            m = _EMBEDDED_PREFIX_RE.search(seg)
+            m = STAMP_START_RE.search(seg)
             if m:
                 chosen = seg[m.start() :]
                 break
         text = chosen if chosen is not None else (segments[-1] if segments else "")
     elif text and text[0] != "[" and not text[0].isspace():
-        m = _EMBEDDED_PREFIX_RE.search(text)
+        m = STAMP_START_RE.search(text)
         if m and m.start() > 0 and PREFIX_RE.match(text, m.start()):
             notes.append(f"text before the log line ignored: {text[: m.start()][:60]!r}")
             text = text[m.start() :]
@@ -318,7 +314,7 @@ class LineClassifier:
             return Classified("noise", "traceback")
         m = PREFIX_RE.match(text)
         if m is not None and text.startswith(("Decode batch", "Prefill batch"), m.end()):
-            fast = fast_batch(text, m.end())
+            fast = fast_batch(text, m.end(), prefix_fields(m))
             if fast is not None:
                 return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):

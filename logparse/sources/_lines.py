@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 
+from logparse.sglang_prefix import BRACKET_BYTES_RE
 from logparse.sources.records import Record
 
 from ._time import (
@@ -79,10 +80,6 @@ PYLOG_RE = re.compile(
     rb"(?P<level>[A-Z]+|Level \d+) - "
 )
 DESKTOP_RE = re.compile(rb"(?P<date>\d{4}-\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,9})?[ \t]")
-#: SGLang's own prefix ``[YYYY-mm-dd HH:MM:SS(.mmm)( TAG)*] `` (catalogue section 1).
-SGL_PREFIX_RE = re.compile(
-    rb"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?(?: [A-Za-z_]+(?:-?\d+|\[\d+\])?)*\](?: |$)"
-)
 BLOB_RE = re.compile(rb"\[(\d+(?:\.\d+)?[KMG]?)B blob data\]")
 #: systemd (pid 1 or a user manager) talking about a unit: "Started x.service - ...",
 #: "x.service: Main process exited, ...", "Failed to start x.service ...".
@@ -626,7 +623,7 @@ class LineParser:
         if raw[pos : pos + 1] != b"[":
             i = raw.find(b"[", pos)
             if i >= 0:
-                ms = SGL_PREFIX_RE.search(raw, i)
+                ms = BRACKET_BYTES_RE.search(raw, i)
                 if ms is not None:
                     before = raw[pos : ms.start()]
                     if b"\r" not in before and b"\x1b" not in before:
