@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 from logparse import sglang_prefix
@@ -75,7 +74,7 @@ def supported(src, force: bool = False) -> bool:
         size = getattr(src, "size", None)
         if size is not None and size < MIN_BULK_BYTES and not force:
             return False
-        return src.fmt in BULK_FORMATS and hasattr(src, "_prepare") and hasattr(src, "_stream")
+        return src.fmt in BULK_FORMATS and callable(getattr(src, "open_content", None))
     except Exception:  # a source that cannot even sniff: let the record path report it
         return False
 
@@ -275,19 +274,14 @@ class BulkReader:
         self.sp = sp
         self.block_bytes = max(block_bytes, 1)
         self.fmt = src.fmt
-        from logparse.sources._lines import LineParser
-
-        self.parser = LineParser(src, self.fmt)
+        self.parser = src.line_parser()
         self.pid_key: dict[Any, tuple] = {}
         self.line_no = 0
         self.last_python_row = -2
 
     # ------------------------------------------------------------------ reading
-    def _blocks(self):
+    def _blocks(self, chunks):
         """The input cut into blocks of whole lines (without the final newline)."""
-        src = self.src
-        chunks = chain((src._head or b"",), src._stream)
-        src._head = b""
         carry = b""
         pending: list[bytes] = []
         size = 0
@@ -313,25 +307,20 @@ class BulkReader:
 
     def run(self, workers: int | None = None) -> None:
         """Classify blocks (in worker processes for large inputs) and apply them in order."""
-        src = self.src
-        src._prepare()
-        src._started = True
-        crlf = bool(getattr(src, "_crlf", False))
         if workers is None:
-            workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes, self.fmt)
-        try:
+            workers = _workers_for(getattr(self.src, "size", None) or 0, self.block_bytes, self.fmt)
+        with self.src.open_content() as content:
+            blocks = self._blocks(content.chunks)
             if workers <= 1:
-                for data in _prefetch(self._blocks()):
-                    self._apply_block(classify_block(data, self.fmt, crlf))
+                for data in _prefetch(blocks):
+                    self._apply_block(classify_block(data, self.fmt, content.crlf))
             else:
-                self._run_parallel(workers, crlf)
+                self._run_parallel(blocks, workers, content.crlf)
             for rec in self.parser.finish():
                 self._feed_record(rec)
-            src._done()
-        finally:
-            src._close()
+            content.end()
 
-    def _run_parallel(self, workers: int, crlf: bool) -> None:
+    def _run_parallel(self, blocks, workers: int, crlf: bool) -> None:
         import multiprocessing
         from collections import deque
         from concurrent.futures import ProcessPoolExecutor
@@ -340,7 +329,7 @@ class BulkReader:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             inflight: deque = deque()
-            for data in self._blocks():
+            for data in blocks:
                 inflight.append(pool.submit(classify_block, data, self.fmt, crlf))
                 while len(inflight) > workers + 1:  # bounded memory: a few blocks in flight
                     self._apply_block(inflight.popleft().result())
@@ -368,10 +357,8 @@ class BulkReader:
     def _gap(self) -> None:
         """Lines were handled in bulk since the last python line: they were well-formed SGLang
         lines, which end any multi-line record (traceback, warning, journal continuation)."""
-        for clf in self.sp._classifiers.values():
-            clf.mode = None
-        self.parser.cont = None
-        self.parser._update_fast()
+        self.sp.end_multiline_records()
+        self.parser.end_continuation()
 
     def _python_line(self, n: int, line: str) -> None:
         r = self.parser.parse(n, line.encode("utf-8", "surrogatepass"))

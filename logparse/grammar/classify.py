@@ -271,6 +271,10 @@ class LineClassifier:
     def __init__(self) -> None:
         self.mode: str | None = None  # "traceback" | "warning" | "exception_tail" | None
 
+    def end_multiline(self) -> None:
+        """A well-formed line arrived elsewhere: no traceback or warning continues."""
+        self.mode = None
+
     def classify(self, rec: Record) -> Classified:
         if rec.marker:
             self.mode = None
