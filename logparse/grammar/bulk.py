@@ -114,37 +114,66 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     lines = split_lines(data)
     if crlf:
         lines = lines.str.strip_suffix("\r")
-    n = len(lines)
     lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
+    lf = _classified(_with_message(lf, fmt))
+    # One query plan, collected once: the python rows, the counts and the aggregates share
+    # the classification.  Segment k = the batch rows after the k-th python row.
+    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
+    vec = ~pl.col("python")
+    py_lf = lf.filter(pl.col("python")).select("i", "line")
+    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
+    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
+    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+    return BlockResult(
+        len(lines),
+        int(counts["vec_total"][0] or 0),
+        int(counts["vec_parsed"][0] or 0),
+        py["i"].to_list(),
+        py["line"].to_list(),
+        _aggregates_by_segment(agg),
+    )
+
+
+def _with_message(lf, fmt: str):
+    """Columns ``msg`` (SGLang's line inside the outer format) and ``pid`` (the outer pid)."""
+    import polars as pl
+
     line = pl.col("line")
     if fmt == "plain":
-        lf = lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
-    elif fmt == "journal-json":
+        return lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
+    if fmt == "journal-json":
         # MESSAGE and _PID.  The message is only classified here (a line that needs its exact
         # text goes to Python, which decodes the JSON properly), so the string is taken as it
         # stands in the JSON, escapes and all: a regexp is twice as fast as a JSON path.  A
         # MESSAGE that is not a string (byte array, several values, null) leaves msg null and
         # the line goes to Python.
-        lf = lf.with_columns(
+        return lf.with_columns(
             line.str.extract(r'"MESSAGE":\s*"((?:[^"\\]|\\.)*)"', 1).alias("msg"),
             line.str.extract(r'"_PID":\s*"(\d+)"', 1).cast(pl.Int64, strict=False).alias("pid"),
         )
-    else:
-        # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
-        # check the (short) header with a regexp, take the pid from it.
-        # (literal finds and slices: regexps over every line cost more than the rest together)
-        cut = line.str.find("]: ", literal=True)
-        opening = line.str.find("[", literal=True)
-        pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
-        ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
-        lf = lf.with_columns(
-            pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
-            pl.when(ok).then(pid).otherwise(None).alias("pid"),
-        )
+    # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
+    # check the (short) header with a regexp, take the pid from it.
+    # (literal finds and slices: regexps over every line cost more than the rest together)
+    cut = line.str.find("]: ", literal=True)
+    opening = line.str.find("[", literal=True)
+    pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
+    ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
+    return lf.with_columns(
+        pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
+        pl.when(ok).then(pid).otherwise(None).alias("pid"),
+    )
+
+
+def _classified(lf):
+    """Columns ``prefixed`` (SGLang's prefix), ``batch`` (a Decode/Prefill batch line),
+    ``anchor`` (mentions something tracked), ``special`` (needs cleaning), and ``python``:
+    the line goes to the record path (the classifier, maybe the grammar)."""
+    import polars as pl
+
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
-    lf = lf.with_columns(
+    return lf.with_columns(
         prefixed=prefixed,
         batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
         anchor=msg.str.contains_any(list(ANCHORS)),
@@ -154,28 +183,17 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
             msg.is_null() | pl.col("special") | ~pl.col("prefixed") | (pl.col("anchor") & ~pl.col("batch"))
         ).fill_null(True)
     )
-    # One query plan, collected once: the python rows, the counts and the aggregates share
-    # the classification above.  Segment k = the batch rows after the k-th python row.
-    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
-    vec = ~pl.col("python")
-    py_lf = lf.filter(pl.col("python")).select("i", "line")
-    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
-    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
-    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+
+
+def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
+    """``{segment: [(pid, aggregate), ...]}`` with ISO times."""
     aggs: dict[int, list[tuple[Any, dict]]] = {}
     for row in agg.iter_rows(named=True):
         for k in ("first_runtime_at", "last_runtime_at"):
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
         aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
-    return BlockResult(
-        n,
-        int(counts["vec_total"][0] or 0),
-        int(counts["vec_parsed"][0] or 0),
-        py["i"].to_list(),
-        py["line"].to_list(),
-        aggs,
-    )
+    return aggs
 
 
 def _aggregate(batch):

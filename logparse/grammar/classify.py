@@ -288,32 +288,13 @@ class LineClassifier:
         text, _notes = clean_text(raw)
         if not text.strip():
             return Classified("noise", "blank")
-
-        first = text[0]
-        # ---- continuation of a multi-line record
-        if self.mode == "warning":
-            if first.isspace():
-                return Classified("noise", "python_warning")
-            self.mode = None
-        elif self.mode in ("traceback", "exception_tail"):
-            if first.isspace() or text.startswith(
-                ("During handling of the above exception", "The above exception was the direct cause")
-            ):
-                self.mode = "traceback"
-                return Classified("noise", "traceback")
-            if text.startswith("Traceback (most recent call last)"):
-                self.mode = "traceback"
-                return Classified("noise", "traceback")
-            if _EXCEPTION_LINE_RE.match(text):
-                self.mode = "exception_tail"
-                return self._parse(text, exception=True)
-            if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):
-                return Classified("noise", "traceback")
-            self.mode = None
-
+        if self.mode is not None:
+            cont = self._continuation(text)
+            if cont is not None:
+                return cont
         # A traceback frame is unmistakable even when another rank's line came in between
         # (TP ranks write to the same stream concurrently): it re-enters traceback mode.
-        if first == " " and text.lstrip().startswith('File "') and ", line " in text:
+        if text[0] == " " and text.lstrip().startswith('File "') and ", line " in text:
             self.mode = "traceback"
             return Classified("noise", "traceback")
         m = PREFIX_RE.match(text)
@@ -322,38 +303,61 @@ class LineClassifier:
             if fast is not None:
                 return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):
-            self.mode = "warning"
-            msg = text.split("Warning: ", 1)[1]
-            if _ANCHOR_RE.search(msg):
-                try:
-                    return Classified("parsed", "warning", parse_line(msg), msg)
-                except LineParseError:
-                    pass
-            return Classified("noise", "python_warning")
-
+            return self._warning(text)
         if _ANCHOR_RE.search(text) or text == "Killed":
-            if m is None and _TQDM_RE.search(text) and not text.startswith("[gpu"):
-                return Classified("noise", "tqdm")
-            result = self._parse(text)
-            if result.status == "parsed":
-                return result
-            if m is None and _NOISE_BARE.match(text):
-                return Classified("noise", _NOISE_CATEGORY[_NOISE_BARE.match(text).lastgroup])
-            return result
-        if (m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text) or text in ("Killed",):
+            return self._tracked(text, m)
+        if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text:
             return self._parse(text, exception=True)
+        return _untracked(text, m)
 
-        if m is not None:
-            nm = _NOISE_PREFIXED.match(text, m.end())
-            if nm:
-                return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
-            return Classified("noise", "sglang_other")
-        nm = _NOISE_BARE.match(text)
-        if nm:
-            return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
-        if _TQDM_RE.search(text):
+    def _continuation(self, text: str) -> Classified | None:
+        """A line inside a multi-line record (a warning's source line, a traceback, the tail
+        of an exception message); None when the record has ended (mode reset)."""
+        first = text[0]
+        if self.mode == "warning":
+            if first.isspace():
+                return Classified("noise", "python_warning")
+            self.mode = None
+            return None
+        # traceback or exception_tail
+        if first.isspace() or text.startswith(
+            (
+                "During handling of the above exception",
+                "The above exception was the direct cause",
+                "Traceback (most recent call last)",
+            )
+        ):
+            self.mode = "traceback"
+            return Classified("noise", "traceback")
+        if _EXCEPTION_LINE_RE.match(text):
+            self.mode = "exception_tail"
+            return self._parse(text, exception=True)
+        if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):
+            return Classified("noise", "traceback")
+        self.mode = None
+        return None
+
+    def _warning(self, text: str) -> Classified:
+        """``file.py:N: SomeWarning: message``: noise, unless the message is one we track."""
+        self.mode = "warning"
+        msg = text.split("Warning: ", 1)[1]
+        if _ANCHOR_RE.search(msg):
+            try:
+                return Classified("parsed", "warning", parse_line(msg), msg)
+            except LineParseError:
+                pass
+        return Classified("noise", "python_warning")
+
+    def _tracked(self, text: str, m: re.Match | None) -> Classified:
+        """A line that mentions something tracked: it must parse (else a near miss), unless
+        it is an unprefixed progress bar or known noise."""
+        if m is None and _TQDM_RE.search(text) and not text.startswith("[gpu"):
             return Classified("noise", "tqdm")
-        return Classified("unrecognized", "unknown line", text=text)
+        result = self._parse(text)
+        if result.status == "parsed" or m is not None:
+            return result
+        nm = _NOISE_BARE.match(text)
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup]) if nm else result
 
     def _parse(self, text: str, exception: bool = False) -> Classified:
         if len(text) > MAX_GRAMMAR_LINE and "server_args=" not in text[:300]:
@@ -372,6 +376,20 @@ class LineClassifier:
         if kind == "exception_start":
             self.mode = "traceback"
         return Classified("parsed", kind, parsed, text)
+
+
+def _untracked(text: str, m: re.Match | None) -> Classified:
+    """A line that mentions nothing tracked: known noise, or unrecognized.  ``m``: its SGLang
+    prefix (any prefixed line is SGLang's own, at worst ``sglang_other``)."""
+    if m is not None:
+        nm = _NOISE_PREFIXED.match(text, m.end())
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup] if nm else "sglang_other")
+    nm = _NOISE_BARE.match(text)
+    if nm:
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
+    if _TQDM_RE.search(text):
+        return Classified("noise", "tqdm")
+    return Classified("unrecognized", "unknown line", text=text)
 
 
 def _is_exception_tail(text: str) -> bool:
