@@ -9,28 +9,32 @@ from ``pos`` on is the SGLang line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Protocol
 
 
-@dataclass(slots=True)
 class Layers:
-    #: The physical line (a Ray layer may cut its own suffix off the end).
-    raw: bytes
-    #: Where the text not yet peeled starts.
-    pos: int = 0
-    #: Epoch seconds UTC; a ``(month, day, seconds)`` tuple for year-less journald times.
-    ts: float | tuple | None = None
-    host: str | None = None
-    unit: str | None = None
-    pid: int | None = None
-    boot: str | None = None
-    #: The outermost format recognised (the first layer that set it wins).
-    fmt: str | None = None
-    notes: list[str] = field(default_factory=list)
-    #: End of a journald short* header that starts the line: journalctl indents the further
-    #: lines of a multi-line MESSAGE to this width.  -1: no such header.
-    header_end: int = -1
+    """What the outer layers of one line said so far (a plain slotted class: one is made
+    for every line that has layers)."""
+
+    __slots__ = ("boot", "fmt", "header_end", "host", "notes", "pid", "pos", "raw", "ts", "unit")
+
+    def __init__(self, raw: bytes) -> None:
+        #: The physical line (a Ray layer may cut its own suffix off the end).
+        self.raw = raw
+        #: Where the text not yet peeled starts.
+        self.pos = 0
+        #: Epoch seconds UTC; a ``(month, day, seconds)`` tuple for year-less journald times.
+        self.ts: float | tuple | None = None
+        self.host: str | None = None
+        self.unit: str | None = None
+        self.pid: int | None = None
+        self.boot: str | None = None
+        #: The outermost format recognised (the first layer that set it wins).
+        self.fmt: str | None = None
+        self.notes: list[str] = []
+        #: End of a journald short* header that starts the line: journalctl indents the
+        #: further lines of a multi-line MESSAGE to this width.  -1: no such header.
+        self.header_end = -1
 
 
 class ProblemSink(Protocol):

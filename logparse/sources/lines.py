@@ -125,18 +125,24 @@ class LineParser:
 
     def general(self, n: int, raw: bytes) -> Record:
         """Peel the layers of one line, in the order of the module docstring."""
-        marker = self._marker_line(n, raw)
-        if marker is not None:
-            return marker
+        # (each step is called only when the first bytes allow its layer: a call costs more
+        # than the test, and docker/compose/kubectl inputs take this path line after line)
+        if raw[:1] in journal_cat.FIRST_BYTES:
+            marker = self._marker_line(n, raw)
+            if marker is not None:
+                return marker
         line = Layers(raw[3:] if raw.startswith(_BOM) else raw)
         if self.compose:
             compose.peel(line)
-        kubectl.peel_prefix(line)
+        if line.raw.startswith(kubectl.PREFIX_START, line.pos):
+            kubectl.peel_prefix(line)
         lost = self._outer_time(n, line)
         if lost is not None:
             return lost
-        self._inner_wrappers(line)
-        plain.peel_free_text(line)
+        if line.raw[line.pos : line.pos + 1] != b"[":  # "[": SGLang's own line starts here
+            self._inner_wrappers(line)
+            if line.raw[line.pos : line.pos + 1] != b"[":
+                plain.peel_free_text(line)
         return self._record(n, line)
 
     def finish(self) -> list[Record]:

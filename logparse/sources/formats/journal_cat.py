@@ -26,6 +26,9 @@ from typing import NamedTuple
 FORMATS = ("journal-cat",)
 ALIASES = {"cat": "journal-cat"}
 
+#: The first bytes a marker line can start with (a cheap test before :func:`marker`).
+FIRST_BYTES = frozenset({b"-", b"H", b"W", b"\xe2"})
+
 _HEX32 = re.compile(rb"[0-9a-f]{32}")
 _HEADERS = (b"-- Logs begin at ", b"-- Journal begins at ", b"-- No entries --")
 

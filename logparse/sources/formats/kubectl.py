@@ -20,13 +20,15 @@ from logparse.sources.layers import Layers
 FORMATS = ("kubectl",)
 ALIASES = {"k8s": "kubectl", "kubernetes": "kubectl"}
 
+#: How ``--prefix`` starts (a cheap test before :func:`peel_prefix`).
+PREFIX_START = b"[pod/"
 KUBE_RE = re.compile(rb"\[pod/(?P<pod>[^/\]\s]+)/(?P<ctr>[^/\]\s]+)\] ?")
 
 
 def peel_prefix(line: Layers) -> bool:
     """``[pod/NAME/CONTAINER] `` at ``pos``."""
     raw, pos = line.raw, line.pos
-    if not raw.startswith(b"[pod/", pos):
+    if not raw.startswith(PREFIX_START, pos):
         return False
     m = KUBE_RE.match(raw, pos)
     if m is None:
