@@ -88,6 +88,12 @@ class StreamParser:
             ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)
 
+    def end_multiline_records(self) -> None:
+        """Lines fed elsewhere (the bulk path counts most lines itself) were well-formed SGLang
+        lines: they end any multi-line record (traceback, warning) open on any stream."""
+        for clf in self._classifiers.values():
+            clf.end_multiline()
+
     def add_runtime(self, key: tuple, agg: dict) -> None:
         """Merge a vectorized runtime aggregate into the launch open on this stream."""
         cur = self._open.get(key)

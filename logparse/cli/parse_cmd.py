@@ -31,8 +31,6 @@ def open_requested_sources(
 
     out = []
     if _journal_options_used(journal, unit, since, until, directory, jfile):
-        if not hasattr(sources, "journal_source"):
-            raise sources.InputError("reading the journal is not available in this build")
         out.append(
             sources.journal_source(
                 unit=unit, since=since, until=until, directory=directory, file=jfile, after_cursor=after_cursor
@@ -71,7 +69,7 @@ def parse(
         srcs = open_requested_sources(paths or [], input_format, journal, unit, since, until, directory, jfile)
         result = parse_sources(srcs, sglang_version=sglang_version)
     except src_mod.InputError as exc:
-        raise fail(str(exc), EXIT_USAGE)
+        raise fail(str(exc), EXIT_USAGE) from None
 
     if as_json:
         json.dump(result.to_dict(with_events=events), sys.stdout, indent=2, default=str, ensure_ascii=False)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
+from logparse import sglang_prefix
 from logparse.grammar.classify import ANCHORS, MAX_LINE
 
 #: Formats the bulk path reads; everything else goes record by record.
@@ -31,10 +31,9 @@ BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-preci
 #: Default block size: bounded memory whatever the input size.
 BLOCK_BYTES = 8 << 20
 
-_PREFIX = (
-    r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
-)
+#: SGLang's prefix at the start of a message, run by polars (logparse.sglang_prefix: the same
+#: definition as the classifier's fast path and the grammar).
+PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
 
 
@@ -75,7 +74,7 @@ def supported(src, force: bool = False) -> bool:
         size = getattr(src, "size", None)
         if size is not None and size < MIN_BULK_BYTES and not force:
             return False
-        return src.fmt in BULK_FORMATS and hasattr(src, "_prepare") and hasattr(src, "_stream")
+        return src.fmt in BULK_FORMATS and callable(getattr(src, "open_content", None))
     except Exception:  # a source that cannot even sniff: let the record path report it
         return False
 
@@ -115,37 +114,66 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     lines = split_lines(data)
     if crlf:
         lines = lines.str.strip_suffix("\r")
-    n = len(lines)
     lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
+    lf = _classified(_with_message(lf, fmt))
+    # One query plan, collected once: the python rows, the counts and the aggregates share
+    # the classification.  Segment k = the batch rows after the k-th python row.
+    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
+    vec = ~pl.col("python")
+    py_lf = lf.filter(pl.col("python")).select("i", "line")
+    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
+    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
+    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+    return BlockResult(
+        len(lines),
+        int(counts["vec_total"][0] or 0),
+        int(counts["vec_parsed"][0] or 0),
+        py["i"].to_list(),
+        py["line"].to_list(),
+        _aggregates_by_segment(agg),
+    )
+
+
+def _with_message(lf, fmt: str):
+    """Columns ``msg`` (SGLang's line inside the outer format) and ``pid`` (the outer pid)."""
+    import polars as pl
+
     line = pl.col("line")
     if fmt == "plain":
-        lf = lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
-    elif fmt == "journal-json":
+        return lf.with_columns(line.alias("msg"), pl.lit(None, pl.Int64).alias("pid"))
+    if fmt == "journal-json":
         # MESSAGE and _PID.  The message is only classified here (a line that needs its exact
         # text goes to Python, which decodes the JSON properly), so the string is taken as it
         # stands in the JSON, escapes and all: a regexp is twice as fast as a JSON path.  A
         # MESSAGE that is not a string (byte array, several values, null) leaves msg null and
         # the line goes to Python.
-        lf = lf.with_columns(
+        return lf.with_columns(
             line.str.extract(r'"MESSAGE":\s*"((?:[^"\\]|\\.)*)"', 1).alias("msg"),
             line.str.extract(r'"_PID":\s*"(\d+)"', 1).cast(pl.Int64, strict=False).alias("pid"),
         )
-    else:
-        # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
-        # check the (short) header with a regexp, take the pid from it.
-        # (literal finds and slices: regexps over every line cost more than the rest together)
-        cut = line.str.find("]: ", literal=True)
-        opening = line.str.find("[", literal=True)
-        pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
-        ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
-        lf = lf.with_columns(
-            pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
-            pl.when(ok).then(pid).otherwise(None).alias("pid"),
-        )
+    # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
+    # check the (short) header with a regexp, take the pid from it.
+    # (literal finds and slices: regexps over every line cost more than the rest together)
+    cut = line.str.find("]: ", literal=True)
+    opening = line.str.find("[", literal=True)
+    pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
+    ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
+    return lf.with_columns(
+        pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
+        pl.when(ok).then(pid).otherwise(None).alias("pid"),
+    )
+
+
+def _classified(lf):
+    """Columns ``prefixed`` (SGLang's prefix), ``batch`` (a Decode/Prefill batch line),
+    ``anchor`` (mentions something tracked), ``special`` (needs cleaning), and ``python``:
+    the line goes to the record path (the classifier, maybe the grammar)."""
+    import polars as pl
+
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
-    prefixed = head.str.contains(_PREFIX)
-    lf = lf.with_columns(
+    prefixed = head.str.contains(PREFIX_PATTERN)
+    return lf.with_columns(
         prefixed=prefixed,
         batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
         anchor=msg.str.contains_any(list(ANCHORS)),
@@ -155,28 +183,17 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
             msg.is_null() | pl.col("special") | ~pl.col("prefixed") | (pl.col("anchor") & ~pl.col("batch"))
         ).fill_null(True)
     )
-    # One query plan, collected once: the python rows, the counts and the aggregates share
-    # the classification above.  Segment k = the batch rows after the k-th python row.
-    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
-    vec = ~pl.col("python")
-    py_lf = lf.filter(pl.col("python")).select("i", "line")
-    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
-    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
-    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+
+
+def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
+    """``{segment: [(pid, aggregate), ...]}`` with ISO times."""
     aggs: dict[int, list[tuple[Any, dict]]] = {}
     for row in agg.iter_rows(named=True):
         for k in ("first_runtime_at", "last_runtime_at"):
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
         aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
-    return BlockResult(
-        n,
-        int(counts["vec_total"][0] or 0),
-        int(counts["vec_parsed"][0] or 0),
-        py["i"].to_list(),
-        py["line"].to_list(),
-        aggs,
-    )
+    return aggs
 
 
 def _aggregate(batch):
@@ -275,19 +292,14 @@ class BulkReader:
         self.sp = sp
         self.block_bytes = max(block_bytes, 1)
         self.fmt = src.fmt
-        from logparse.sources._lines import LineParser
-
-        self.parser = LineParser(src, self.fmt)
+        self.parser = src.line_parser()
         self.pid_key: dict[Any, tuple] = {}
         self.line_no = 0
         self.last_python_row = -2
 
     # ------------------------------------------------------------------ reading
-    def _blocks(self):
+    def _blocks(self, chunks):
         """The input cut into blocks of whole lines (without the final newline)."""
-        src = self.src
-        chunks = chain((src._head or b"",), src._stream)
-        src._head = b""
         carry = b""
         pending: list[bytes] = []
         size = 0
@@ -313,25 +325,20 @@ class BulkReader:
 
     def run(self, workers: int | None = None) -> None:
         """Classify blocks (in worker processes for large inputs) and apply them in order."""
-        src = self.src
-        src._prepare()
-        src._started = True
-        crlf = bool(getattr(src, "_crlf", False))
         if workers is None:
-            workers = _workers_for(getattr(src, "size", None) or 0, self.block_bytes, self.fmt)
-        try:
+            workers = _workers_for(getattr(self.src, "size", None) or 0, self.block_bytes, self.fmt)
+        with self.src.open_content() as content:
+            blocks = self._blocks(content.chunks)
             if workers <= 1:
-                for data in _prefetch(self._blocks()):
-                    self._apply_block(classify_block(data, self.fmt, crlf))
+                for data in _prefetch(blocks):
+                    self._apply_block(classify_block(data, self.fmt, content.crlf))
             else:
-                self._run_parallel(workers, crlf)
+                self._run_parallel(blocks, workers, content.crlf)
             for rec in self.parser.finish():
                 self._feed_record(rec)
-            src._done()
-        finally:
-            src._close()
+            content.end()
 
-    def _run_parallel(self, workers: int, crlf: bool) -> None:
+    def _run_parallel(self, blocks, workers: int, crlf: bool) -> None:
         import multiprocessing
         from collections import deque
         from concurrent.futures import ProcessPoolExecutor
@@ -340,7 +347,7 @@ class BulkReader:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             inflight: deque = deque()
-            for data in self._blocks():
+            for data in blocks:
                 inflight.append(pool.submit(classify_block, data, self.fmt, crlf))
                 while len(inflight) > workers + 1:  # bounded memory: a few blocks in flight
                     self._apply_block(inflight.popleft().result())
@@ -368,10 +375,8 @@ class BulkReader:
     def _gap(self) -> None:
         """Lines were handled in bulk since the last python line: they were well-formed SGLang
         lines, which end any multi-line record (traceback, warning, journal continuation)."""
-        for clf in self.sp._classifiers.values():
-            clf.mode = None
-        self.parser.cont = None
-        self.parser._update_fast()
+        self.sp.end_multiline_records()
+        self.parser.end_continuation()
 
     def _python_line(self, n: int, line: str) -> None:
         r = self.parser.parse(n, line.encode("utf-8", "surrogatepass"))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
+from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
@@ -77,14 +78,10 @@ ANCHORS = (
 )
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 
-#: SGLang's own line prefix (the grammar's ``prefix`` rule, as one regexp for the fast path;
-#: ``tests/test_grammar.py`` checks that both agree on every sample).
-PREFIX_RE = re.compile(
-    r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-    r"(?: (?:(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]))*\] "
-)
-#: The same prefix found somewhere inside a line (text glued in front of it).
-_EMBEDDED_PREFIX_RE = re.compile(r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?[\] ]")
+# SGLang's own line prefix: PREFIX_RE (the fast path's form of the grammar's ``prefix`` rule,
+# with the optional ``LEVEL file.py:N: ``) and STAMP_START_RE (where a prefix may begin inside
+# a line) come from logparse.sglang_prefix; tests/test_prefix.py proves that the grammar, this
+# fast path and the bulk path agree on every sample.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _WARNING_HEADER_RE = re.compile(r"^(?:\S.*?|)\.py:\d+: (?:\w+\.)*\w*Warning: ")
 _EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|KeyboardInterrupt)(?::|$)")
@@ -194,16 +191,15 @@ MAX_GRAMMAR_LINE = 65_536
 
 def prefix_info(head: str) -> dict[str, Any]:
     """``[2026-11-29 08:09:19 DP0 TP1] `` -> the grammar's prefix dict (fast path)."""
-    parts = head[1:].rstrip().rstrip("]").split(" ")
-    if len(parts) > 1 and ":" in parts[1]:
-        stamp, tags = parts[0] + " " + parts[1], parts[2:]
-    else:
-        stamp, tags = parts[0], parts[1:]
-    return {"stamp": stamp, "tags": tags}
+    m = PREFIX_RE.match(head)
+    return prefix_fields(m) if m is not None else {"stamp": None, "tags": []}
 
 
-def fast_batch(text: str, start: int) -> tuple | None:
+def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> tuple | None:
     """``Decode batch``/``Prefill batch`` lines without lark: same result as the grammar, or None.
+
+    ``start``: where the message begins (the end of ``PREFIX_RE``'s match); ``prefix``: the
+    prefix dict of that match, when the caller has it.
 
     Runtime lines are most of a production log; this keeps them off the LALR parser.
     ``tests/test_fastpath.py`` checks that both agree.  Any shape it does not know
@@ -233,7 +229,7 @@ def fast_batch(text: str, start: int) -> tuple | None:
         if not sep or not key or not value or "," in value or ": " in value:
             return None
         fields[field_name(key)] = batch_value(value)
-    return (prefix_info(text[:start]), None, (kind, fields, form))
+    return (prefix if prefix is not None else prefix_info(text[:start]), None, (kind, fields, form))
 
 
 @dataclass(slots=True)
@@ -256,13 +252,13 @@ def clean_text(text: str) -> tuple[str, list[str]]:
         segments = [s for s in text.split("\r") if s.strip()]
         chosen = None
         for seg in reversed(segments):
-            m = _EMBEDDED_PREFIX_RE.search(seg)
+            m = STAMP_START_RE.search(seg)
             if m:
                 chosen = seg[m.start() :]
                 break
         text = chosen if chosen is not None else (segments[-1] if segments else "")
     elif text and text[0] != "[" and not text[0].isspace():
-        m = _EMBEDDED_PREFIX_RE.search(text)
+        m = STAMP_START_RE.search(text)
         if m and m.start() > 0 and PREFIX_RE.match(text, m.start()):
             notes.append(f"text before the log line ignored: {text[: m.start()][:60]!r}")
             text = text[m.start() :]
@@ -274,6 +270,10 @@ class LineClassifier:
 
     def __init__(self) -> None:
         self.mode: str | None = None  # "traceback" | "warning" | "exception_tail" | None
+
+    def end_multiline(self) -> None:
+        """A well-formed line arrived elsewhere: no traceback or warning continues."""
+        self.mode = None
 
     def classify(self, rec: Record) -> Classified:
         if rec.marker:
@@ -288,72 +288,76 @@ class LineClassifier:
         text, _notes = clean_text(raw)
         if not text.strip():
             return Classified("noise", "blank")
-
-        first = text[0]
-        # ---- continuation of a multi-line record
-        if self.mode == "warning":
-            if first.isspace():
-                return Classified("noise", "python_warning")
-            self.mode = None
-        elif self.mode in ("traceback", "exception_tail"):
-            if first.isspace() or text.startswith(
-                ("During handling of the above exception", "The above exception was the direct cause")
-            ):
-                self.mode = "traceback"
-                return Classified("noise", "traceback")
-            if text.startswith("Traceback (most recent call last)"):
-                self.mode = "traceback"
-                return Classified("noise", "traceback")
-            if _EXCEPTION_LINE_RE.match(text):
-                self.mode = "exception_tail"
-                return self._parse(text, exception=True)
-            if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):
-                return Classified("noise", "traceback")
-            self.mode = None
-
+        if self.mode is not None:
+            cont = self._continuation(text)
+            if cont is not None:
+                return cont
         # A traceback frame is unmistakable even when another rank's line came in between
         # (TP ranks write to the same stream concurrently): it re-enters traceback mode.
-        if first == " " and text.lstrip().startswith('File "') and ", line " in text:
+        if text[0] == " " and text.lstrip().startswith('File "') and ", line " in text:
             self.mode = "traceback"
             return Classified("noise", "traceback")
         m = PREFIX_RE.match(text)
         if m is not None and text.startswith(("Decode batch", "Prefill batch"), m.end()):
-            fast = fast_batch(text, m.end())
+            fast = fast_batch(text, m.end(), prefix_fields(m))
             if fast is not None:
                 return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):
-            self.mode = "warning"
-            msg = text.split("Warning: ", 1)[1]
-            if _ANCHOR_RE.search(msg):
-                try:
-                    return Classified("parsed", "warning", parse_line(msg), msg)
-                except LineParseError:
-                    pass
-            return Classified("noise", "python_warning")
-
+            return self._warning(text)
         if _ANCHOR_RE.search(text) or text == "Killed":
-            if m is None and _TQDM_RE.search(text) and not text.startswith("[gpu"):
-                return Classified("noise", "tqdm")
-            result = self._parse(text)
-            if result.status == "parsed":
-                return result
-            if m is None and _NOISE_BARE.match(text):
-                return Classified("noise", _NOISE_CATEGORY[_NOISE_BARE.match(text).lastgroup])
-            return result
-        if (m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text) or text in ("Killed",):
+            return self._tracked(text, m)
+        if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text:
             return self._parse(text, exception=True)
+        return _untracked(text, m)
 
-        if m is not None:
-            nm = _NOISE_PREFIXED.match(text, m.end())
-            if nm:
-                return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
-            return Classified("noise", "sglang_other")
-        nm = _NOISE_BARE.match(text)
-        if nm:
-            return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
-        if _TQDM_RE.search(text):
+    def _continuation(self, text: str) -> Classified | None:
+        """A line inside a multi-line record (a warning's source line, a traceback, the tail
+        of an exception message); None when the record has ended (mode reset)."""
+        first = text[0]
+        if self.mode == "warning":
+            if first.isspace():
+                return Classified("noise", "python_warning")
+            self.mode = None
+            return None
+        # traceback or exception_tail
+        if first.isspace() or text.startswith(
+            (
+                "During handling of the above exception",
+                "The above exception was the direct cause",
+                "Traceback (most recent call last)",
+            )
+        ):
+            self.mode = "traceback"
+            return Classified("noise", "traceback")
+        if _EXCEPTION_LINE_RE.match(text):
+            self.mode = "exception_tail"
+            return self._parse(text, exception=True)
+        if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):
+            return Classified("noise", "traceback")
+        self.mode = None
+        return None
+
+    def _warning(self, text: str) -> Classified:
+        """``file.py:N: SomeWarning: message``: noise, unless the message is one we track."""
+        self.mode = "warning"
+        msg = text.split("Warning: ", 1)[1]
+        if _ANCHOR_RE.search(msg):
+            try:
+                return Classified("parsed", "warning", parse_line(msg), msg)
+            except LineParseError:
+                pass
+        return Classified("noise", "python_warning")
+
+    def _tracked(self, text: str, m: re.Match | None) -> Classified:
+        """A line that mentions something tracked: it must parse (else a near miss), unless
+        it is an unprefixed progress bar or known noise."""
+        if m is None and _TQDM_RE.search(text) and not text.startswith("[gpu"):
             return Classified("noise", "tqdm")
-        return Classified("unrecognized", "unknown line", text=text)
+        result = self._parse(text)
+        if result.status == "parsed" or m is not None:
+            return result
+        nm = _NOISE_BARE.match(text)
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup]) if nm else result
 
     def _parse(self, text: str, exception: bool = False) -> Classified:
         if len(text) > MAX_GRAMMAR_LINE and "server_args=" not in text[:300]:
@@ -372,6 +376,20 @@ class LineClassifier:
         if kind == "exception_start":
             self.mode = "traceback"
         return Classified("parsed", kind, parsed, text)
+
+
+def _untracked(text: str, m: re.Match | None) -> Classified:
+    """A line that mentions nothing tracked: known noise, or unrecognized.  ``m``: its SGLang
+    prefix (any prefixed line is SGLang's own, at worst ``sglang_other``)."""
+    if m is not None:
+        nm = _NOISE_PREFIXED.match(text, m.end())
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup] if nm else "sglang_other")
+    nm = _NOISE_BARE.match(text)
+    if nm:
+        return Classified("noise", _NOISE_CATEGORY[nm.lastgroup])
+    if _TQDM_RE.search(text):
+        return Classified("noise", "tqdm")
+    return Classified("unrecognized", "unknown line", text=text)
 
 
 def _is_exception_tail(text: str) -> bool:
