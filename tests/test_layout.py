@@ -1,8 +1,11 @@
 """The package's layout, read from the source with ``ast`` (nothing is imported).
 
-* no import cycles between modules of ``logparse`` (module-level and function-level imports alike);
-* no module imports a private name (``_x``) of another module, nor a private module from outside
-  its package, and no ``except ImportError`` guards around the package's own modules;
+* no import cycles between modules of ``logparse`` (module-level and function-level imports alike;
+  ``if TYPE_CHECKING:`` imports never run, and the root package's lazy API facade may import
+  anything);
+* no module imports (or reads as ``module._x``) a private name of another module, nor a private
+  module from outside its package, and no ``except ImportError`` guards around the package's own
+  modules;
 * the pipeline stages import only downward:
   sources < grammar < launches < pipeline < budget < store < reports < cli.
 
@@ -50,9 +53,12 @@ class Import:
     lazy: bool  #: inside a function
     type_only: bool  #: under ``if TYPE_CHECKING:`` (never executed)
     name: str | None = None  #: for ``from M import name`` where name is not a submodule
+    attribute: bool = False  #: not an import: ``alias.name`` on a module imported as ``alias``
 
     def __str__(self) -> str:
         what = f"{self.dst}.{self.name}" if self.name else self.dst
+        if self.attribute:
+            return f"{self.src}:{self.line} uses {what}"
         kind = " (type-only)" if self.type_only else " (in a function)" if self.lazy else ""
         return f"{self.src}:{self.line} -> {what}{kind}"
 
@@ -105,7 +111,9 @@ class _Visitor(ast.NodeVisitor):
     def __init__(self, src: str) -> None:
         self.src = src
         self.imports: list[Import] = []
+        self.attributes: list[Import] = []  #: ``alias._private`` where ``alias`` names a module
         self.guards: list[Guard] = []
+        self.aliases: dict[str, str] = {}  #: local name -> module of the package it is bound to
         self._depth = 0  # functions entered
         self._type_only = 0  # TYPE_CHECKING blocks entered
 
@@ -116,6 +124,10 @@ class _Visitor(ast.NodeVisitor):
         for alias in node.names:
             if _in_package(alias.name):
                 self._add(_closest_module(alias.name), node.lineno)
+                if alias.asname:
+                    self.aliases[alias.asname] = _closest_module(alias.name)
+                else:
+                    self.aliases[alias.name.split(".")[0]] = PACKAGE
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = _resolve_relative(self.src, node.module, node.level) if node.level else node.module or ""
@@ -125,8 +137,28 @@ class _Visitor(ast.NodeVisitor):
             sub = f"{base}.{alias.name}"
             if sub in modules():  # ``from logparse.x import y`` where y is a submodule
                 self._add(sub, node.lineno)
+                self.aliases[alias.asname or alias.name] = sub
             else:
                 self._add(_closest_module(base), node.lineno, alias.name)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """``dbm._short`` where ``dbm`` is a module of the package: a private name used from outside."""
+        chain, value = [node.attr], node.value
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in self.aliases and _is_private(node.attr):
+            module = self.aliases[value.id]
+            for part in reversed(chain[1:]):  # ``logparse.store.db._short``: walk down the submodules
+                module = f"{module}.{part}"
+            lazy, type_only = self._depth > 0, self._type_only > 0
+            if f"{module}.{node.attr}" in modules():  # a private submodule
+                self.attributes.append(
+                    Import(self.src, f"{module}.{node.attr}", node.lineno, lazy, type_only, None, True)
+                )
+            elif module in modules() and module != self.src:
+                self.attributes.append(Import(self.src, module, node.lineno, lazy, type_only, node.attr, True))
+        self.generic_visit(node)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._depth += 1
@@ -180,8 +212,12 @@ def _caught(expr: ast.expr | None) -> Iterator[str]:
 @cache
 def _scan(mod: str) -> _Visitor:
     path = modules()[mod]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    aliases = _Visitor(mod)  # a first pass for the names imports bind, wherever they are
+    aliases.visit(tree)
     visitor = _Visitor(mod)
-    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    visitor.aliases = aliases.aliases
+    visitor.visit(tree)
     return visitor
 
 
@@ -277,10 +313,10 @@ def _is_private(name: str) -> bool:
 
 
 def private_imports(mod: str) -> list[Import]:
-    """``from logparse.a import _b`` (a private name of another module), or a private module
-    (``logparse.p._m``) imported from outside its package ``logparse.p``."""
+    """``from logparse.a import _b`` or ``a._b`` (a private name of another module), or a private
+    module (``logparse.p._m``) imported from outside its package ``logparse.p``."""
     out = []
-    for imp in imports_of(mod):
+    for imp in imports_of(mod) + _scan(mod).attributes:
         if imp.dst == mod:
             continue
         if imp.name is not None and _is_private(imp.name):
@@ -297,14 +333,16 @@ def private_imports(mod: str) -> list[Import]:
 
 #: Modules importing private names of other modules today.
 KNOWN_PRIVATE: dict[str, str] = {
-    "logparse.cli.store_cmds": "logparse.cli.render._fmt, logparse.cli.parse_cmd._journal_options_used",
-    "logparse.grammar.bulk": "logparse.sources._lines (a private module; LineParser is exported by logparse.sources)",
+    "logparse.cli.store_cmds": "logparse.cli.parse_cmd._journal_options_used, logparse.cli.render._fmt",
+    "logparse.grammar.bulk": "logparse.sources._lines, a private module (LineParser is exported by logparse.sources)",
     "logparse.grammar.classify": "logparse.grammar.sglang_line._batch_value, logparse.grammar.sglang_line._name",
     "logparse.grammar.variants": "logparse.grammar.sglang_line._cache_path, logparse.grammar.sglang_line._grammar_text",
-    "logparse.reports.check": "logparse.reports.diff._durations",
-    "logparse.reports.diff": "logparse.reports.explain._phys_key, logparse.reports.explain._sort_key",
+    "logparse.reports.check": "logparse.budget.formula._pool_rank, logparse.reports.diff._durations",
+    "logparse.reports.diff": "logparse.budget.formula._pool_rank, logparse.reports.explain._phys_key, logparse.reports.explain._sort_key",
+    "logparse.reports.explain": "logparse.budget.formula._pool_rank, logparse.budget.formula._rank_name",
     "logparse.sources._journal": "logparse.sources._lines._Blob",
-    "logparse.store.exchange": "logparse.store.ingest._is_continuation",
+    "logparse.store.exchange": "logparse.store.db._connect, logparse.store.db._short, logparse.store.db._version, logparse.store.ingest._is_continuation, logparse.store.schema._TABLES_V1, logparse.store.schema._TABLES_V2",
+    "logparse.store.ingest": "logparse.store.db._short",
 }
 
 
@@ -399,4 +437,23 @@ def test_the_scanner_on_a_snippet():
     }
     assert [(g.line, g.caught, g.imports) for g in v.guards] == [
         (9, "ModuleNotFoundError", ("logparse.budget.formula",))
+    ]
+
+
+def test_the_scanner_sees_private_attributes():
+    code = (
+        "import logparse.store.db\n"
+        "from logparse.store import db as dbm, schema\n"
+        "def f():\n"
+        "    return dbm._short(1), logparse.store.db._connect, schema.SCHEMA_VERSION, dbm.__name__\n"
+    )
+    tree = ast.parse(code)
+    first = _Visitor("logparse.store.ingest")
+    first.visit(tree)
+    v = _Visitor("logparse.store.ingest")
+    v.aliases = first.aliases
+    v.visit(tree)
+    assert [(i.dst, i.name) for i in v.attributes] == [
+        ("logparse.store.db", "_short"),
+        ("logparse.store.db", "_connect"),
     ]
