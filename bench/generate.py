@@ -17,6 +17,7 @@ Deterministic for the same arguments (seeded).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -49,7 +50,7 @@ def startup_blocks(name: str) -> list[list[str]]:
         return []
     blocks, cur = [], []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if "server_args=" in line and any("server_args=" in l for l in cur):
+        if "server_args=" in line and any("server_args=" in ln for ln in cur):
             blocks.append(cur)
             cur = []
         cur.append(line)
@@ -57,8 +58,8 @@ def startup_blocks(name: str) -> list[list[str]]:
         blocks.append(cur)
     out = []
     for b in blocks:
-        if any(READY in l for l in b):
-            b = b[: next(i for i, l in enumerate(b) if READY in l) + 1]
+        if any(READY in ln for ln in b):
+            b = b[: next(i for i, ln in enumerate(b) if READY in ln) + 1]
         out.append(b)
     return out
 
@@ -149,53 +150,56 @@ def generate(total_lines: int, seed: int = 7):
 
 def write_all(entries, out: Path, formats: list[str], host: str = "gpu-node-7", unit: str = "sglang.service"):
     out.mkdir(parents=True, exist_ok=True)
-    files = {f: open(out / f"sglang.{f}.log", "w", encoding="utf-8", buffering=1 << 22) for f in formats}
-    seq = 0
-    mono0: dict[str, datetime] = {}
-    buf: dict[str, list[str]] = {f: [] for f in formats}
-    for e in entries:
-        seq += 1
-        us = int(e.ts.replace(tzinfo=UTC).timestamp() * 1_000_000)
-        if "plain" in buf:
-            buf["plain"].append(e.msg + "\n")
-        if "short-iso" in buf:
-            buf["short-iso"].append(f"{e.ts.strftime('%Y-%m-%dT%H:%M:%S')}+0000 {host} python3[{e.pid}]: {e.msg}\n")
-        if "json" in buf or "export" in buf:
-            mono = int((e.ts - mono0.setdefault(e.boot, e.ts)).total_seconds() * 1_000_000) + 5_000_000
-            cursor = f"s=5eed0000000000000000000000000000;i={seq:x};b={e.boot};m={mono:x};t={us:x};x={seq * 2654435761 % (1 << 64):x}"
-            if "json" in buf:
-                buf["json"].append(
-                    json.dumps(
-                        {
-                            "__CURSOR": cursor,
-                            "__REALTIME_TIMESTAMP": str(us),
-                            "__MONOTONIC_TIMESTAMP": str(mono),
-                            "_BOOT_ID": e.boot,
-                            "_HOSTNAME": host,
-                            "_SYSTEMD_UNIT": unit,
-                            "_PID": str(e.pid),
-                            "SYSLOG_IDENTIFIER": "python3",
-                            "_TRANSPORT": "stdout",
-                            "PRIORITY": "6",
-                            "MESSAGE": e.msg,
-                        },
-                        ensure_ascii=False,
+    with contextlib.ExitStack() as stack:
+        files = {
+            f: stack.enter_context(open(out / f"sglang.{f}.log", "w", encoding="utf-8", buffering=1 << 22))
+            for f in formats
+        }
+        seq = 0
+        mono0: dict[str, datetime] = {}
+        buf: dict[str, list[str]] = {f: [] for f in formats}
+        for e in entries:
+            seq += 1
+            us = int(e.ts.replace(tzinfo=UTC).timestamp() * 1_000_000)
+            if "plain" in buf:
+                buf["plain"].append(e.msg + "\n")
+            if "short-iso" in buf:
+                buf["short-iso"].append(f"{e.ts.strftime('%Y-%m-%dT%H:%M:%S')}+0000 {host} python3[{e.pid}]: {e.msg}\n")
+            if "json" in buf or "export" in buf:
+                mono = int((e.ts - mono0.setdefault(e.boot, e.ts)).total_seconds() * 1_000_000) + 5_000_000
+                cursor = f"s=5eed0000000000000000000000000000;i={seq:x};b={e.boot};m={mono:x};t={us:x};x={seq * 2654435761 % (1 << 64):x}"
+                if "json" in buf:
+                    buf["json"].append(
+                        json.dumps(
+                            {
+                                "__CURSOR": cursor,
+                                "__REALTIME_TIMESTAMP": str(us),
+                                "__MONOTONIC_TIMESTAMP": str(mono),
+                                "_BOOT_ID": e.boot,
+                                "_HOSTNAME": host,
+                                "_SYSTEMD_UNIT": unit,
+                                "_PID": str(e.pid),
+                                "SYSLOG_IDENTIFIER": "python3",
+                                "_TRANSPORT": "stdout",
+                                "PRIORITY": "6",
+                                "MESSAGE": e.msg,
+                            },
+                            ensure_ascii=False,
+                        )
+                        + "\n"
                     )
-                    + "\n"
-                )
-            if "export" in buf:
-                buf["export"].append(
-                    f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={us}\n__MONOTONIC_TIMESTAMP={mono}\n_BOOT_ID={e.boot}\n"
-                    f"_HOSTNAME={host}\n_SYSTEMD_UNIT={unit}\n_TRANSPORT=stdout\n_PID={e.pid}\n"
-                    f"SYSLOG_IDENTIFIER=python3\nPRIORITY=6\nMESSAGE={e.msg}\n\n"
-                )
-        if seq % 50_000 == 0:
-            for f, lines in buf.items():
-                files[f].write("".join(lines))
-                lines.clear()
-    for f, lines in buf.items():
-        files[f].write("".join(lines))
-        files[f].close()
+                if "export" in buf:
+                    buf["export"].append(
+                        f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={us}\n__MONOTONIC_TIMESTAMP={mono}\n_BOOT_ID={e.boot}\n"
+                        f"_HOSTNAME={host}\n_SYSTEMD_UNIT={unit}\n_TRANSPORT=stdout\n_PID={e.pid}\n"
+                        f"SYSLOG_IDENTIFIER=python3\nPRIORITY=6\nMESSAGE={e.msg}\n\n"
+                    )
+            if seq % 50_000 == 0:
+                for f, lines in buf.items():
+                    files[f].write("".join(lines))
+                    lines.clear()
+        for f, lines in buf.items():
+            files[f].write("".join(lines))
     return seq
 
 

@@ -1,16 +1,113 @@
-"""Shared test helpers (no fixtures with side effects here)."""
+"""Shared test helpers: paths, the corpus, running the CLI. Plain functions, no side effects.
+
+Fixtures (temporary stores, the store isolation every test gets) are in ``conftest.py``.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 #: The genuine SGLang logs shared with the team; tests that use them skip when absent.
+#: ``LOGPARSE_SHARED=/nowhere`` runs the suite as on a machine without them.
 SHARED = Path(os.environ.get("LOGPARSE_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"
+NO_CORPUS = f"genuine corpus not available at {CORPUS}"
 
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"genuine corpus not available at {CORPUS}")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS)
+
+
+def corpus_files(pattern: str = "*/*.log", base: Path = CORPUS) -> list[Path]:
+    """The corpus files matching ``pattern`` (relative to ``base``), sorted; [] without the corpus."""
+    return sorted(base.glob(pattern)) if base.is_dir() else []
+
+
+def corpus_params(pattern: str = "*/*.log", base: Path = CORPUS) -> list[Any]:
+    """Parameters for ``@pytest.mark.parametrize`` over corpus files (paths relative to ``base``,
+    as strings). Without the corpus, or when nothing matches, one case that is *skipped with a
+    reason*, so that the test shows as skipped instead of vanishing from the run."""
+    found = [str(p.relative_to(base)) for p in corpus_files(pattern, base)]
+    if found:
+        return found
+    why = NO_CORPUS if not base.is_dir() else f"no corpus file matches {base / pattern}"
+    return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=why))]
+
+
+def assert_accounted(result, n_lines: int) -> None:
+    """Every input line is parsed, noise or unrecognized, and there are ``n_lines`` of them."""
+    lc = result.lines
+    assert lc.total == n_lines
+    assert lc.parsed + lc.noise + lc.unrecognized == n_lines
+
+
+# ------------------------------------------------------------------------------------ the CLI
+
+
+class CliResult(NamedTuple):
+    code: int
+    out: str  #: stdout
+    err: str  #: stderr
+
+
+def cli(*args: Any, db: str | Path | None = None) -> CliResult:
+    """``logparse ARGS...`` in this process (typer's CliRunner). ``db`` is passed as $LOGPARSE_DB;
+    without it the conftest's isolation applies (no $LOGPARSE_DB, an empty XDG_DATA_HOME)."""
+    from typer.testing import CliRunner
+
+    from logparse.cli import app
+
+    env = {"LOGPARSE_DB": str(db)} if db is not None else None
+    res = CliRunner().invoke(app, [str(a) for a in args], env=env)
+    return CliResult(res.exit_code, res.stdout, res.stderr)
+
+
+#: ``logparse`` as a command line, for subprocesses (crash tests, concurrency, stdin).
+LOGPARSE = [sys.executable, "-m", "logparse"]
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a ``logparse`` subprocess: this one's (the conftest's isolation included),
+    Python warnings off, plus ``extra``."""
+    return {**os.environ, "PYTHONWARNINGS": "ignore", **extra}
+
+
+def cli_process(
+    *args: Any, input: bytes | str | None = None, timeout: float = 300, env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess:
+    """``logparse ARGS...`` in a subprocess, output captured (bytes unless ``text=True``)."""
+    return subprocess.run(
+        [*LOGPARSE, *map(str, args)],
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+        env=cli_env() if env is None else env,
+        **kw,
+    )
+
+
+# --------------------------------------------------------------------------------- generated logs
+
+
+def generate_logs(out: Path, lines: int, formats: str) -> Path:
+    """Month-long synthetic journals from ``bench/generate.py`` in ``out``."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), "--lines", str(lines), "--out", str(out)]
+        + ["--formats", formats],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    """``directory/name`` with ``text`` in it."""
+    path = directory / name
+    path.write_text(text)
+    return path

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from helpers import assert_accounted, cli_process
 
 from logparse.pipeline import parse_text
 
@@ -23,24 +22,9 @@ GOOD = (
 )
 
 
-def run_cli(*args, stdin: bytes | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "logparse", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-
-
-def _assert_accounted(result, n_lines):
-    assert result.lines.total == n_lines
-    assert result.lines.parsed + result.lines.noise + result.lines.unrecognized == n_lines
-
-
 def test_good_text_baseline():
     r = parse_text(GOOD)
-    _assert_accounted(r, 7)
+    assert_accounted(r, 7)
     (launch,) = r.launches
     assert launch.outcome == "ready" and launch.max_total_num_tokens == 441216
     rank = launch.ranks[0]
@@ -59,7 +43,7 @@ def test_crlf_and_ansi_and_nul():
         "Load weight begin", "Load\x00 weight begin"
     )
     r = parse_text(text)
-    _assert_accounted(r, 7)
+    assert_accounted(r, 7)
     assert r.lines.unrecognized == 0
     assert r.launches[0].ranks[0].avail_after_pool_gb == 9.27
     assert r.launches[0].ranks[0].avail_before_load_gb == 78.42
@@ -73,7 +57,7 @@ def test_tqdm_glued_in_front_and_carriage_returns():
     )
     lines.insert(2, "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:05<00:00,  1.2s/it]\r")
     r = parse_text("\n".join(lines) + "\n")
-    _assert_accounted(r, 8)
+    assert_accounted(r, 8)
     assert r.lines.unrecognized == 0
     assert r.launches[0].ranks[0].kv_tokens == 441216
 
@@ -93,13 +77,13 @@ def test_truncated_mid_line_and_starting_mid_line():
     assert r.launches[0].outcome == "incomplete"
     tail = GOOD[GOOD.index("avail mem=78.42 GB") :]  # starts in the middle of a line
     r = parse_text(tail)
-    _assert_accounted(r, 6)
+    assert_accounted(r, 6)
     assert r.launches and r.launches[0].max_total_num_tokens == 441216
 
 
 def test_one_megabyte_line():
     r = parse_text(GOOD + "x" * (1 << 20) + "\n")
-    _assert_accounted(r, 8)
+    assert_accounted(r, 8)
     assert r.launches[0].outcome == "ready"
 
 
@@ -123,22 +107,22 @@ def test_nonsense_values_are_flagged_not_trusted():
 def test_cli_on_useless_input_exits_2_with_one_clear_line(tmp_path, payload):
     f = tmp_path / "x.log"
     f.write_bytes(payload)
-    proc = run_cli("parse", str(f))
+    proc = cli_process("parse", str(f))
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert "Traceback" not in err and "no SGLang launch found" in err
 
 
 def test_cli_missing_path_and_directory_without_logs(tmp_path):
-    proc = run_cli("parse", str(tmp_path / "nope.log"))
+    proc = cli_process("parse", str(tmp_path / "nope.log"))
     assert proc.returncode == 2 and b"no such file" in proc.stderr and b"Traceback" not in proc.stderr
     (tmp_path / "empty").mkdir()
-    proc = run_cli("parse", str(tmp_path / "empty"))
+    proc = cli_process("parse", str(tmp_path / "empty"))
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
 
 
 def test_cli_json_contract_from_stdin():
-    proc = run_cli("parse", "--json", "-", stdin=GOOD.encode())
+    proc = cli_process("parse", "--json", "-", input=GOOD.encode())
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) >= {"launches", "lines", "warnings"}
@@ -202,15 +186,15 @@ def test_cli_json_contract_from_stdin():
     assert rank["graph_gb"] is None and rank["load_s"] is None  # absent values are null, never 0
     assert (
         launch["launch_id"]
-        == json.loads(run_cli("parse", "--json", "-", stdin=GOOD.encode()).stdout)["launches"][0]["launch_id"]
+        == json.loads(cli_process("parse", "--json", "-", input=GOOD.encode()).stdout)["launches"][0]["launch_id"]
     )
 
 
 def test_cli_ndjson_and_table():
-    proc = run_cli("parse", "--ndjson", "-", stdin=(GOOD + GOOD.replace("10:00", "11:00")).encode())
+    proc = cli_process("parse", "--ndjson", "-", input=(GOOD + GOOD.replace("10:00", "11:00")).encode())
     rows = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert len(rows) == 2 and rows[0]["launch_id"] != rows[1]["launch_id"]
-    proc = run_cli("parse", "-", stdin=GOOD.encode())
+    proc = cli_process("parse", "-", input=GOOD.encode())
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "ready" in out and "441,216" in out
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from helpers import ROOT, SAMPLES
+from helpers import SAMPLES, generate_logs
 
 from logparse.pipeline import parse_sources
 from logparse.sources import open_inputs
@@ -17,15 +14,15 @@ def _summary(result):
         result.lines.to_dict(),
         [
             (
-                l.launch_id,
-                l.outcome,
-                l.max_total_num_tokens,
-                l.sglang_version_range,
-                l.error,
-                [r.to_dict() for r in l.ranks],
-                l.runtime,
+                launch.launch_id,
+                launch.outcome,
+                launch.max_total_num_tokens,
+                launch.sglang_version_range,
+                launch.error,
+                [r.to_dict() for r in launch.ranks],
+                launch.runtime,
             )
-            for l in result.launches
+            for launch in result.launches
         ],
         [(u.line_no, u.reason) for u in result.unrecognized],
     )
@@ -33,22 +30,7 @@ def _summary(result):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gen")
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "generate.py"),
-            "--lines",
-            "30000",
-            "--out",
-            str(out),
-            "--formats",
-            "plain,short-iso,json",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return out
+    return generate_logs(tmp_path_factory.mktemp("gen"), 30000, "plain,short-iso,json")
 
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "json"])
@@ -75,8 +57,13 @@ def test_formats_agree_on_launches(generated):
     }
     figures = {
         fmt: [
-            (l.max_total_num_tokens, l.outcome, l.runtime.get("batch_lines"), l.runtime.get("peak_tokens"))
-            for l in r.launches
+            (
+                launch.max_total_num_tokens,
+                launch.outcome,
+                launch.runtime.get("batch_lines"),
+                launch.runtime.get("peak_tokens"),
+            )
+            for launch in r.launches
         ]
         for fmt, r in results.items()
     }
@@ -109,7 +96,7 @@ def test_worker_processes_give_the_same_result(generated, fmt):
         results.append(
             (
                 counts.to_dict(),
-                [(l.launch_id, l.max_total_num_tokens, l.runtime) for l in launches],
+                [(launch.launch_id, launch.max_total_num_tokens, launch.runtime) for launch in launches],
                 [(u.line_no, u.reason) for u in unrec],
             )
         )

@@ -139,7 +139,8 @@ def test_corpus_log(name):
     lines = result.lines
     assert lines.unrecognized == 0, [(u.line_no, u.reason, u.text[:80]) for u in result.unrecognized]
     assert lines.parsed + lines.noise == lines.total
-    assert lines.total == sum(1 for _ in open(CORPUS / name, "rb"))
+    with open(CORPUS / name, "rb") as f:
+        assert lines.total == sum(1 for _ in f)
     assert len(result.launches) == 1
     launch = result.launches[0]
     assert launch.outcome == outcome
@@ -201,4 +202,4 @@ def test_whole_corpus_in_one_call_keeps_launches_apart():
     result = parse_paths(paths)
     assert len(result.launches) == len(paths)
     assert result.lines.unrecognized == 0
-    assert len({l.launch_id for l in result.launches}) == len(paths)
+    assert len({launch.launch_id for launch in result.launches}) == len(paths)

@@ -15,7 +15,7 @@ import itertools
 import sys
 
 import pytest
-from helpers import CORPUS, SAMPLES, needs_corpus
+from helpers import CORPUS, SAMPLES, cli_process, corpus_params, needs_corpus
 from journal_fixture import Entry, build_journal, render_all, require_tools
 
 from logparse.pipeline import parse_sources
@@ -59,7 +59,7 @@ def figures(launch):
 def _split_launches(text: str) -> list[list[str]]:
     out, cur = [], []
     for line in text.splitlines():
-        if "server_args=" in line and any("server_args=" in l for l in cur):
+        if "server_args=" in line and any("server_args=" in ln for ln in cur):
             out.append(cur)
             cur = []
         cur.append(line)
@@ -106,7 +106,7 @@ def _by_unit(result):
 def expected():
     plain1 = parse_sources(open_inputs([str(SAMPLES / "sglang-0.5/restarts-0.5.12.log")]))
     plain2 = parse_sources(open_inputs([str(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log")]))
-    return [figures(l) for l in plain1.launches], [figures(l) for l in plain2.launches]
+    return [figures(launch) for launch in plain1.launches], [figures(launch) for launch in plain2.launches]
 
 
 #: JSON renderings made without --all: a field of >= 4 KiB (the server_args line) is null.
@@ -133,8 +133,8 @@ def test_every_mode_yields_the_plain_launches(journal, expected, mode):
     launches = result.launches
     # The unit is known in structured modes; short modes only show the identifier, and the
     # splitter keeps launches apart by pid (and boot) instead.
-    got1 = [figures(l) for l in launches if l.pid is not None and 7000 <= l.pid < 7100]
-    got2 = [figures(l) for l in launches if l.pid == 9100]
+    got1 = [figures(launch) for launch in launches if launch.pid is not None and 7000 <= launch.pid < 7100]
+    got2 = [figures(launch) for launch in launches if launch.pid == 9100]
     if mode in LOSSY:
         # Without --all, journalctl prints MESSAGE null for the >= 4 KiB server_args line:
         # the launches are still found (same figures), the configuration is lost and said so.
@@ -142,13 +142,13 @@ def test_every_mode_yields_the_plain_launches(journal, expected, mode):
         # (the version range is wider too: the server_args field set was the best evidence)
         assert [f[:2] + f[5:] for f in got1] == [f[:2] + f[5:] for f in exp1]
         assert [f[:2] + f[5:] for f in got2] == [f[:2] + f[5:] for f in exp2]
-        assert all(l.server_args is None for l in launches)
+        assert all(launch.server_args is None for launch in launches)
         return
     assert got1 == exp1
     assert got2 == exp2
     if mode in UNIT_MODES:
-        assert {l.unit for l in launches} == {UNIT1, UNIT2}
-        assert {l.boot for l in launches if l.pid == 7002} == {BOOT_B}
+        assert {launch.unit for launch in launches} == {UNIT1, UNIT2}
+        assert {launch.boot for launch in launches if launch.pid == 7002} == {BOOT_B}
 
 
 def test_cat_mode_has_no_process_identity(journal, expected):
@@ -163,14 +163,13 @@ def test_cat_mode_has_no_process_identity(journal, expected):
 def test_journal_source_reads_the_file_itself(journal, expected):
     path, _ = journal
     result = parse_sources([journal_source(file=str(path))])
-    got1 = [figures(l) for l in result.launches if l.unit == UNIT1]
+    got1 = [figures(launch) for launch in result.launches if launch.unit == UNIT1]
     assert got1 == expected[0]
     result = parse_sources([journal_source(file=str(path), unit=UNIT2)])
-    assert [figures(l) for l in result.launches] == expected[1]
+    assert [figures(launch) for launch in result.launches] == expected[1]
 
 
-@needs_corpus
-@pytest.mark.parametrize("name", sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*.log")))
+@pytest.mark.parametrize("name", corpus_params("*/*.log"))
 def test_corpus_same_as_file_stdin_and_gzip(name, monkeypatch):
     data = (CORPUS / name).read_bytes()
     as_file = parse_sources(open_inputs([str(CORPUS / name)]))
@@ -181,9 +180,9 @@ def test_corpus_same_as_file_stdin_and_gzip(name, monkeypatch):
     monkeypatch.setattr(sys, "stdin", FakeStdin)
     as_stdin = parse_sources(open_inputs(["-"]))
     as_gzip = parse_sources([text_source(name + ".gz", gzip.compress(data))])
-    want = ([figures(l) for l in as_file.launches], as_file.lines.to_dict())
-    assert ([figures(l) for l in as_stdin.launches], as_stdin.lines.to_dict()) == want
-    assert ([figures(l) for l in as_gzip.launches], as_gzip.lines.to_dict()) == want
+    want = ([figures(launch) for launch in as_file.launches], as_file.lines.to_dict())
+    assert ([figures(launch) for launch in as_stdin.launches], as_stdin.lines.to_dict()) == want
+    assert ([figures(launch) for launch in as_gzip.launches], as_gzip.lines.to_dict()) == want
 
 
 @needs_corpus
@@ -210,8 +209,8 @@ def test_corpus_journal_renderings(mode):
     ref = parse_sources(open_inputs([str(d / "cat.txt")]))
     got = parse_sources(open_inputs([str(d / f"{mode}.txt")]))
     assert len(got.launches) == len(ref.launches) == 2
-    want = [figures(l) for l in ref.launches]
-    have = [figures(l) for l in got.launches]
+    want = [figures(launch) for launch in ref.launches]
+    have = [figures(launch) for launch in got.launches]
     if mode in LOSSY:  # rendered without --all: server_args lost, and said so
         assert any("--all" in w for w in got.warnings)
         want, have = [f[:2] + f[5:] for f in want], [f[:2] + f[5:] for f in have]
@@ -221,27 +220,16 @@ def test_corpus_journal_renderings(mode):
 def test_cli_parse_journal_file(journal, expected):
     """``logparse parse --journal --file F`` runs the real journalctl itself (-o export --all)."""
     import json
-    import subprocess
 
     path, _ = journal
-    proc = subprocess.run(
-        [sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(path), "-u", UNIT1, "--json"],
-        capture_output=True,
-        timeout=120,
-    )
+    proc = cli_process("parse", "--journal", "--file", path, "-u", UNIT1, "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [l["max_total_num_tokens"] for l in doc["launches"]] == [f[1] for f in expected[0]]
-    assert {l["unit"] for l in doc["launches"]} == {UNIT1}
-    assert all(l["server_args"] for l in doc["launches"])  # export + --all lose nothing
+    assert [launch["max_total_num_tokens"] for launch in doc["launches"]] == [f[1] for f in expected[0]]
+    assert {launch["unit"] for launch in doc["launches"]} == {UNIT1}
+    assert all(launch["server_args"] for launch in doc["launches"])  # export + --all lose nothing
 
 
 def test_cli_missing_journal_file_is_a_clear_error(tmp_path):
-    import subprocess
-
-    proc = subprocess.run(
-        [sys.executable, "-m", "logparse", "parse", "--journal", "--file", str(tmp_path / "x.journal")],
-        capture_output=True,
-        timeout=60,
-    )
+    proc = cli_process("parse", "--journal", "--file", tmp_path / "x.journal", timeout=60)
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stderr.strip()

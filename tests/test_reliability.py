@@ -1,9 +1,12 @@
 """Reliability of the history store: crashes mid-write, concurrent users, bad files, nothing lost.
 
 Crash safety: ``logparse ingest`` is started in a subprocess and killed with SIGKILL at
-many points of its run; after each kill the store must open and pass ``logparse doctor``,
+several points of its run; after each kill the store must open and pass ``logparse doctor``,
 and re-running the same ingest must converge to exactly the store a clean ingest gives.
-LOGPARSE_KILL_RUNS sets the number of kill points (default 20).
+By default 4 kill points: 3 timed ones spread over the run (start-up, middle, end) and one
+inside the last write transaction (all of it written, nothing committed). Under ``-m slow``, or
+with LOGPARSE_KILL_RUNS set, LOGPARSE_KILL_RUNS timed points (default 20) plus one inside every
+write transaction.
 """
 
 from __future__ import annotations
@@ -18,19 +21,57 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import CORPUS, ROOT, SAMPLES, needs_corpus
+from helpers import CORPUS, SAMPLES, cli_env, cli_process, generate_logs, needs_corpus
 
-KILL_RUNS = int(os.environ.get("LOGPARSE_KILL_RUNS", "20"))
-ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
+KILL_RUNS = int(os.environ.get("LOGPARSE_KILL_RUNS") or "20")
+#: Timed kill points of the default run (plus one inside a transaction).
+QUICK_KILL_RUNS = 3
 
 #: Columns that legitimately differ between two ingests of the same content.
 VOLATILE = {"ingested_at", "updated_at", "created_at", "source_id", "applied_at"}
 
+cli = cli_process
 
-def cli(*args, timeout=300, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "logparse", *map(str, args)], capture_output=True, timeout=timeout, env=ENV, **kw
-    )
+#: The long crash test runs under ``-m slow``, or whenever LOGPARSE_KILL_RUNS asks for it.
+slow_unless_asked = (lambda f: f) if os.environ.get("LOGPARSE_KILL_RUNS") else pytest.mark.slow
+
+#: ``logparse`` with its transaction helper instrumented: every write transaction appends
+#: "begun N", "committing N", "committed N" to $LOGPARSE_TX_LOG (unbuffered writes, which a
+#: SIGKILL cannot lose), and transaction number $LOGPARSE_TX_PAUSE, once all its writes are done,
+#: writes "paused N" and waits for the kill instead of committing. The tests then know where
+#: each kill landed.
+TX_TRACED = [
+    sys.executable,
+    "-c",
+    """
+import contextlib, os, sys, time
+import logparse.store.db as dbm
+
+log = os.open(os.environ["LOGPARSE_TX_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+pause = int(os.environ.get("LOGPARSE_TX_PAUSE") or 0)
+plain = dbm.transaction
+count = 0
+
+@contextlib.contextmanager
+def transaction(con):
+    global count
+    count += 1
+    n = count
+    with plain(con):
+        os.write(log, b"begun %d\\n" % n)
+        yield
+        if n == pause:
+            os.write(log, b"paused %d\\n" % n)
+            time.sleep(3600)
+        os.write(log, b"committing %d\\n" % n)
+    os.write(log, b"committed %d\\n" % n)
+
+dbm.transaction = transaction
+from logparse.cli import main
+sys.argv[0] = "logparse"
+main()
+""",
+]
 
 
 def snapshot(db: Path) -> dict:
@@ -58,21 +99,7 @@ def snapshot(db: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def big_input(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("big")
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "generate.py"),
-            "--lines",
-            "150000",
-            "--out",
-            str(d),
-            "--formats",
-            "plain",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    d = generate_logs(tmp_path_factory.mktemp("big"), 150000, "plain")
     # Several inputs: each one is atomic on its own, so a kill can land between them too.
     (d / "more").mkdir()
     for name in (
@@ -84,9 +111,14 @@ def big_input(tmp_path_factory) -> Path:
     return d
 
 
+def tx_log(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
 @pytest.fixture(scope="module")
 def clean_store(big_input, tmp_path_factory) -> tuple[Path, dict, float]:
-    db = tmp_path_factory.mktemp("clean") / "clean.duckdb"
+    d = tmp_path_factory.mktemp("clean")
+    db = d / "clean.duckdb"
     t = time.perf_counter()
     proc = cli("ingest", "--db", db, "-q", big_input)
     took = time.perf_counter() - t
@@ -94,32 +126,96 @@ def clean_store(big_input, tmp_path_factory) -> tuple[Path, dict, float]:
     return db, snapshot(db), took
 
 
-def test_crash_at_many_points_converges(big_input, clean_store, tmp_path):
-    _, want, took = clean_store
-    kills = 0
-    for i in range(KILL_RUNS):
-        db = tmp_path / f"k{i}.duckdb"
-        # Kill points spread over the whole run, from interpreter start-up to the last write.
-        delay = 0.15 + (took * 1.1) * i / max(KILL_RUNS - 1, 1)
+@pytest.fixture(scope="module")
+def traced_run(big_input, tmp_path_factory) -> tuple[int, float]:
+    """A clean ingest through ``TX_TRACED``: its number of write transactions (migrations, then
+    one per input) and its time (the store of ``clean_store`` is the cold run; this one is warm,
+    as the kill runs are)."""
+    d = tmp_path_factory.mktemp("traced")
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [*TX_TRACED, "ingest", "--db", str(d / "h.duckdb"), "-q", str(big_input)],
+        capture_output=True,
+        env=cli_env(LOGPARSE_TX_LOG=str(d / "tx.log")),
+        timeout=300,
+    )
+    took = time.perf_counter() - t
+    assert proc.returncode == 0, proc.stderr
+    done = [ln for ln in tx_log(d / "tx.log") if ln.startswith("committed ")]
+    assert len(done) >= 2, "the traced transaction helper saw no transactions: was it renamed?"
+    return len(done), took
+
+
+def kill_points(timed: int, took: float, pause_in: list[int]) -> list[tuple[str, float | int]]:
+    """``timed`` kill points spread over the run (from 10 % to 80 % of the clean ingest's time:
+    interpreter start-up, parsing, the writes), then kills inside the given transactions."""
+    plan: list[tuple[str, float | int]] = [("after", took * (0.1 + 0.7 * i / max(timed - 1, 1))) for i in range(timed)]
+    return plan + [("inside transaction", n) for n in pause_in]
+
+
+def crash_and_converge(big_input, want, tmp_path, plan) -> list[str]:
+    """Run each kill point of ``plan``; returns where each kill landed."""
+    landed = []
+    for i, (how, when) in enumerate(plan):
+        db, log = tmp_path / f"k{i}.duckdb", tmp_path / f"k{i}.tx"
+        env = cli_env(LOGPARSE_TX_LOG=str(log), LOGPARSE_TX_PAUSE=str(when) if how != "after" else "0")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", str(big_input)],
+            [*TX_TRACED, "ingest", "--db", str(db), "-q", str(big_input)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=ENV,
+            env=env,
         )
-        time.sleep(delay)
-        if proc.poll() is None:
+        if how == "after":
+            time.sleep(when)
+        else:
+            deadline = time.monotonic() + 240
+            while f"paused {when}" not in tx_log(log) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert f"paused {when}" in tx_log(log), f"kill point {i}: transaction {when} never paused"
+        killed = proc.poll() is None
+        if killed:
             proc.send_signal(signal.SIGKILL)
-            kills += 1
         proc.wait()
+        last = (tx_log(log) or ["before any transaction"])[-1]
+        if not killed:
+            landed.append("after the end")
+        elif last.startswith(("begun", "paused", "committing")):
+            landed.append(f"mid-transaction ({last})")
+        else:
+            landed.append(f"between transactions ({last})")
+        at = f"{when:.2f} s" if how == "after" else f"{when}"
+        where = f"kill point {i} ({how} {at}: {landed[-1]})"
         if db.exists():
             doc = cli("doctor", "--db", db)
-            assert doc.returncode == 0, (i, delay, doc.stdout.decode(), doc.stderr.decode())
+            assert doc.returncode == 0, (where, doc.stdout.decode(), doc.stderr.decode())
         again = cli("ingest", "--db", db, "-q", big_input)
-        assert again.returncode == 0, (i, again.stderr.decode())
-        assert cli("doctor", "--db", db).returncode == 0
-        assert snapshot(db) == want, f"kill point {i} ({delay:.2f} s) did not converge"
-    assert kills >= KILL_RUNS // 2, f"only {kills} of {KILL_RUNS} runs were still running when killed"
+        assert again.returncode == 0, (where, again.stderr.decode())
+        assert cli("doctor", "--db", db).returncode == 0, where
+        assert snapshot(db) == want, f"{where} did not converge"
+    return landed
+
+
+def test_crash_at_a_few_points_converges(big_input, clean_store, traced_run, tmp_path):
+    """The default run: the start-up, middle and end of the run, and inside the last transaction."""
+    _, want, _ = clean_store
+    n_tx, took = traced_run
+    plan = kill_points(QUICK_KILL_RUNS, took, [n_tx])
+    landed = crash_and_converge(big_input, want, tmp_path, plan)
+    assert any(w.startswith("mid-transaction") for w in landed), landed
+    # timing on a loaded machine varies: one timed kill may come after the end
+    assert sum(w != "after the end" for w in landed) >= len(plan) - 1, landed
+
+
+@slow_unless_asked
+def test_crash_at_many_points_converges(big_input, clean_store, traced_run, tmp_path):
+    _, want, _ = clean_store
+    n_tx, took = traced_run
+    plan = kill_points(KILL_RUNS, took, list(range(1, n_tx + 1)))
+    landed = crash_and_converge(big_input, want, tmp_path, plan)
+    timed = landed[:KILL_RUNS]
+    kills = sum(w != "after the end" for w in timed)
+    assert kills >= KILL_RUNS // 2, f"only {kills} of {KILL_RUNS} runs were still running when killed: {timed}"
+    assert all(w.startswith("mid-transaction") for w in landed[KILL_RUNS:]), landed[KILL_RUNS:]
 
 
 def test_reingest_changes_nothing(clean_store, big_input, tmp_path):
@@ -142,7 +238,7 @@ def test_concurrent_writers_and_readers(big_input, tmp_path):
             [sys.executable, "-m", "logparse", "ingest", "--db", str(db), "-q", "--lock-timeout", "120", str(p)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=ENV,
+            env=cli_env(),
         )
         for p in inputs
     ]
@@ -201,11 +297,11 @@ def test_concurrent_writers_and_readers(big_input, tmp_path):
         "SELECT * FROM read_csv('/etc/passwd')",
     ],
 )
-def test_query_is_read_only_by_default(clean_store, tmp_path, sql):
+def test_query_is_read_only_by_default(clean_store, tmp_path, monkeypatch, sql):
     db, want, _ = clean_store
     copy = tmp_path / "ro.duckdb"
     copy.write_bytes(db.read_bytes())
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     proc = cli("query", "--db", copy, sql)
     assert proc.returncode != 0 and b"Traceback" not in proc.stderr
     assert snapshot(copy) == want

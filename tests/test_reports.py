@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import re
-import sys
-from pathlib import Path
 
 import pytest
-from helpers import CORPUS, SAMPLES, needs_corpus
-from typer.testing import CliRunner
+from helpers import CORPUS, SAMPLES, cli, corpus_files, needs_corpus
+from reports_fixture import CELL, kimi_log, kv_tokens
 
 from logparse.budget import formula as fm
-from logparse.cli import app
 from logparse.pipeline import parse_paths, parse_text
 from logparse.reports.check import Thresholds, robust_judge, run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
 
-sys.path.insert(0, str(Path(__file__).parent))
-import functools
-import operator
-
-from reports_fixture import CELL, kimi_log, kv_tokens
-
 KIMI = SAMPLES / "kimi-k25"
-runner = CliRunner()
 
 REQUIRED = (
     "mem_fraction_static",
@@ -70,12 +62,6 @@ def _one(path):
     launches = parse_paths([str(path)]).launches
     assert launches, path
     return launches[-1]
-
-
-def run(*args):
-    # never read the user's default store from a test
-    res = runner.invoke(app, [str(a) for a in args], env={"LOGPARSE_DB": "/nonexistent/logparse-test.duckdb"})
-    return res.exit_code, res.output
 
 
 # --------------------------------------------------------------------------- the seed scenario
@@ -135,22 +121,22 @@ def test_fixture_follows_the_formula():
 
 
 def test_explain_cli_table_json_and_plot(seed_files, tmp_path):
-    code, out = run("explain", seed_files[0])
-    assert code == 0, out
+    code, out, err = cli("explain", seed_files[0])
+    assert code == 0, (out, err)
     assert "held back" in out and "headroom left" in out and "What if" in out
-    code, out = run("explain", seed_files[0], "--json", "--margin", "3")
+    code, out, _ = cli("explain", seed_files[0], "--json", "--margin", "3")
     assert code == 0
     rep = json.loads(out)
     assert rep["what_if"][0]["headroom_gb"] >= 3.0
-    code, out2 = run("explain", seed_files[0], "--format", "json")
+    code, out2, _ = cli("explain", seed_files[0], "--format", "json")
     assert code == 0 and json.loads(out2)["kv_tokens"] == rep["kv_tokens"]
     for ext in ("png",):
         p = tmp_path / f"explain.{ext}"
-        code, out = run("explain", seed_files[0], "--plot", p)
-        assert code == 0, out
+        code, out, err = cli("explain", seed_files[0], "--plot", p)
+        assert code == 0, (out, err)
         assert p.stat().st_size > 1000
-    assert run("explain", seed_files[0], "--format", "xml")[0] == 2
-    assert run("explain", seed_files[0], "--plot", tmp_path / "x.txt")[0] == 2
+    assert cli("explain", seed_files[0], "--format", "xml")[0] == 2
+    assert cli("explain", seed_files[0], "--plot", tmp_path / "x.txt")[0] == 2
 
 
 def test_diff_seed_hicache(seed_files, tmp_path):
@@ -170,17 +156,17 @@ def test_diff_seed_hicache(seed_files, tmp_path):
     assert rep["hicache"]["b"]["host_tokens"] == 2 * a.max_total_num_tokens + 1
     assert not rep["identical"]
     assert rep["attribution"]["supported"] and rep["attribution"]["delta_tokens"] == 0
-    code, out = run("diff", *seed_files, "--plot", tmp_path / "d.png")
-    assert code == 0, out
+    code, out, err = cli("diff", *seed_files, "--plot", tmp_path / "d.png")
+    assert code == 0, (out, err)
     assert "enable_hierarchical_cache" in out and "hicache_write_policy='write_through'" in out
     assert "KV pool unchanged" in out and "HiCache host pool per rank: off → 22.39 GB" in out
     assert (tmp_path / "d.png").stat().st_size > 1000
-    code, out = run("diff", *seed_files, "--json")
+    code, out, _ = cli("diff", *seed_files, "--json")
     assert code == 0 and json.loads(out)["budget"]["kv_tokens"]["delta"] == 0
 
 
 def test_diff_identical_says_so_in_one_line(seed_files):
-    code, out = run("diff", seed_files[0], seed_files[0])
+    code, out, _ = cli("diff", seed_files[0], seed_files[0])
     assert code == 0
     body = [ln for ln in out.splitlines() if not ln.startswith(("A:", "B:"))]
     assert body == ["identical launches: same arguments, same SGLang version range, same memory figures and KV pool"]
@@ -211,31 +197,31 @@ def test_check_exit_codes(seed_files, tmp_path):
             f"max_total_num_tokens={t}", f"max_total_num_tokens={new_t}"
         )
     )
-    code, out = run("check", regressed, "--baseline", base)
-    assert code == 1, out
+    code, out, err = cli("check", regressed, "--baseline", base)
+    assert code == 1, (out, err)
     assert "REGRESSION" in out and "KV tokens" in out and "likely cause" in out
-    code, out = run("check", regressed, "--baseline", base, "--format", "json")
+    code, out, _ = cli("check", regressed, "--baseline", base, "--format", "json")
     rep = json.loads(out)
     assert code == 1 and rep["status"] == "regression"
     kv = next(r for r in rep["results"] if r["metric"] == "kv_tokens")
     assert kv["status"] == "regression" and kv["change_pct"] == pytest.approx(-10, abs=0.1)
     assert "not explained by the formula" in kv["likely_cause"]
     # within tolerance when the tolerance is raised
-    assert run("check", regressed, "--baseline", base, "--kv-tokens-tolerance", "15")[0] == 0
+    assert cli("check", regressed, "--baseline", base, "--kv-tokens-tolerance", "15")[0] == 0
     # an identical pair passes; the improvement direction never fails
-    assert run("check", base, "--baseline", base)[0] == 0
-    assert run("check", base, "--baseline", regressed)[0] == 0
+    assert cli("check", base, "--baseline", base)[0] == 0
+    assert cli("check", base, "--baseline", regressed)[0] == 0
     # bad input
-    code, out = run("check", tmp_path / "missing.log", "--baseline", base)
-    assert code == 2 and "no such file" in out
-    assert run("check", base, "--baseline", tmp_path / "missing.log")[0] == 2
+    code, out, err = cli("check", tmp_path / "missing.log", "--baseline", base)
+    assert code == 2 and "no such file" in err
+    assert cli("check", base, "--baseline", tmp_path / "missing.log")[0] == 2
     empty = tmp_path / "empty.log"
     empty.write_text("hello\n")
-    assert run("check", empty, "--baseline", base)[0] == 2
+    assert cli("check", empty, "--baseline", base)[0] == 2
     # nothing to compare with (no baseline, no history, no store): the first launch of a
     # deployment passes the gate, saying that nothing was checked
-    code, out = run("check", base)
-    assert code == 0 and "nothing checked" in out
+    code, _, err = cli("check", base)
+    assert code == 0 and "nothing checked" in err
 
 
 def test_check_fraction_change_names_the_cause(tmp_path):
@@ -245,7 +231,7 @@ def test_check_fraction_change_names_the_cause(tmp_path):
     t_b = fm.predict(fm.launch_inputs(la).inputs.with_(f=0.85), fm.features_for("0.5.10.post1")).tokens
     b = tmp_path / "b.log"
     b.write_text(kimi_log(False, tokens=t_b, fraction=0.85, minute=30))
-    code, out = run("check", b, "--baseline", a, "--json")
+    code, out, _ = cli("check", b, "--baseline", a, "--json")
     rep = json.loads(out)
     assert code == 1
     kv = next(r for r in rep["results"] if r["metric"] == "kv_tokens")
@@ -286,9 +272,9 @@ def test_check_history_from_files(tmp_path):
     args = ["check", slow, "--baseline", hist[0]] + functools.reduce(
         operator.iadd, (["--history", p] for p in hist), []
     )
-    code, out = run(*args, "--json")
+    code, out, err = cli(*args, "--json")
     rep = json.loads(out)
-    assert code == 1, out
+    assert code == 1, (out, err)
     assert next(r for r in rep["results"] if r["metric"] == "load_s")["status"] == "regression"
     assert next(r for r in rep["results"] if r["metric"] == "kv_tokens")["status"] == "ok"
 
@@ -357,12 +343,12 @@ def test_failed_start_smallest_fraction():
 def test_ref_forms(seed_files, tmp_path):
     both = tmp_path / "both.log"
     both.write_text(seed_files[0].read_text() + seed_files[1].read_text())
-    code, out = run("explain", f"{both}#1", "--json")
+    code, out, _ = cli("explain", f"{both}#1", "--json")
     assert code == 0 and json.loads(out)["source"].endswith("both.log")
     first = json.loads(out)["launch_id"]
-    code, out = run("explain", f"{both}#-1", "--json")
+    code, out, _ = cli("explain", f"{both}#-1", "--json")
     assert json.loads(out)["launch_id"] != first
-    assert run("explain", f"{both}#3")[0] == 2
+    assert cli("explain", f"{both}#3")[0] == 2
 
 
 # --------------------------------------------------------------------------- the genuine corpus
@@ -414,7 +400,7 @@ def test_corpus_capped_pools_detected(rel):
 
 @needs_corpus
 def test_corpus_every_launch_explains():
-    for p in sorted(CORPUS.glob("sglang-*/*.log")):
+    for p in corpus_files("sglang-*/*.log"):
         for launch in parse_paths([str(p)]).launches:
             rep = explain_launch(launch)
             json.dumps(rep, default=str)
@@ -431,7 +417,7 @@ def test_corpus_diff_versions(tmp_path):
     assert {"mem_fraction_static", "chunked_prefill_size"} <= changed
     assert "port" not in changed
     assert rep["server_args"]["added_removed_by_version"]
-    code, out = run("diff", a, b, "--plot", tmp_path / "c.svg")
+    code, out, _ = cli("diff", a, b, "--plot", tmp_path / "c.svg")
     assert code == 0
     assert "SGLang version: 0.5.10–0.5.10.post1 → 0.5.23" in out and "mem_fraction_static" in out
     assert (tmp_path / "c.svg").stat().st_size > 1000
@@ -441,10 +427,10 @@ def test_corpus_diff_versions(tmp_path):
 def test_corpus_check_failed_start_is_a_regression():
     ok = CORPUS / "sglang-0.5.23" / "restart-1.log"
     bad = CORPUS / "sglang-0.5.23" / "fail-weights-vs-memfrac.log"
-    code, out = run("check", bad, "--baseline", ok, "--json")
+    code, out, _ = cli("check", bad, "--baseline", ok, "--json")
     rep = json.loads(out)
     assert code == 1 and rep["results"][0]["metric"] == "outcome"
-    code, out = run("explain", bad, "--json")
+    code, out, _ = cli("explain", bad, "--json")
     wi = json.loads(out)["what_if"][0]
     assert wi["sglang_says_minimum"] == pytest.approx(0.0359)
 

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from logparse.cli import app
-
-sys.path.insert(0, str(Path(__file__).parent))
+from helpers import cli
 from reports_fixture import kimi_log
 
-store_mod = pytest.importorskip("logparse.store")
+from logparse.store import Store
 
 
 @pytest.fixture(scope="module")
@@ -26,22 +20,15 @@ def store_with_history(tmp_path_factory):
         p.write_text(kimi_log(False, minute=2 + 3 * i).replace("elapsed=29", f"elapsed=3{i % 2}"))
         files.append(str(p))
     db = d / "history.duckdb"
-    store_mod.Store(str(db)).ingest_paths(files)
+    Store(str(db)).ingest_paths(files)
     return d, db
-
-
-def run(*args, db=None):
-    res = CliRunner().invoke(
-        app, [str(a) for a in args], env={"LOGPARSE_DB": str(db) if db else "/nonexistent/x.duckdb"}
-    )
-    return res.exit_code, res.output
 
 
 def test_check_against_store(store_with_history):
     d, db = store_with_history
     new = d / "new.log"
     new.write_text(kimi_log(False, minute=40))
-    code, out = run("check", new, "--db", db, "--format", "json")
+    code, out, _ = cli("check", new, "--db", db, "--format", "json")
     rep = json.loads(out)
     assert code == 0, out
     assert rep["baseline"]["ref"] == "previous launch in the store"
@@ -52,20 +39,20 @@ def test_check_against_store(store_with_history):
     # one slow start against a steady history is flagged, with a likely cause
     slow = d / "slow.log"
     slow.write_text(kimi_log(False, minute=50).replace("elapsed=29", "elapsed=99"))
-    code, out = run("check", slow, "--format", "json", db=db)  # the store from $LOGPARSE_DB
+    code, out, _ = cli("check", slow, "--format", "json", db=db)  # the store from $LOGPARSE_DB
     rep = json.loads(out)
     assert code == 1
     load = next(r for r in rep["results"] if r["metric"] == "load_s")
     assert load["status"] == "regression" and "weight loading" in load["likely_cause"]
     # store references: @latest against the previous launch of its deployment
-    code, out = run("check", "--db", db)
-    assert code == 0, out
-    code, out = run("explain", "@latest", "--db", db, "--json")
+    code, out, err = cli("check", "--db", db)
+    assert code == 0, (out, err)
+    code, out, _ = cli("explain", "@latest", "--db", db, "--json")
     assert code == 0 and json.loads(out)["kv_tokens"] > 0
-    code, out = run("diff", "@-1", "@latest", "--db", db, "--json")
+    code, out, _ = cli("diff", "@-1", "@latest", "--db", db, "--json")
     assert code == 0 and json.loads(out)["budget"]["kv_tokens"]["delta"] == 0
 
 
 def test_unknown_store_reference(store_with_history):
     _, db = store_with_history
-    assert run("explain", "ffffffffff", "--db", db)[0] == 2
+    assert cli("explain", "ffffffffff", "--db", db)[0] == 2

@@ -35,7 +35,7 @@ def test_sample(name):
     release, outcomes, nranks, workers = EXPECTED[name]
     result = parse_paths([str(SAMPLES / name)])
     assert result.lines.unrecognized == 0, [(u.line_no, u.reason, u.text[:80]) for u in result.unrecognized]
-    assert [l.outcome for l in result.launches] == outcomes
+    assert [launch.outcome for launch in result.launches] == outcomes
     for launch in result.launches:
         assert versions.in_range(release, launch.version_range), (launch.sglang_version_range, launch.version_evidence)
         assert len(launch.ranks) == nranks
@@ -79,6 +79,6 @@ def test_dp_attention_ranks():
 
 def test_restarts_are_three_launches_with_changing_capacity():
     launches = parse_paths([str(SAMPLES / "sglang-0.5/restarts-0.5.12.log")]).launches
-    assert [l.max_total_num_tokens for l in launches] == [193257, 227564, 455243]
+    assert [launch.max_total_num_tokens for launch in launches] == [193257, 227564, 455243]
     assert launches[2].kv_cache_dtype == "fp8_e4m3" and launches[2].ranks[0].kv_dtype == "torch.float8_e4m3fn"
-    assert len({l.launch_id for l in launches}) == 3
+    assert len({launch.launch_id for launch in launches}) == 3

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from pathlib import Path
 
 import pytest
+from helpers import CORPUS, NO_CORPUS, corpus_files, corpus_params
 
 from logparse.sources import open_inputs
 
-SHARED = Path(os.environ.get("LOGPARSE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-CORPUS = SHARED / "corpus"
 RESTART = CORPUS / "journal" / "0.5.23-restart"
 
-pytestmark = pytest.mark.skipif(not RESTART.is_dir(), reason=f"genuine corpus not available at {CORPUS}")
+pytestmark = pytest.mark.skipif(not RESTART.is_dir(), reason=NO_CORPUS if not CORPUS.is_dir() else f"{RESTART} missing")
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _renderings() -> list[str]:
-    if not RESTART.is_dir():
-        return []
-    return sorted(p.name for p in RESTART.glob("*.txt") if p.name != "commands.txt")
 
 
 def _cat_lines() -> list[str]:
@@ -31,7 +22,7 @@ def _cat_lines() -> list[str]:
     return [ln.decode("utf-8", "replace") for ln in data.split(b"\n")[:-1]]
 
 
-@pytest.mark.parametrize("name", _renderings())
+@pytest.mark.parametrize("name", [n for n in corpus_params("*.txt", RESTART) if n != "commands.txt"])
 def test_every_rendering_gives_the_cat_texts(name):
     src = next(open_inputs([str(RESTART / name)]))
     records = list(src.records())
@@ -71,7 +62,7 @@ def test_short_infers_2026_and_matches_json_times():
 
 
 def test_genuine_logs_pass_through_untouched():
-    logs = sorted(CORPUS.glob("*/*.log"))
+    logs = corpus_files("*/*.log")
     assert logs
     for path in logs:
         src = next(open_inputs([str(path)]))

@@ -575,7 +575,7 @@ def test_journal_source_reads_the_file(journal):
 
 def test_journal_source_errors(journal, monkeypatch):
     path, _, _ = journal
-    with pytest.raises(InputError, match="timestamp|since|parse"):
+    with pytest.raises(InputError, match=r"timestamp|since|parse"):
         list(journal_source(file=path, since="not a time at all").records())
     import logparse.sources as sources
 

@@ -6,12 +6,11 @@ import hashlib
 import json
 import shutil
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from helpers import CORPUS, SAMPLES, needs_corpus
+from helpers import CORPUS, SAMPLES, needs_corpus, write
 from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, three_launches
 
 from logparse.launches.model import LAUNCH_FIELDS
@@ -43,17 +42,6 @@ def snapshot(store: Store) -> dict[str, list]:
     return out
 
 
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
-@pytest.fixture
-def store(tmp_path) -> Store:
-    return Store(tmp_path / "history.duckdb", lock_timeout=5)
-
-
 def contract(launch) -> dict:
     d = launch.to_dict(with_events=True)
     return {k: d[k] for k in LAUNCH_FIELDS + ("runtime", "events")}
@@ -80,8 +68,8 @@ def test_missing_store_is_a_clear_error(store):
 # ---------------------------------------------------------------------------- idempotence
 
 
-def test_ingest_twice_changes_nothing(tmp_path, store):
-    log = write(tmp_path, "three.log", three_launches())
+def test_ingest_twice_changes_nothing(tmp_path, store, three):
+    log = three
     rep = store.ingest_paths([log, SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"])
     assert rep.added == 6 and rep.updated == 0
     before = snapshot(store)
@@ -134,8 +122,8 @@ def test_incomplete_then_complete_updates_in_place(tmp_path, store):
     assert store.doctor().healthy
 
 
-def test_stored_launch_is_rebuilt_exactly(tmp_path, store):
-    path = write(tmp_path, "three.log", three_launches())
+def test_stored_launch_is_rebuilt_exactly(store, three):
+    path = three
     parsed = parse_text(path.read_text(), name=str(path)).launches
     store.ingest_paths([path])
     for launch in parsed:
@@ -297,8 +285,8 @@ def test_journal_cursor_resume_reads_only_what_is_new(store):
 # ---------------------------------------------------------------------------- history
 
 
-def test_history_marks_argument_and_version_changes(tmp_path, store):
-    store.ingest_paths([write(tmp_path, "three.log", three_launches())])
+def test_history_marks_argument_and_version_changes(store, three):
+    store.ingest_paths([three])
     h = store.history(metric="kv_tokens")
     assert h.height == 3
     assert h["deployment"].n_unique() == 1
@@ -468,7 +456,7 @@ def test_query_reads_and_files_stay_out_of_reach(tmp_path, store):
     assert store.query("EXPLAIN SELECT 1").height >= 1
     secret = tmp_path / "secret.csv"
     secret.write_text("a\n1\n")
-    with pytest.raises(duckdb.Error, match="(?i)disabled|permission"):
+    with pytest.raises(duckdb.Error, match=r"(?i)disabled|permission"):
         store.query(f"SELECT * FROM read_csv('{secret}')")
     # --write lifts the statement check
     store.query('UPDATE launches SET labels = \'{"team": "infra"}\'', write=True)
@@ -538,10 +526,10 @@ def test_doctor_finds_broken_references(tmp_path, store):
     assert "launch(es) without a source" in text
 
 
-def test_launch_references(tmp_path, store):
+def test_launch_references(store, three):
     from logparse.store.refs import RefError, resolve_launch
 
-    path = write(tmp_path, "three.log", three_launches())
+    path = three
     parsed = parse_text(path.read_text(), name=str(path)).launches
     store.ingest_paths([path], host="gpu-1")
     store.ingest_text("\n".join(_journal_text(2)) + "\n", name="j")
@@ -573,7 +561,7 @@ def test_launch_references(tmp_path, store):
         resolve_launch("no/such/file.log", db)
 
 
-def test_python_api_is_lazy_and_complete(tmp_path):
+def test_python_api_is_lazy_and_complete(tmp_path, three):
     import subprocess
     import sys
 
@@ -585,7 +573,7 @@ def test_python_api_is_lazy_and_complete(tmp_path):
     assert out.stdout.split() == ["Store", "parse"]
     import logparse
 
-    path = write(tmp_path, "three.log", three_launches())
+    path = three
     assert len(logparse.parse(path).launches) == 3
     s = logparse.Store(tmp_path / "api.duckdb")
     s.ingest_paths([path])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,107 +13,77 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from helpers import ROOT, SAMPLES
-from store_fixture import launch_lines, three_launches
-from typer.testing import CliRunner
-
-from logparse.cli import app
-
-runner = CliRunner()
-
-
-def run(*args: str):
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "h.duckdb")
-
-
-@pytest.fixture
-def three(tmp_path) -> Path:
-    p = tmp_path / "three.log"
-    p.write_text(three_launches())
-    return p
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).parent / "logparse"
-    if exe.exists():
-        return [str(exe)]
-    return [sys.executable, "-c", "from logparse.cli import main; main()"]
-
+from helpers import LOGPARSE, ROOT, SAMPLES, cli, cli_env, cli_process
+from store_fixture import launch_lines
 
 # ---------------------------------------------------------------------------- ingest and listing
 
 
 def test_ingest_then_list_show_history(db, three, tmp_path):
-    code, out, err = run("ingest", str(three), "--db", db, "--host", "gpu-1", "--label", "team=infra")
+    code, out, err = cli("ingest", str(three), "--db", db, "--host", "gpu-1", "--label", "team=infra")
     assert code == 0, err
     assert "3 launch(es) added" in err
-    code, out, err = run("ingest", str(three), "--db", db)
+    code, out, err = cli("ingest", str(three), "--db", db)
     assert code == 0 and "skipped" in err and "1 input(s) skipped" in err
 
-    code, out, _ = run("launches", "--db", db)
+    code, out, _ = cli("launches", "--db", db)
     assert code == 0 and "3 launch(es)" in out and "Qwen3-32B" in out
-    code, out, _ = run("launches", "--db", db, "--format", "json")
+    code, out, _ = cli("launches", "--db", db, "--format", "json")
     rows = json.loads(out)
     assert [r["mem_fraction_static"] for r in rows] == [0.85, 0.88, 0.88]
     assert all(r["host"] == "gpu-1" for r in rows)
-    code, out, _ = run("launches", "--db", db, "--format", "ndjson", "--limit", "1")
+    code, out, _ = cli("launches", "--db", db, "--format", "ndjson", "--limit", "1")
     assert len(out.splitlines()) == 1 and json.loads(out)["kv_tokens"] == 310000
-    code, out, _ = run("launches", "--db", db, "--format", "csv", "--since", "2026-05-18T10:30")
+    code, out, _ = cli("launches", "--db", db, "--format", "csv", "--since", "2026-05-18T10:30")
     assert out.splitlines()[0].startswith("launch_id,") and len(out.splitlines()) == 2
-    code, _, err = run("launches", "--db", db, "--format", "parquet")
+    code, _, err = cli("launches", "--db", db, "--format", "parquet")
     assert code == 2 and "--output" in err
     pq = tmp_path / "l.parquet"
-    code, _, _ = run("launches", "--db", db, "--format", "parquet", "--output", str(pq))
+    code, _, _ = cli("launches", "--db", db, "--format", "parquet", "--output", str(pq))
     assert code == 0 and pl.read_parquet(pq).height == 3
-    code, _, err = run("launches", "--db", db, "--since", "someday")
+    code, _, err = cli("launches", "--db", db, "--since", "someday")
     assert code == 2 and "cannot read the time" in err
 
-    code, out, _ = run("show", "@latest", "--db", db)
+    code, out, _ = cli("show", "@latest", "--db", db)
     assert code == 0
     assert "per-rank GPU memory" in out and "runtime KV pressure" in out and "events" in out
     assert "kv_alloc" in out and "ready" in out
-    code, out, _ = run("show", "@-2", "--db", db, "--format", "json")
+    code, out, _ = cli("show", "@-2", "--db", db, "--format", "json")
     d = json.loads(out)
     assert d["mem_fraction_static"] == 0.85 and d["events"] and d["ranks"][0]["kv_tokens"] == 283501
-    code, out, _ = run("show", f"{three}#2", "--db", db, "--format", "json")
+    code, out, _ = cli("show", f"{three}#2", "--db", db, "--format", "json")
     assert json.loads(out)["mem_fraction_static"] == 0.88
-    code, _, err = run("show", "@-7", "--db", db)
+    code, _, err = cli("show", "@-7", "--db", db)
     assert code == 2 and "only 3 launch" in err
 
-    code, out, _ = run("history", "--db", db)
+    code, out, _ = cli("history", "--db", db)
     assert code == 0
     assert "mem_fraction_static: 0.85 -> 0.88" in out and "+26,499" in out
     assert "random_seed" not in out
-    code, out, _ = run("history", "--db", db, "--metric", "headroom", "--format", "json")
+    code, out, _ = cli("history", "--db", db, "--metric", "headroom", "--format", "json")
     rows = json.loads(out)
     assert [r["args_changed"] for r in rows] == [None, True, False]
     assert rows[1]["changed_arg_names"] == ["mem_fraction_static"]
-    code, _, err = run("history", "--db", db, "--metric", "bogus")
+    code, _, err = cli("history", "--db", db, "--metric", "bogus")
     assert code == 2 and "unknown metric" in err
 
 
 def test_history_plot_png_and_svg(db, three, tmp_path):
-    assert run("ingest", str(three), "--db", db)[0] == 0
+    assert cli("ingest", str(three), "--db", db)[0] == 0
     png = tmp_path / "kv.png"
-    code, _, err = run("history", "--db", db, "--plot", str(png))
+    code, _, err = cli("history", "--db", db, "--plot", str(png))
     assert code == 0, err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     svg = tmp_path / "kv.svg"
-    assert run("history", "--db", db, "--metric", "avail_after_graph_gb", "--plot", str(svg))[0] == 0
+    assert cli("history", "--db", db, "--metric", "avail_after_graph_gb", "--plot", str(svg))[0] == 0
     text = svg.read_text()
     assert "<svg" in text and "mem_fraction_static" in text
-    assert run("history", "--db", db, "--plot", str(tmp_path / "x.jpg"))[0] == 2
+    assert cli("history", "--db", db, "--plot", str(tmp_path / "x.jpg"))[0] == 2
 
 
 def test_quick_start_command(tmp_path):
     db = str(tmp_path / "quick.duckdb")
-    code, out, err = run("ingest", str(SAMPLES), "--history", "--db", db)
+    code, out, err = cli("ingest", str(SAMPLES), "--history", "--db", db)
     assert code == 0, err
     assert "launch(es) added" in err
     assert "kv_tokens" in out and "Qwen2.5-14B-Instruct" in out
@@ -122,12 +91,12 @@ def test_quick_start_command(tmp_path):
 
 
 def test_ingest_usage_errors(db, tmp_path):
-    assert run("ingest", "--db", db)[0] == 2
-    code, _, err = run("ingest", str(tmp_path / "missing.log"), "--db", db)
+    assert cli("ingest", "--db", db)[0] == 2
+    code, _, err = cli("ingest", str(tmp_path / "missing.log"), "--db", db)
     assert code == 2 and "no such file" in err
-    code, _, err = run("ingest", str(ROOT / "pyproject.toml"), "--db", db, "--label", "oops")
+    code, _, err = cli("ingest", str(ROOT / "pyproject.toml"), "--db", db, "--label", "oops")
     assert code == 2 and "key=value" in err
-    code, _, err = run("ingest", str(ROOT / "pyproject.toml"), "--db", db)
+    code, _, err = cli("ingest", str(ROOT / "pyproject.toml"), "--db", db)
     assert code == 2 and "no SGLang launch" in err
 
 
@@ -149,20 +118,20 @@ def test_ingest_usage_errors(db, tmp_path):
     ],
 )
 def test_query_cli_refuses_writes(db, three, sql):
-    assert run("ingest", str(three), "--db", db)[0] == 0
-    code, _out, err = run("query", sql, "--db", db)
+    assert cli("ingest", str(three), "--db", db)[0] == 0
+    code, _out, err = cli("query", sql, "--db", db)
     assert code == 2 and ("refused" in err or "statements in one query" in err), err
 
 
 def test_query_cli_reads_and_writes_with_write(db, three, tmp_path):
-    assert run("ingest", str(three), "--db", db)[0] == 0
-    code, out, _ = run("query", "SELECT count(*) AS n FROM launches", "--db", db, "--format", "csv")
+    assert cli("ingest", str(three), "--db", db)[0] == 0
+    code, out, _ = cli("query", "SELECT count(*) AS n FROM launches", "--db", db, "--format", "csv")
     assert code == 0 and out.splitlines() == ["n", "3"]
-    code, out, _ = run("query", "UPDATE launches SET deployment = 'prod'", "--db", db, "--write")
+    code, out, _ = cli("query", "UPDATE launches SET deployment = 'prod'", "--db", db, "--write")
     assert code == 0
-    code, out, _ = run("query", "SELECT DISTINCT deployment FROM history", "--db", db, "--format", "json")
+    code, out, _ = cli("query", "SELECT DISTINCT deployment FROM history", "--db", db, "--format", "json")
     assert json.loads(out) == [{"deployment": "prod"}]
-    code, _, err = run("query", "SELECT * FROM nope", "--db", db)
+    code, _, err = cli("query", "SELECT * FROM nope", "--db", db)
     assert code == 2 and "SQL error" in err
 
 
@@ -173,44 +142,44 @@ def test_cli_store_errors_exit_3(tmp_path, three):
     junk = tmp_path / "junk.duckdb"
     junk.write_bytes(b"not a database" * 100)
     digest = hashlib.sha256(junk.read_bytes()).hexdigest()
-    code, _, err = run("ingest", str(three), "--db", str(junk))
+    code, _, err = cli("ingest", str(three), "--db", str(junk))
     assert code == 3 and "not a DuckDB database" in err
     assert hashlib.sha256(junk.read_bytes()).hexdigest() == digest
-    code, _, err = run("launches", "--db", str(tmp_path / "none.duckdb"))
+    code, _, err = cli("launches", "--db", str(tmp_path / "none.duckdb"))
     assert code == 3 and "no history store" in err
 
     newer = str(tmp_path / "newer.duckdb")
-    assert run("ingest", str(three), "--db", newer)[0] == 0
+    assert cli("ingest", str(three), "--db", newer)[0] == 0
     con = duckdb.connect(newer)
     con.execute("INSERT INTO schema_version VALUES (42, now()::TIMESTAMP, '9')")
     con.close()
     from logparse.store import db as dbm
 
     dbm._VALIDATED.clear()
-    code, _, err = run("launches", "--db", newer)
+    code, _, err = cli("launches", "--db", newer)
     assert code == 3 and "newer logparse" in err
 
 
 def test_doctor_and_export_merge(db, three, tmp_path):
-    assert run("ingest", str(three), "--db", db, "--host", "gpu-1")[0] == 0
-    code, out, _ = run("doctor", "--db", db)
+    assert cli("ingest", str(three), "--db", db, "--host", "gpu-1")[0] == 0
+    code, out, _ = cli("doctor", "--db", db)
     assert code == 0 and "healthy" in out and "launches: 3" in out
     exp = tmp_path / "exp"
-    code, _, err = run("export", str(exp), "--db", db)
+    code, _, err = cli("export", str(exp), "--db", db)
     assert code == 0 and "exported 3 launch(es)" in err
     assert (exp / "launches" / "host=gpu-1").is_dir()
     other = str(tmp_path / "fleet.duckdb")
-    code, _, err = run("ingest", str(exp), "--db", other)
+    code, _, err = cli("ingest", str(exp), "--db", other)
     assert code == 0 and "3 added" in err
-    code, _, err = run("ingest", db, "--db", other)
+    code, _, err = cli("ingest", db, "--db", other)
     assert code == 0 and "3 unchanged" in err
-    assert run("query", "DELETE FROM sources", "--db", db, "--write")[0] == 0
-    code, out, err = run("doctor", "--db", db)
+    assert cli("query", "DELETE FROM sources", "--db", db, "--write")[0] == 0
+    code, out, err = cli("doctor", "--db", db)
     assert code == 3 and "launch(es) without a source" in out
     notempty = tmp_path / "notempty"
     notempty.mkdir()
     (notempty / "x.txt").write_text("x")
-    assert run("export", str(notempty), "--db", other)[0] == 2
+    assert cli("export", str(notempty), "--db", other)[0] == 2
 
 
 # ---------------------------------------------------------------------------- concurrency
@@ -229,10 +198,10 @@ def _logs(tmp_path: Path, tag: str, n: int) -> list[str]:
 def test_two_concurrent_ingests_never_corrupt(tmp_path):
     db = str(tmp_path / "shared.duckdb")
     a, b = _logs(tmp_path, "1", 8), _logs(tmp_path, "2", 8)
-    env = dict(os.environ, LOGPARSE_DB=db)
+    env = cli_env(LOGPARSE_DB=db)
     procs = [
         subprocess.Popen(
-            _cli() + ["ingest", *files, "--lock-timeout", "60"],
+            [*LOGPARSE, "ingest", *files, "--lock-timeout", "60"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -241,7 +210,7 @@ def test_two_concurrent_ingests_never_corrupt(tmp_path):
         for files in (a, b)
     ]
     results = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
-    for out, err, rc in results:
+    for _out, err, rc in results:
         assert rc in (0, 3), err
         if rc == 3:
             assert "store is busy" in err
@@ -250,13 +219,13 @@ def test_two_concurrent_ingests_never_corrupt(tmp_path):
     n = con.execute("SELECT count(*) FROM launches").fetchall()[0][0]
     con.close()
     assert n >= applied and n <= 16
-    code, out, _ = run("doctor", "--db", db)
+    code, out, _ = cli("doctor", "--db", db)
     assert code == 0, out
 
 
 def test_busy_store_gives_up_with_exit_3(tmp_path, three):
     db = str(tmp_path / "busy.duckdb")
-    assert run("ingest", str(three), "--db", db)[0] == 0
+    assert cli("ingest", str(three), "--db", db)[0] == 0
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -278,19 +247,14 @@ def test_busy_store_gives_up_with_exit_3(tmp_path, three):
         other = tmp_path / "other.log"
         other.write_text("\n".join(launch_lines(datetime(2026, 7, 1, 8))) + "\n")
         t0 = time.monotonic()
-        proc = subprocess.run(
-            _cli() + ["ingest", str(other), "--db", db, "--lock-timeout", "1.5"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = cli_process("ingest", other, "--db", db, "--lock-timeout", "1.5", text=True, timeout=120)
         waited = time.monotonic() - t0
         assert proc.returncode == 3, proc.stderr
         assert "store is busy" in proc.stderr and "--lock-timeout" in proc.stderr
         assert waited >= 1.5
     finally:
         holder.communicate("\n", timeout=30)
-    code, out, _ = run("doctor", "--db", db)
+    code, out, _ = cli("doctor", "--db", db)
     assert code == 0 and "launches: 3" in out
 
 
@@ -326,16 +290,16 @@ def test_journal_ingest_resumes_from_the_stored_cursor(tmp_path):
             [jr, f"--output={journal}", "-"], input=export_stream(part), capture_output=True, timeout=60
         )
         assert proc.returncode == 0, proc.stderr
-        code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)
+        code, _, err = cli("ingest", "--journal", "--file", str(journal), "--db", db)
         assert code == 0 and expect in err, err
-    code, out, _ = run(
+    code, out, _ = cli(
         "query", "SELECT outcome, n_events, batch_lines, host, pid FROM launch_summary", "--db", db, "--format", "json"
     )
     assert json.loads(out) == [{"outcome": "ready", "n_events": 15, "batch_lines": 6, "host": "gpu-9", "pid": 777}]
-    code, out, _ = run("query", "SELECT path, lines FROM sources ORDER BY ingested_at", "--db", db, "--format", "json")
+    code, out, _ = cli("query", "SELECT path, lines FROM sources ORDER BY ingested_at", "--db", db, "--format", "json")
     srcs = json.loads(out)
     assert [s["lines"] for s in srcs] == [cut, len(lines) - cut]  # the second run read only what was new
     assert "--after-cursor" in srcs[1]["path"]
     # nothing new: nothing read, nothing changes
-    code, _, err = run("ingest", "--journal", "--file", str(journal), "--db", db)
+    code, _, err = cli("ingest", "--journal", "--file", str(journal), "--db", db)
     assert code == 0 and "0 launch(es) added, 0 updated" in err

@@ -1,0 +1,58 @@
+"""Fixtures shared by the test files. Plain helpers (paths, the corpus, running the CLI) are in
+``helpers.py``, which test files import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from store_fixture import three_launches
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_user_store(tmp_path_factory):
+    """No test reads or writes the user's history store: $LOGPARSE_DB is unset and the default
+    store (``$XDG_DATA_HOME/logparse/history.duckdb``) is in an empty temporary directory.
+    Session-scoped: hypothesis refuses function-scoped fixtures around ``@given`` tests."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("LOGPARSE_DB", raising=False)
+        mp.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+        yield
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    """A history store path that does not exist yet."""
+    return tmp_path / "history.duckdb"
+
+
+@pytest.fixture
+def db(db_path) -> str:
+    """The same, as a string (for ``--db`` and ``duckdb.connect``)."""
+    return str(db_path)
+
+
+@pytest.fixture
+def store(db_path):
+    """A ``Store`` on a new file (created on first write)."""
+    from logparse.store import Store
+
+    return Store(db_path, lock_timeout=5)
+
+
+@pytest.fixture
+def three(tmp_path) -> Path:
+    """A log of three launches of one deployment (``store_fixture.three_launches``)."""
+    path = tmp_path / "three.log"
+    path.write_text(three_launches())
+    return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """``slow`` tests show as skipped unless the run selects them (``-m slow``)."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
