@@ -33,6 +33,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 #: ``logparse.data`` (packaged data files) is below everything; ``logparse.__main__`` above cli.
 STAGES = {
     "data": -1,
+    "sglang_prefix": -1,
     "sources": 0,
     "grammar": 1,
     "launches": 2,
@@ -334,13 +335,9 @@ def private_imports(mod: str) -> list[Import]:
 #: Modules importing private names of other modules today.
 KNOWN_PRIVATE: dict[str, str] = {
     "logparse.cli.store_cmds": "logparse.cli.parse_cmd._journal_options_used, logparse.cli.render._fmt",
-    "logparse.grammar.bulk": "logparse.sources._lines, a private module (LineParser is exported by logparse.sources)",
-    "logparse.grammar.classify": "logparse.grammar.sglang_line._batch_value, logparse.grammar.sglang_line._name",
-    "logparse.grammar.variants": "logparse.grammar.sglang_line._cache_path, logparse.grammar.sglang_line._grammar_text",
     "logparse.reports.check": "logparse.budget.formula._pool_rank, logparse.reports.diff._durations",
     "logparse.reports.diff": "logparse.budget.formula._pool_rank, logparse.reports.explain._phys_key, logparse.reports.explain._sort_key",
     "logparse.reports.explain": "logparse.budget.formula._pool_rank, logparse.budget.formula._rank_name",
-    "logparse.sources._journal": "logparse.sources._lines._Blob",
     "logparse.store.exchange": "logparse.store.db._connect, logparse.store.db._short, logparse.store.db._version, logparse.store.ingest._is_continuation, logparse.store.schema._TABLES_V1, logparse.store.schema._TABLES_V2",
     "logparse.store.ingest": "logparse.store.db._short",
 }
@@ -385,7 +382,6 @@ def upward_imports(mod: str) -> list[Import]:
 
 #: Modules importing a higher stage today.
 KNOWN_UPWARD: dict[str, str] = {
-    "logparse.grammar.variants": "grammar -> launches: logparse.grammar.variants -> logparse.launches.versions",
     "logparse.reports.check": "reports -> cli: logparse.reports.check -> logparse.cli.render.fmt_value",
     "logparse.reports.diff": "reports -> cli: logparse.reports.diff -> logparse.cli.render.fmt_value",
 }
@@ -406,14 +402,14 @@ def test_the_scanner_sees_imports():
     edges = {(i.src, i.dst) for m in modules() for i in imports_of(m)}
     assert len(modules()) > 20 and len(edges) > 50
     assert any(i.lazy for m in modules() for i in imports_of(m))
-    assert ("logparse.sources._journal", "logparse.sources._lines") in edges  # relative import
+    assert ("logparse.pipeline", "logparse.grammar.classify") in edges
 
 
 def test_the_scanner_on_a_snippet():
     code = (
         "from typing import TYPE_CHECKING\n"
         "from . import db\n"
-        "from ..sources import _lines\n"
+        "from ..sources import lines\n"
         "import logparse.grammar.events\n"
         "if TYPE_CHECKING:\n"
         "    from logparse.cli import app\n"
@@ -429,7 +425,7 @@ def test_the_scanner_on_a_snippet():
     got = {(i.dst, i.name, i.lazy, i.type_only) for i in v.imports}
     assert got == {
         ("logparse.store.db", None, False, False),
-        ("logparse.sources._lines", None, False, False),
+        ("logparse.sources.lines", None, False, False),
         ("logparse.grammar.events", None, False, False),
         ("logparse.cli.app", None, False, True),
         ("logparse.reports.diff", "_durations", True, False),

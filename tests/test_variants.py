@@ -8,7 +8,7 @@ from logparse.grammar.classify import PREFIX_RE
 from logparse.grammar.events import Event
 from logparse.grammar.sglang_line import parse_line
 from logparse.grammar.variants import VARIANTS, match
-from logparse.launches import versions
+from logparse.grammar import versions
 from logparse.launches.assemble import apply_prefix
 
 

@@ -3,7 +3,7 @@
 
 The catalogue's Appendix A lists, per PyPI release, the ServerArgs fields added and
 removed.  We replay those changes into the full field set of every release (facts,
-not prose), which is what `logparse.launches.versions` uses to date a `server_args=` line.
+not prose), which is what `logparse.grammar.versions` uses to date a `server_args=` line.
 Run it again when the catalogue grows:  python tools/build_version_data.py ../shared/sglang-log-catalogue.md
 """
 
@@ -32,7 +32,7 @@ for m in entry.finditer(appendix):
     fields_by_version[ver] = sorted(current)
     counts[ver] = count
 mismatch = {v: (counts[v], len(fields_by_version[v])) for v in versions if counts[v] != len(fields_by_version[v])}
-# Stored as per-release changes (small); logparse.launches.versions replays them at load time.
+# Stored as per-release changes (small); logparse.grammar.versions replays them at load time.
 changes, prev = {}, set()
 for v in versions:
     cur = set(fields_by_version[v])

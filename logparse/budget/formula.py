@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from logparse.launches import versions
+from logparse.grammar import versions
 
 GiB = float(1 << 30)
 #: Half a unit of the last printed digit of a ``:.2f`` GiB figure.

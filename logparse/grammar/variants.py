@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from logparse.launches import versions
+from logparse.grammar import versions
 
 LAST = "0.5.23"
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
-from logparse.launches import versions
+from logparse.grammar import versions
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
 

@@ -871,7 +871,7 @@ def _mismatch_sentence(launch, rep, li, pred) -> str:
         )
     txt += "."
     ver = launch.version_range
-    from logparse.launches import versions
+    from logparse.grammar import versions
 
     if ver and versions.index(ver[1]) >= versions.index("0.5.21"):
         txt += (
