@@ -31,7 +31,7 @@ def _iso_utc(ts: float | None) -> str | None:
         return None
     try:
         return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")
-    except (OverflowError, OSError, ValueError):
+    except (OverflowError, OSError, ValueError, TypeError):
         return None
 
 
@@ -80,8 +80,9 @@ class StreamParser:
         prefix, gpu, (kind, fields, form) = res.parsed
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
         apply_prefix(ev, prefix, gpu)
+        outer = _iso_utc(rec.ts)
+        ev.record_ts = outer
         if ev.ts is None or len(ev.ts) <= 12:  # no date in SGLang's prefix: use the outer layer's time
-            outer = _iso_utc(rec.ts)
             if outer:
                 ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
@@ -134,7 +135,7 @@ class StreamParser:
                 self.orphans.append(asm)
                 continue
             self.assemblers.append(asm)
-            launches.append(asm.finish(self.sglang_version))
+            launches.append(asm.finish(self.sglang_version, ordinal=len(launches) + 1))
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
         if self._orphan_lines:

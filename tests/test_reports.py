@@ -26,7 +26,7 @@ REQUIRED = (
     "post_load_avail_gb",
     "reserved_gb",
     "predicted_kv_gb",
-    "actual_kv_gb",
+    "kv_pool_gb",
     "kv_tokens",
     "bytes_per_token",
     "draft_weights_gb",
@@ -68,7 +68,7 @@ def _one(path):
 @pytest.mark.parametrize("which", ["seed", "fixture"])
 def test_explain_seed_scenario(which, seed_files, fixture_files):
     path = (seed_files if which == "seed" else fixture_files)[0]
-    rep = explain_launch(_one(path))
+    rep = explain_launch(_one(path)).to_dict()
     for k in REQUIRED + ("era", "formula", "sentences"):
         assert k in rep, k
     assert rep["era"] == "B"
@@ -78,10 +78,10 @@ def test_explain_seed_scenario(which, seed_files, fixture_files):
     assert rep["post_load_avail_gb"] == pytest.approx(21.71, abs=0.005)
     assert rep["reserved_gb"] == pytest.approx(11.29, abs=0.011)  # 12% of 94.04
     assert rep["headroom_gb"] == pytest.approx(7.43, abs=0.005)
-    assert rep["actual_kv_gb"] == pytest.approx(10.42, abs=0.011)  # the fixture's exact formula gives 10.43
+    assert rep["kv_pool_gb"] == pytest.approx(10.42, abs=0.011)  # the fixture's exact formula gives 10.43
     # the KV pool is predicted within 1% of the logged figure, and within the print rounding
     assert abs(rep["predicted_kv_tokens"] - rep["kv_tokens"]) / rep["kv_tokens"] < 0.01
-    assert abs(rep["predicted_kv_gb"] - rep["actual_kv_gb"]) / rep["actual_kv_gb"] < 0.01
+    assert abs(rep["predicted_kv_gb"] - rep["kv_pool_gb"]) / rep["kv_pool_gb"] < 0.01
     assert rep["within_rounding"]
     assert rep["bytes_per_token"] == pytest.approx(CELL, rel=0.002)
     assert rep["draft_weights_gb"] == pytest.approx(1.90)
@@ -93,9 +93,10 @@ def test_explain_seed_scenario(which, seed_files, fixture_files):
     # every rank has its own budget and waterfall, the launch the minimum
     assert len(rep["ranks"]) == 8
     assert min(r["headroom_gb"] for r in rep["ranks"]) == rep["headroom_gb"]
+    rank_names = {"pre_load_avail_gb": "free_before_weights_gb", "post_load_avail_gb": "free_after_weights_gb"}
     for r in rep["ranks"]:
         for k in REQUIRED:
-            assert k in r, k
+            assert rank_names.get(k, k) in r, k
         assert r["waterfall"][0]["kind"] == "start" and r["waterfall"][-1]["kind"] == "end"
     # what-ifs with the same formula
     wi: dict = {}
@@ -141,7 +142,7 @@ def test_explain_cli_table_json_and_plot(seed_files, tmp_path):
 
 def test_diff_seed_hicache(seed_files, tmp_path):
     a, b = (_one(p) for p in seed_files)
-    rep = diff_launches(a, b)
+    rep = diff_launches(a, b).to_dict()
     changed = {c["arg"]: c for c in rep["server_args"]["changed"]}
     assert changed["enable_hierarchical_cache"]["b"] is True
     assert "random_seed" not in changed and "random_seed" in rep["server_args"]["ignored_noise"]
@@ -177,7 +178,7 @@ def test_diff_attribution_one_input_at_a_time(tmp_path):
     # B: a lower fraction; the formula explains the whole drop
     t_b = fm.predict(fm.launch_inputs(a).inputs.with_(f=0.86), fm.features_for("0.5.10.post1")).tokens
     b = parse_text(kimi_log(False, tokens=t_b, fraction=0.86, minute=30)).launches[0]
-    at = diff_launches(a, b)["attribution"]
+    at = diff_launches(a, b).to_dict()["attribution"]
     assert at["supported"]
     steps = {s["key"]: s for s in at["steps"]}
     assert at["delta_tokens"] < 0
@@ -259,11 +260,11 @@ def test_check_history_from_files(tmp_path):
     la = [parse_paths([str(p)]).launches[0] for p in hist]
     rep = run_check(
         parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:-1], thresholds=Thresholds(min_history=5)
-    )
+    ).to_dict()
     load = next(r for r in rep["results"] if r["metric"] == "load_s")
     assert load["status"] == "ok" and load["median"] is not None
     # too little history: skipped with a note, not failed
-    rep = run_check(parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:2])
+    rep = run_check(parse_paths([str(new)]).launches[0], la[-1], history_launches=la[:2]).to_dict()
     load = next(r for r in rep["results"] if r["metric"] == "load_s")
     assert load["status"] == "skipped" and "needs ≥ 5" in load["note"]
     # a slow load against the history is flagged
@@ -323,7 +324,7 @@ def test_era_a_eagle_sample_and_old_releases():
         p = SAMPLES / path
         if not p.exists():
             continue
-        rep = explain_launch(_one(p))
+        rep = explain_launch(_one(p)).to_dict()
         assert rep["era"] == era
         assert abs(rep["kv_tokens_diff_pct"]) < 1.0, (path, rep["kv_tokens_diff_pct"])
 
@@ -332,7 +333,7 @@ def test_failed_start_smallest_fraction():
     p = SAMPLES / "sglang-0.5" / "crash-oom-0.5.6.log"
     if not p.exists():
         pytest.skip("sample not present")
-    rep = explain_launch(_one(p))
+    rep = explain_launch(_one(p)).to_dict()
     wi = rep["what_if"][0]
     assert "smallest that starts" in wi["change"]
     assert wi["mem_fraction_static"] == pytest.approx(1 - 17.90 / 78.93, abs=0.002)
@@ -362,7 +363,7 @@ def test_ref_forms(seed_files, tmp_path):
     ],
 )
 def test_corpus_uncapped_pools_predicted(rel, tol):
-    rep = explain_launch(_one(CORPUS / rel))
+    rep = explain_launch(_one(CORPUS / rel)).to_dict()
     assert rep["memory_kind"] == "cpu"
     assert abs(rep["kv_tokens_diff_pct"]) < tol, rep["kv_tokens_diff_pct"]
     assert rep["bytes_per_token"] == pytest.approx(256, rel=0.01)  # tiny Llama: 2 layers × 2 heads × 16 × K,V × 2 B
@@ -371,7 +372,7 @@ def test_corpus_uncapped_pools_predicted(rel, tol):
 
 @needs_corpus
 def test_corpus_memory_moved_between_measurements():
-    rep = explain_launch(_one(CORPUS / "sglang-0.5.23" / "memfrac-0.2.log"))
+    rep = explain_launch(_one(CORPUS / "sglang-0.5.23" / "memfrac-0.2.log")).to_dict()
     text = " ".join(rep["sentences"])
     assert "Memory baseline taken" in text and "19.76" in text
 
@@ -392,7 +393,7 @@ def test_corpus_memory_moved_between_measurements():
 )
 def test_corpus_capped_pools_detected(rel):
     launch = _one(CORPUS / rel)
-    rep = explain_launch(launch)
+    rep = explain_launch(launch).to_dict()
     assert rep["capped_by_max_total_tokens"], rel
     assert rep["kv_tokens"] == launch.max_total_tokens
     assert any("caps the pool" in s for s in rep["sentences"])
@@ -402,7 +403,7 @@ def test_corpus_capped_pools_detected(rel):
 def test_corpus_every_launch_explains():
     for p in corpus_files("sglang-*/*.log"):
         for launch in parse_paths([str(p)]).launches:
-            rep = explain_launch(launch)
+            rep = explain_launch(launch).to_dict()
             json.dumps(rep, default=str)
             assert rep["sentences"]
 
@@ -410,7 +411,7 @@ def test_corpus_every_launch_explains():
 @needs_corpus
 def test_corpus_diff_versions(tmp_path):
     a, b = CORPUS / "sglang-0.5.10.post1" / "restart-1.log", CORPUS / "sglang-0.5.23" / "restart-1.log"
-    rep = diff_launches(_one(a), _one(b))
+    rep = diff_launches(_one(a), _one(b)).to_dict()
     assert rep["version"]["changed"]
     assert rep["version"]["a"] == "0.5.10–0.5.10.post1" and rep["version"]["b"] == "0.5.23"
     changed = {c["arg"] for c in rep["server_args"]["changed"]}
@@ -441,13 +442,13 @@ def test_range_spanning_eras_uses_the_evidence():
         pytest.skip("sample not present")
     launch = _one(p)
     launch.version_range = ("0.5.5", "0.5.8")  # as if the log only dated it to Era A/B
-    rep = explain_launch(launch)
+    rep = explain_launch(launch).to_dict()
     assert rep["era"] == "A"  # the EAGLE-inflated pool is Era A's
     assert any("spans" in n for n in rep["formula_notes"])
     assert any("matches Era A" in n for n in rep["formula_notes"])
     seed = parse_text(kimi_log(False)).launches[0]
     seed.version_range = ("0.5.9", "0.5.12")  # B and C give the same pool here: the later one
-    rep = explain_launch(seed)
+    rep = explain_launch(seed).to_dict()
     assert rep["era"] == "C" and any("spans" in n for n in rep["formula_notes"])
 
 
@@ -503,7 +504,7 @@ def test_hybrid_swa_pools_predicted():
             ]
         },
     )
-    rep = explain_launch(_launch("0.5.20", [r]))
+    rep = explain_launch(_launch("0.5.20", [r])).to_dict()
     assert abs(rep["kv_tokens_diff_pct"]) < 1.0
     assert "Full + SWA" in rep["bytes_per_token_source"]
 
@@ -522,7 +523,7 @@ def test_mamba_state_is_taken_from_the_budget():
         kv_size_gb=kv,
         extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv, "k_gb": kv / 2, "v_gb": kv / 2}], "mamba": mamba},
     )
-    rep = explain_launch(_launch("0.5.12", [r], mem_fraction_static=f))
+    rep = explain_launch(_launch("0.5.12", [r], mem_fraction_static=f)).to_dict()
     assert abs(rep["kv_tokens_diff_pct"]) < 0.5
     assert any("mamba 9.95" in d for d in rep["derivation"])
 
@@ -551,10 +552,10 @@ def test_era_c_eagle_draft_inside_the_budget():
         kv_size_gb=kv_d,
         extra={"pools": [{"label": None, "tokens": t, "kv_gb": kv_d}]},
     )
-    rep = explain_launch(_launch("0.5.16", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE"))
+    rep = explain_launch(_launch("0.5.16", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE")).to_dict()
     assert rep["post_load_avail_gb"] == after_draft
     assert abs(rep["kv_tokens_diff_pct"]) < 0.5
     assert any("draft KV is inside the KV budget" in s for s in rep["sentences"])
     # the same figures under 0.5.13 would ignore the draft: a visibly different prediction
-    rep13 = explain_launch(_launch("0.5.13", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE"))
+    rep13 = explain_launch(_launch("0.5.13", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE")).to_dict()
     assert rep13["predicted_kv_tokens"] > rep["predicted_kv_tokens"] * 1.05

@@ -415,7 +415,7 @@ def _refine_with_hicache(launch, group: Group, page: int, bpt: BytesPerToken) ->
     """
     if bpt.lo is None or not launch.enable_hierarchical_cache or not launch.hicache_host_gb or launch.hicache_size:
         return bpt
-    pr = _pool_rank(group.targets)
+    pr = pool_rank(group.targets)
     if pr is None or not pr.kv_tokens:
         return bpt
     ratio = launch.hicache_ratio or 2.0
@@ -509,12 +509,12 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     m_post_t = group.min_rank("avail_after_load_gb")
     notes: list[str] = []
     tgt = m_post_t or m_pre_rank or (group.targets[0] if group.targets else None)
-    bpt = bytes_per_token(_pool_rank(group.targets), page)
+    bpt = bytes_per_token(pool_rank(group.targets), page)
     if bpt.value is None and bpt.lo is None:
         bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
     bpt = _refine_with_hicache(launch, group, page, bpt)
     dbpt = (
-        bytes_per_token(_pool_rank(group.drafts), page)
+        bytes_per_token(pool_rank(group.drafts), page)
         if group.drafts
         else BytesPerToken(None, None, None, "no draft", False)
     )
@@ -569,7 +569,7 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     return li
 
 
-def _pool_rank(ranks: Iterable):
+def pool_rank(ranks: Iterable):
     """The rank whose pool figures are most precise (largest printed pool)."""
     best = None
     for r in ranks:
@@ -609,7 +609,7 @@ def best_inputs(launch, group: Group | None = None) -> LaunchInputs:
     if len(spanned) < 2 or li.inputs is None or li.inputs.cell is None:
         return li
     grp = group or groups(launch)[0]
-    pr = _pool_rank(grp.targets)
+    pr = pool_rank(grp.targets)
     actual = pr.kv_tokens if pr is not None else launch.max_total_num_tokens
     if actual is None:
         return li

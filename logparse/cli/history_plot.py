@@ -30,22 +30,24 @@ def _arg_note(row) -> str:
     return _short(f"{len(names)} args: " + ", ".join(names[:3]) + (" …" if len(names) > 3 else ""), 48)
 
 
-def plot_history(df, metric: str, path: str) -> int:
-    """Draw one panel per deployment; returns the number of panels drawn."""
+def plot_history(result, metric: str, path: str) -> int:
+    """Draw one panel per deployment (``result``: rows with ``columns`` and ``rows``); returns the panel count."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if df.height == 0:
+    dicts = [dict(zip(result.columns, r)) for r in result.rows]
+    if not dicts:
         raise ValueError("nothing to plot: no launches match")
-    groups = [(dep, part) for (dep,), part in df.group_by(["deployment"], maintain_order=True)]
-    groups.sort(key=lambda g: -g[1].height)
-    groups = groups[:MAX_PANELS]
+    by_dep: dict[str, list[dict]] = {}
+    for row in dicts:
+        by_dep.setdefault(row["deployment"], []).append(row)
+    groups = sorted(by_dep.items(), key=lambda g: -len(g[1]))[:MAX_PANELS]
     n = len(groups)
     fig, axes = plt.subplots(n, 1, figsize=(11, 3.6 * n + 0.6), squeeze=False)
     for ax, (dep, part) in zip(axes[:, 0], groups):
-        rows = part.sort("launch_no").to_dicts()
+        rows = sorted(part, key=lambda r: r["launch_no"])
         xs = list(range(len(rows)))
         ys = [r[metric] for r in rows]
         pts = [(x, y) for x, y in zip(xs, ys) if y is not None]

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail
+from logparse.cli.output import TABLE_FORMATS, Output, dumps, output_options
 
 
-def _journal_options_used(journal: bool, unit, since, until, directory, jfile) -> bool:
+def journal_options_used(journal: bool, unit, since, until, directory, jfile) -> bool:
     return journal or any(x for x in (unit, since, until, directory, jfile))
 
 
@@ -30,7 +30,7 @@ def open_requested_sources(
     from logparse import sources
 
     out = []
-    if _journal_options_used(journal, unit, since, until, directory, jfile):
+    if journal_options_used(journal, unit, since, until, directory, jfile):
         out.append(
             sources.journal_source(
                 unit=unit, since=since, until=until, directory=directory, file=jfile, after_cursor=after_cursor
@@ -43,52 +43,131 @@ def open_requested_sources(
     return out
 
 
+def stdin_is_piped() -> bool:
+    """stdin is a pipe or a redirected file (not a terminal, not closed)."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def launch_document(launch, *, with_events: bool = False) -> dict[str, Any]:
+    """A launch as the JSON contract has it, plus its budget (the figures every command shows)."""
+    from logparse.budget.model import launch_budget
+
+    d = launch.to_dict(with_events=with_events)
+    d["budget"] = launch_budget(launch).to_dict()
+    return d
+
+
+#: Columns of ``parse --format csv``: one row per launch.
+PARSE_ROW_COLUMNS = (
+    "launch_id",
+    "engine",
+    "source",
+    "host",
+    "unit",
+    "pid",
+    "started_at",
+    "ready_at",
+    "outcome",
+    "sglang_version_range",
+    "model_path",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    "mem_fraction_static",
+    "kv_cache_dtype",
+    "max_total_num_tokens",
+    "context_len",
+    "error",
+)
+BUDGET_ROW_COLUMNS = ("kv_tokens", "kv_pool_gb", "weights_gb", "headroom_gb", "binding_rank", "predicted_kv_tokens")
+
+
+def _launch_row(doc: dict[str, Any]) -> dict[str, Any]:
+    row = {k: doc.get(k) for k in PARSE_ROW_COLUMNS}
+    row.update({k: doc["budget"].get(k) for k in BUDGET_ROW_COLUMNS})
+    return row
+
+
 @app.command()
+@output_options(formats=TABLE_FORMATS, extra_help="json: the whole parse result; ndjson: one launch per line.")
 def parse(
     paths: list[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
-    as_json: bool = typer.Option(False, "--json", help="Print the parse result as one JSON document."),
-    ndjson: bool = typer.Option(False, "--ndjson", help="Print one JSON object per launch."),
-    events: bool = typer.Option(False, "--events", help="With --json/--ndjson: include every parsed event."),
+    ndjson: bool = typer.Option(False, "--ndjson", help="Short for --format ndjson (one JSON object per launch)."),
+    events: bool = typer.Option(False, "--events", help="With --format json/ndjson: include every parsed event."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
     journal: bool = typer.Option(False, "--journal", help="Read the systemd journal with journalctl."),
     unit: Optional[str] = typer.Option(None, "-u", "--unit", help="journalctl -u UNIT"),
     since: Optional[str] = typer.Option(None, "--since", help="journalctl --since"),
     until: Optional[str] = typer.Option(None, "--until", help="journalctl --until"),
-    directory: Optional[str] = typer.Option(
-        None, "-D", "--directory", help="journalctl -D DIR (e.g. a central journal)"
-    ),
+    directory: Optional[str] = typer.Option(None, "-D", "--directory", help="journalctl -D DIR (a central journal)"),
     jfile: Optional[str] = typer.Option(None, "--file", help="journalctl --file F.journal"),
     show_unrecognized: int = typer.Option(10, "--show-unrecognized", help="How many unrecognized lines to list."),
+    *,
+    out: Output,
 ) -> None:
-    """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory."""
+    """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
     from logparse import sources as src_mod
     from logparse.pipeline import parse_sources
 
+    out = _ndjson_alias(out, ndjson)
+    if events and out.fmt not in ("json", "ndjson"):
+        raise fail("--events lists every parsed event: use it with --format json or ndjson", EXIT_USAGE)
+    if not paths and not journal_options_used(journal, unit, since, until, directory, jfile) and stdin_is_piped():
+        paths = ["-"]  # piped or redirected input: read it without asking for '-'
     try:
         srcs = open_requested_sources(paths or [], input_format, journal, unit, since, until, directory, jfile)
         result = parse_sources(srcs, sglang_version=sglang_version)
     except src_mod.InputError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
-
-    if as_json:
-        json.dump(result.to_dict(with_events=events), sys.stdout, indent=2, default=str, ensure_ascii=False)
-        sys.stdout.write("\n")
-    elif ndjson:
-        for launch in result.launches:
-            sys.stdout.write(json.dumps(launch.to_dict(with_events=events), default=str, ensure_ascii=False) + "\n")
-        for w in result.warnings:
-            typer.echo(f"warning: {w}", err=True)
-    else:
-        from logparse.cli.render import print_parse_result
-
-        print_parse_result(result, show_unrecognized=show_unrecognized)
-
+    _print_result(result, out, events, show_unrecognized)
     if not result.launches:
-        total = result.lines.total
+        lc = result.lines
         raise fail(
-            f"no SGLang launch found ({total} line(s) read: {result.lines.parsed} parsed, "
-            f"{result.lines.noise} noise, {result.lines.unrecognized} unrecognized)",
+            f"no SGLang launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
+            f"{lc.unrecognized} unrecognized)",
             EXIT_USAGE,
         )
     raise typer.Exit(EXIT_OK)
+
+
+def _ndjson_alias(out: Output, ndjson: bool) -> Output:
+    if not ndjson:
+        return out
+    if out.fmt not in ("table", "ndjson"):
+        raise fail(f"--ndjson and --format {out.fmt} disagree: give one of them", EXIT_USAGE)
+    return Output("ndjson", out.path)
+
+
+def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> None:
+    docs = [launch_document(launch, with_events=events) for launch in result.launches]
+    if out.fmt == "json":
+        whole = result.to_dict(with_events=events)
+        whole["launches"] = docs
+        out.write(dumps(whole, indent=2) + "\n")
+    elif out.fmt == "ndjson":
+        out.write("".join(dumps(d) + "\n" for d in docs))
+        for w in result.warnings:
+            typer.echo(f"warning: {w}", err=True)
+    elif out.fmt in ("csv", "parquet"):
+        rows = [_launch_row(d) for d in docs]
+        cols = list(PARSE_ROW_COLUMNS + BUDGET_ROW_COLUMNS)
+        out.rows(cols, [tuple(r[c] for c in cols) for r in rows])
+    else:
+        from logparse.cli.render import print_parse_result
+
+        console = out.console()
+        try:
+            print_parse_result(
+                result, [d["budget"] for d in docs], show_unrecognized=show_unrecognized, console=console
+            )
+        finally:
+            out.close_console(console)

@@ -104,7 +104,40 @@ def rank_table(launch: Launch) -> Table:
     return table
 
 
-def print_launch(console: Console, launch: Launch) -> None:
+def cell(v: Any) -> str:
+    """A table cell: ``—`` for absent, ISO time to the second, lists joined, yes/no, numbers as ``_fmt``."""
+    from datetime import datetime
+
+    if isinstance(v, datetime):
+        return v.isoformat(sep=" ", timespec="seconds")
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return _fmt(v)
+
+
+def budget_line(budget: dict[str, Any]) -> Text:
+    """The launch budget's headline, worded as every command words it."""
+    unknown = budget.get("unknown") or {}
+
+    def say(name: str, unit: str = "") -> str:
+        v = budget.get(name)
+        if v is None:
+            return "not known (" + unknown.get(name, "not in this launch") + ")"
+        return (f"{v:,}" if isinstance(v, int) else f"{v:.2f}") + unit
+
+    t = Text("  budget: ", style="bold")
+    t.append(f"KV tokens {say('kv_tokens')}, KV pool {say('kv_pool_gb', ' GiB')}, ")
+    t.append(f"headroom {say('headroom_gb', ' GiB')}")
+    if budget.get("binding_rank"):
+        t.append(f" (binding rank {budget['binding_rank']})")
+    if budget.get("headroom_gb") is None and budget.get("lowest_free_gb") is not None:
+        t.append(f"; {budget['lowest_free_gb']:.2f} GiB free at the end")
+    return t
+
+
+def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:
     console.print(launch_header(launch))
     when = f"started {launch.started_at or '?'}"
     if launch.ready_at:
@@ -131,6 +164,8 @@ def print_launch(console: Console, launch: Launch) -> None:
         console.print("  " + ", ".join(args))
     if launch.ranks:
         console.print(rank_table(launch))
+    if budget is not None:
+        console.print(budget_line(budget))
     if launch.max_total_num_tokens is not None:
         mem = (
             f", available_{launch.available_mem_kind or 'gpu'}_mem={_fmt(launch.available_mem_gb)} GiB"
@@ -161,10 +196,12 @@ def print_launch(console: Console, launch: Launch) -> None:
     console.print()
 
 
-def print_parse_result(result: ParseResult, show_unrecognized: int = 10) -> None:
-    console = make_console()
-    for launch in result.launches:
-        print_launch(console, launch)
+def print_parse_result(
+    result: ParseResult, budgets: list[dict[str, Any]], show_unrecognized: int = 10, console: Console | None = None
+) -> None:
+    console = console or make_console()
+    for launch, budget in zip(result.launches, budgets):
+        print_launch(console, launch, budget)
     lc = result.lines
     console.print(
         f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "

@@ -9,28 +9,25 @@ option or refused query with code 2.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from pathlib import Path
+from contextlib import contextmanager
 from typing import Any, Optional
 
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
+from logparse.store.db import default_db_path
 
-FORMATS = ("table", "csv", "json", "ndjson", "parquet")
-
-_DB_HELP = "History store (default: $LOGPARSE_DB, else ~/.local/share/logparse/history.duckdb)."
-_FMT_HELP = "Output format: table, csv, json, ndjson, parquet (parquet needs --output)."
+DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
 
 
 def _db_opt():
-    return typer.Option(None, "--db", help=_DB_HELP, envvar=None)
+    return typer.Option(None, "--db", help=DB_HELP)
 
 
 @contextmanager
-def _errors() -> Iterator[None]:
+def store_errors() -> Iterator[None]:
     """Library errors -> one line on stderr and the documented exit code."""
     from logparse.sources import InputError
     from logparse.store import QueryRefused, StoreError
@@ -39,122 +36,25 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except StoreError as exc:
-        raise fail(str(exc), EXIT_STORE)
+        raise fail(str(exc), EXIT_STORE) from None
     except (RefError, InputError, QueryRefused) as exc:
-        raise fail(str(exc), EXIT_USAGE)
+        raise fail(str(exc), EXIT_USAGE) from None
     except OSError as exc:  # disk full, read-only file system, permissions on the store's folder
-        raise fail(f"store: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), EXIT_STORE)
+        where = f": {exc.filename}" if exc.filename else ""
+        raise fail(f"store: {exc.strerror or exc}{where}", EXIT_STORE) from None
     except Exception as exc:  # duckdb.Error and friends: the transaction was rolled back
         import duckdb
 
         if not isinstance(exc, duckdb.Error):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-        raise fail(f"store error: {first}", EXIT_STORE)
+        raise fail(f"store error: {first}", EXIT_STORE) from None
 
 
 def _store(db: Optional[str], lock_timeout: float | None = None):
     from logparse.store import Store
 
     return Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
-
-
-def _check_format(fmt: str, output: Optional[str]) -> str:
-    fmt = (fmt or "table").lower()
-    if fmt not in FORMATS:
-        raise fail(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}", EXIT_USAGE)
-    if fmt == "parquet" and not output:
-        raise fail("--format parquet needs --output FILE", EXIT_USAGE)
-    return fmt
-
-
-def _plain_value(v: Any) -> Any:
-    from datetime import date, datetime
-
-    if isinstance(v, (datetime, date)):
-        return v.isoformat()
-    if isinstance(v, float) and v != v:
-        return None
-    return v
-
-
-def emit(df, fmt: str, output: Optional[str] = None, *, title: str | None = None, json_columns=()) -> None:
-    """Write a polars DataFrame as a table, CSV, JSON array, NDJSON or Parquet."""
-    import polars as pl
-
-    if fmt == "parquet":
-        df.write_parquet(output)
-        typer.echo(f"wrote {df.height} row(s) to {output}", err=True)
-        return
-    if fmt in ("json", "ndjson"):
-        rows = []
-        for row in df.to_dicts():
-            out = {}
-            for k, v in row.items():
-                if k in json_columns and isinstance(v, str):
-                    with suppress(ValueError):
-                        v = json.loads(v)
-                out[k] = _plain_value(v)
-            rows.append(out)
-        if fmt == "json":
-            text = json.dumps(rows, indent=2, default=str, ensure_ascii=False) + "\n"
-        else:
-            text = "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in rows)
-        _write_text(text, output)
-        return
-    if fmt == "csv":
-        flat = df.with_columns(
-            [pl.col(c).cast(pl.List(pl.String)).list.join(", ") for c, t in df.schema.items() if isinstance(t, pl.List)]
-        )
-        flat = flat.with_columns(
-            [
-                pl.col(c).cast(pl.String)
-                for c, t in flat.schema.items()
-                if isinstance(t, (pl.Struct, pl.Array, pl.Object))
-            ]
-        )
-        _write_text(flat.write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f"), output)
-        return
-    from rich.table import Table
-
-    from logparse.cli.render import make_console
-
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    numeric = {c for c, t in df.schema.items() if t.is_numeric()}
-    for c in df.columns:
-        table.add_column(c, justify="right" if c in numeric else "left", overflow="fold")
-    for row in df.iter_rows():
-        table.add_row(*[_cell(v) for v in row])
-    from logparse.cli.render import print_table
-
-    if output:
-        from rich.console import Console
-
-        with open(output, "w", encoding="utf-8") as fh:
-            print_table(Console(file=fh, width=200, highlight=False), table)
-        return
-    print_table(make_console(), table)
-
-
-def _cell(v: Any) -> str:
-    from datetime import datetime
-
-    from logparse.cli.render import _fmt
-
-    if isinstance(v, datetime):
-        return v.isoformat(sep=" ", timespec="seconds")
-    if isinstance(v, list):
-        return ", ".join(str(x) for x in v)
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return _fmt(v)
-
-
-def _write_text(text: str, output: Optional[str]) -> None:
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
 
 
 def _parse_labels(labels: list[str] | None) -> dict[str, str]:
@@ -170,6 +70,28 @@ def _parse_labels(labels: list[str] | None) -> dict[str, str]:
 # ---------------------------------------------------------------------------- ingest
 
 
+def _show_outcome(quiet: bool):
+    def show(outcome) -> None:
+        if quiet:
+            return
+        if outcome.status == "skipped":
+            typer.echo(f"skipped {outcome.name}: {outcome.message}", err=True)
+        elif outcome.status == "imported":
+            typer.echo(
+                f"merged {outcome.name}: {outcome.added} added, {outcome.updated} updated, "
+                f"{outcome.unchanged} unchanged",
+                err=True,
+            )
+        elif outcome.dropped_lines:
+            typer.echo(
+                f"{outcome.name}: {outcome.dropped_lines} runtime line(s) of a launch that is not in the store "
+                "were dropped",
+                err=True,
+            )
+
+    return show
+
+
 @app.command()
 def ingest(
     paths: list[str] = typer.Argument(
@@ -178,8 +100,7 @@ def ingest(
     journal: bool = typer.Option(
         False,
         "--journal",
-        help="Read the systemd journal with journalctl, from where "
-        "the last --journal ingest of the same query stopped.",
+        help="Read the systemd journal with journalctl, from where the last --journal ingest of the same query stopped.",
     ),
     unit: Optional[str] = typer.Option(None, "-u", "--unit", help="journalctl -u UNIT"),
     since: Optional[str] = typer.Option(None, "--since", help="journalctl --since"),
@@ -200,40 +121,21 @@ def ingest(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors and the closing line."),
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
-    from logparse.cli.parse_cmd import _journal_options_used
+    from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
+    from logparse.store import IngestReport
 
     labels = _parse_labels(label)
     store = _store(db, lock_timeout)
     opts = {"host": host, "labels": labels, "sglang_version": sglang_version, "input_format": input_format}
-
-    def show(out) -> None:
-        if quiet:
-            return
-        if out.status == "skipped":
-            typer.echo(f"skipped {out.name}: {out.message}", err=True)
-        elif out.status == "imported":
-            typer.echo(
-                f"merged {out.name}: {out.added} added, {out.updated} updated, {out.unchanged} unchanged", err=True
-            )
-        elif out.dropped_lines:
-            typer.echo(
-                f"{out.name}: {out.dropped_lines} runtime line(s) of a launch that is not in the store were dropped",
-                err=True,
-            )
-
-    use_journal = _journal_options_used(journal, unit, since, until, directory, jfile)
+    use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
+    if not paths and not use_journal and stdin_is_piped():
+        paths = ["-"]
     if not paths and not use_journal:
         raise fail("nothing to ingest: give one or more paths, '-' for stdin, or --journal", EXIT_USAGE)
-    from logparse.store import IngestReport
-
+    show = _show_outcome(quiet)
     report = IngestReport()
-    with _errors():
+    with store_errors():
         if use_journal:
-            from logparse import sources as src_mod
-
-            factory = getattr(src_mod, "journal_source", None)
-            if factory is None:
-                raise fail("reading the journal is not available in this build", EXIT_USAGE)
             sub = store.ingest_journal(
                 unit=unit,
                 since=since,
@@ -242,7 +144,6 @@ def ingest(
                 file=jfile,
                 resume=not no_resume,
                 on_outcome=show,
-                source_factory=factory,
                 **opts,
             )
             report.sources += sub.sources
@@ -251,17 +152,16 @@ def ingest(
             try:
                 sub = store.ingest_paths(paths, on_outcome=show, **opts)
             except ValueError as exc:
-                raise fail(str(exc), EXIT_USAGE)
+                raise fail(str(exc), EXIT_USAGE) from None
             report.sources += sub.sources
             report.warnings += sub.warnings
     if not quiet:
         for w in dict.fromkeys(report.warnings):
             typer.echo(f"warning: {w}", err=True)
     typer.echo(report.summary() + f" [{store.path}]", err=True)
-    nothing = all(s.status == "empty" for s in report.sources)
     if history_after:
-        _print_history(store, metric, None, None, None, "table", None, None)
-    if report.sources and nothing and not use_journal:
+        _print_history(store, metric, None, None, None, Output("table", None), None)
+    if report.sources and all(s.status == "empty" for s in report.sources) and not use_journal:
         raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
 
@@ -270,6 +170,7 @@ def ingest(
 
 
 @app.command("launches")
+@output_options(formats=TABLE_FORMATS)
 def launches_cmd(
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
@@ -278,19 +179,17 @@ def launches_cmd(
     outcome: Optional[str] = typer.Option(None, "--outcome", help="ready, failed or incomplete."),
     deployment: Optional[str] = typer.Option(None, "--deployment", help="Only this deployment."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N launches."),
-    fmt: str = typer.Option("table", "--format", help=_FMT_HELP),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file."),
     db: Optional[str] = _db_opt(),
+    *,
+    out: Output,
 ) -> None:
-    """List stored launches, one line each, oldest first."""
-    fmt = _check_format(fmt, output)
+    """List stored launches, one line each, oldest first (figures from each launch's budget)."""
     if outcome and outcome not in ("ready", "failed", "incomplete"):
         raise fail(f"--outcome {outcome!r}: expected ready, failed or incomplete", EXIT_USAGE)
     store = _store(db)
-    with _errors():
+    with store_errors():
         try:
-            # the table needs no DataFrame: plain rows start faster (no polars, no pyarrow)
-            df = store.launches(
+            rows = store.launches(
                 host=host,
                 model=model,
                 since=since,
@@ -298,24 +197,21 @@ def launches_cmd(
                 outcome=outcome,
                 deployment=deployment,
                 limit=limit,
-                as_rows=fmt == "table",
+                as_rows=True,
             )
         except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE)
-    if fmt == "table":
-        _launch_table(df)
-        return
-    emit(df, fmt, output, title=f"{df.height} launch(es)")
+            raise fail(str(exc), EXIT_USAGE) from None
+    out.rows(rows.columns, rows.rows, render_table=_launch_table)
 
 
-def _launch_table(df) -> None:
+def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from logparse.cli.render import OUTCOME_STYLE, _fmt, make_console
+    from logparse.cli.render import OUTCOME_STYLE, cell, print_table
 
-    t = Table(title=f"{df.height} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
-    cols = [
+    t = Table(title=f"{len(rows)} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
+    heads = [
         ("launch", "left"),
         ("host", "left"),
         ("started", "left"),
@@ -326,40 +222,38 @@ def _launch_table(df) -> None:
         ("dp", "right"),
         ("mem frac", "right"),
         ("KV tokens", "right"),
-        ("max tokens", "right"),
+        ("KV GiB", "right"),
         ("weights GiB", "right"),
         ("headroom GiB", "right"),
         ("peak usage", "right"),
         ("retract", "right"),
         ("warn", "right"),
     ]
-    for name, just in cols:
+    for name, just in heads:
         t.add_column(name, justify=just, no_wrap=name in ("launch", "started", "outcome"))
-    for r in df.iter_rows(named=True):
+    for values in rows:
+        r = dict(zip(columns, values))
         model = (r.get("model_path") or "—").rstrip("/").rsplit("/", 1)[-1]
-        usage = r.get("peak_token_usage")
-        mf = r.get("mem_fraction_static")
+        usage, mf = r.get("peak_token_usage"), r.get("mem_fraction_static")
         t.add_row(
             r["launch_id"][:12],
             r.get("host") or "—",
-            _cell(r.get("started_at")),
+            cell(r.get("started_at")),
             Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome"), "")),
             r.get("version") or "?",
             model,
-            _fmt(r.get("tp_size")),
-            _fmt(r.get("dp_size")),
+            cell(r.get("tp_size")),
+            cell(r.get("dp_size")),
             "—" if mf is None else f"{mf:g}",
-            _fmt(r.get("kv_tokens")),
-            _fmt(r.get("max_total_num_tokens")),
-            _fmt(r.get("weights_gb")),
-            _fmt(r.get("min_headroom_gb")),
+            cell(r.get("kv_tokens")),
+            cell(r.get("kv_pool_gb")),
+            cell(r.get("weights_gb")),
+            cell(r.get("headroom_gb")),
             "—" if usage is None else f"{usage:.0%}",
-            _fmt(r.get("retractions")),
-            _fmt(r.get("n_warnings")),
+            cell(r.get("retractions")),
+            cell(r.get("n_warnings")),
         )
-    from logparse.cli.render import print_table
-
-    print_table(make_console(), t)
+    print_table(console, t)
 
 
 # ---------------------------------------------------------------------------- show
@@ -382,128 +276,164 @@ def _event_summary(ev) -> str:
 
 
 @app.command()
+@output_options(formats=DOCUMENT_FORMATS, extra_help="csv: one row per rank of the budget.")
 def show(
     launch_ref: str = typer.Argument(
-        ...,
-        metavar="LAUNCH",
-        help="launch id prefix, @latest, @-N, HOST@latest, or a log file (path#N for its N-th launch).",
+        ..., metavar="LAUNCH", help="launch id prefix, @latest, @-N, HOST@latest, or a log file (FILE#N)."
     ),
     events: str = typer.Option("startup", "--events", help="Timeline: startup (default), all, or none."),
-    fmt: str = typer.Option("table", "--format", help="table or json."),
     db: Optional[str] = _db_opt(),
+    *,
+    out: Output,
 ) -> None:
-    """Everything known about one launch: per-rank budget, timeline, warnings, runtime KV pressure."""
+    """Everything known about one launch: per-rank memory and budget, timeline, warnings, runtime KV pressure."""
+    from logparse.cli.parse_cmd import launch_document
     from logparse.store.refs import resolve_launch
 
     if events not in ("startup", "all", "none"):
         raise fail("--events: expected startup, all or none", EXIT_USAGE)
-    with _errors():
+    with store_errors():
         launch = resolve_launch(launch_ref, db)
-    if fmt == "json":
-        sys.stdout.write(
-            json.dumps(launch.to_dict(with_events=events != "none"), indent=2, default=str, ensure_ascii=False) + "\n"
-        )
-        raise typer.Exit(EXIT_OK)
-    if fmt != "table":
-        raise fail("show: --format is table or json", EXIT_USAGE)
-    from rich.table import Table
-    from rich.text import Text
+    doc = launch_document(launch, with_events=events != "none")
 
-    from logparse.cli.render import make_console, print_launch, rank_label
+    def render(doc: dict[str, Any], console) -> None:
+        _render_show(launch, doc, events, console)
 
-    console = make_console()
-    print_launch(console, launch)
+    out.document(doc, lambda: [dict(r) for r in doc["budget"]["ranks"]], render)
+    raise typer.Exit(EXIT_OK)
+
+
+def _render_show(launch, doc: dict[str, Any], events: str, console) -> None:
+    from logparse.cli.render import print_launch
+
+    print_launch(console, launch, doc["budget"])
     if launch.server_args:
         console.print(
             f"  server_args: {len(launch.server_args)} argument(s) ({launch.server_args_form} form)", style="dim"
         )
-    rt = launch.runtime or {}
-    if rt.get("batch_lines") or rt.get("retractions"):
-        kv = Table(title="runtime KV pressure", title_justify="left", show_edge=False, pad_edge=False)
-        for c in (
-            "batch lines",
-            "peak #running-req",
-            "peak token usage",
-            "peak #token",
-            "peak #queue-req",
-            "retractions",
-            "first",
-            "last",
-        ):
-            kv.add_column(c, justify="right" if c not in ("first", "last") else "left")
-        usage = rt.get("peak_token_usage")
-        kv.add_row(
-            str(rt.get("batch_lines", 0)),
-            _cell(rt.get("peak_running_req")),
-            f"{usage:.0%}" if isinstance(usage, (int, float)) else "—",
-            _cell(rt.get("peak_tokens")),
-            _cell(rt.get("peak_queue_req")),
-            str(rt.get("retractions", 0)),
-            str(rt.get("first_runtime_at") or "—"),
-            str(rt.get("last_runtime_at") or "—"),
-        )
-        console.print(kv)
-        if rt.get("retractions"):
-            console.print(
-                Text(
-                    f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted",
-                    style="yellow",
-                )
-            )
+    _render_runtime(launch.runtime or {}, console)
     if events != "none" and launch.events:
-        tl = Table(title="events", title_justify="left", show_edge=False, pad_edge=False)
-        for c in ("line", "time", "rank", "worker", "event", "details"):
-            tl.add_column(c, overflow="fold")
-        skipped = 0
-        for ev in launch.events:
-            if events == "startup" and ev.kind in _TIMELINE_SKIP:
-                skipped += 1
-                continue
-            rank = rank_label(ev) if ev.tagged or ev.tp_rank is not None else ""
-            tl.add_row(
-                str(ev.line_no),
-                (ev.ts or "").replace("T", " "),
-                rank,
-                ev.worker or "",
-                ev.kind + (f" ({ev.form})" if ev.form else ""),
-                _event_summary(ev),
-            )
-        console.print(tl)
-        if skipped:
-            console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
-    raise typer.Exit(EXIT_OK)
+        _render_timeline(launch, events, console)
+
+
+def _render_runtime(rt: dict[str, Any], console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from logparse.cli.render import cell
+
+    if not (rt.get("batch_lines") or rt.get("retractions")):
+        return
+    kv = Table(title="runtime KV pressure", title_justify="left", show_edge=False, pad_edge=False)
+    for c in (
+        "batch lines",
+        "peak #running-req",
+        "peak token usage",
+        "peak #token",
+        "peak #queue-req",
+        "retractions",
+        "first",
+        "last",
+    ):
+        kv.add_column(c, justify="right" if c not in ("first", "last") else "left")
+    usage = rt.get("peak_token_usage")
+    kv.add_row(
+        str(rt.get("batch_lines", 0)),
+        cell(rt.get("peak_running_req")),
+        f"{usage:.0%}" if isinstance(usage, (int, float)) else "—",
+        cell(rt.get("peak_tokens")),
+        cell(rt.get("peak_queue_req")),
+        str(rt.get("retractions", 0)),
+        str(rt.get("first_runtime_at") or "—"),
+        str(rt.get("last_runtime_at") or "—"),
+    )
+    console.print(kv)
+    if rt.get("retractions"):
+        console.print(
+            Text(f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted", style="yellow")
+        )
+
+
+def _render_timeline(launch, events: str, console) -> None:
+    from rich.table import Table
+
+    from logparse.cli.render import rank_label
+
+    tl = Table(title="events", title_justify="left", show_edge=False, pad_edge=False)
+    for c in ("line", "time", "rank", "worker", "event", "details"):
+        tl.add_column(c, overflow="fold")
+    skipped = 0
+    for ev in launch.events:
+        if events == "startup" and ev.kind in _TIMELINE_SKIP:
+            skipped += 1
+            continue
+        rank = rank_label(ev) if ev.tagged or ev.tp_rank is not None else ""
+        tl.add_row(
+            str(ev.line_no),
+            (ev.ts or "").replace("T", " "),
+            rank,
+            ev.worker or "",
+            ev.kind + (f" ({ev.form})" if ev.form else ""),
+            _event_summary(ev),
+        )
+    console.print(tl)
+    if skipped:
+        console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
 
 
 # ---------------------------------------------------------------------------- history
 
 
-def _print_history(store, metric, deployment, host, model, fmt, output, plot) -> None:
-    with _errors():
-        try:
-            df = store.history(metric=metric, deployment=deployment, host=host, model=model)
-        except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE)
+def _print_history(store, metric, deployment, host, model, out: Output, plot) -> None:
     from logparse.store import resolve_metric
 
+    with store_errors():
+        try:
+            rows = store.history(metric=metric, deployment=deployment, host=host, model=model, as_rows=True)
+        except ValueError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
     m = resolve_metric(metric)
     if plot:
-        from logparse.cli.history_plot import plot_history
-
-        try:
-            n = plot_history(df, m, plot)
-        except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE)
-        typer.echo(f"wrote {plot} ({n} deployment(s), {df.height} launch(es))", err=True)
-    if fmt != "table":
-        emit(df, fmt, output)
-        return
-    if df.height == 0:
+        _plot_history(rows, m, plot)
+    if out.fmt == "table" and not rows.rows:
         typer.echo("no launches in the store match", err=True)
         return
+    out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
+
+
+def _plot_history(rows, metric: str, plot: str) -> None:
+    from logparse.cli.history_plot import plot_history
+
+    try:
+        n = plot_history(rows, metric, plot)
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    except OSError as exc:
+        raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
+    typer.echo(f"wrote {plot} ({n} deployment(s), {len(rows.rows)} launch(es))", err=True)
+
+
+def _what_changed(row: dict[str, Any]):
+    from rich.text import Text
+
+    what = Text("")
+    if row["version_changed"]:
+        what.append(f"SGLang {row['version_change']}", style="bold magenta")
+    if row["args_changed"]:
+        if what:
+            what.append("; ")
+        what.append(row["arg_changes"] or "", style="cyan")
+    elif row["args_changed"] is None and row["prev_launch_id"]:
+        what.append(("; " if what else "") + "(server_args unknown)", style="dim")
+    return what
+
+
+def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from logparse.cli.render import make_console
+    from logparse.cli.render import cell, print_table
+    from logparse.launches.deployment import short_label
 
     t = Table(title=f"{m} over launches, by deployment", title_justify="left", show_edge=False, pad_edge=False)
     for c in ("deployment", "#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
@@ -513,74 +443,50 @@ def _print_history(store, metric, deployment, host, model, fmt, output, plot) ->
             overflow="fold",
             no_wrap=c in ("launch", "started"),
         )
-    groups = list(df.group_by(["deployment"], maintain_order=True))
-    for gi, ((dep,), part) in enumerate(groups):
-        rows = list(part.iter_rows(named=True))
-        for ri, row in enumerate(rows):
-            what = Text("")
-            if row["version_changed"]:
-                what.append(f"SGLang {row['version_change']}", style="bold magenta")
-            if row["args_changed"]:
-                if what:
-                    what.append("; ")
-                what.append(row["arg_changes"] or "", style="cyan")
-            elif row["args_changed"] is None and row["prev_launch_id"]:
-                what.append(("; " if what else "") + "(server_args unknown)", style="dim")
-            change = row[f"{m}_change"]
-            ctext = Text(
-                "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
-                style="" if not change else ("green" if change > 0 else "red"),
-            )
-            t.add_row(
-                _deployment_label(dep) if ri == 0 else "",
-                str(row["launch_no"]),
-                row["launch_id"][:12],
-                _cell(row["started_at"]),
-                row["outcome"] or "",
-                row["version"] or "?",
-                _cell(row[m]),
-                ctext,
-                what,
-                end_section=ri == len(rows) - 1 and gi < len(groups) - 1,
-            )
-    from logparse.cli.render import print_table
-
-    print_table(make_console(), t)
-
-
-def _deployment_label(dep: str) -> str:
-    """``host|model|tp=..`` keys shown shorter: host, model path, the sizes that are not 1."""
-    parts = dep.split("|")
-    if len(parts) != 6:
-        return dep
-    host, model, *sizes = parts
-    extra = " ".join(x for x in sizes if not x.endswith("=1"))
-    return " ".join(x for x in ((host + ":" if host != "?" else ""), model, extra) if x)
+    dicts = [dict(zip(columns, r)) for r in rows]
+    for i, row in enumerate(dicts):
+        first = i == 0 or dicts[i - 1]["deployment"] != row["deployment"]
+        last = i == len(dicts) - 1 or dicts[i + 1]["deployment"] != row["deployment"]
+        change = row[f"{m}_change"]
+        ctext = Text(
+            "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
+            style="" if not change else ("green" if change > 0 else "red"),
+        )
+        t.add_row(
+            short_label(row["deployment"]) if first else "",
+            str(row["launch_no"]),
+            row["launch_id"][:12],
+            cell(row["started_at"]),
+            row["outcome"] or "",
+            row["version"] or "?",
+            cell(row[m]),
+            ctext,
+            _what_changed(row),
+            end_section=last and i < len(dicts) - 1,
+        )
+    print_table(console, t)
 
 
 @app.command()
+@output_options(formats=TABLE_FORMATS)
 def history(
     metric: str = typer.Option(
-        "kv_tokens",
-        "--metric",
-        help="kv_tokens, max_total_num_tokens, avail_after_graph_gb, "
-        "weights_gb, headroom_gb, kv_size_gb, available_mem_gb, ...",
+        "kv_tokens", "--metric", help="kv_tokens, headroom_gb, weights_gb, kv_pool_gb, predicted_kv_tokens, ..."
     ),
     deployment: Optional[str] = typer.Option(
         None, "--deployment", help="Only this deployment (or a part of its name)."
     ),
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
-    plot: Optional[str] = typer.Option(None, "--plot", help="Also draw the metric to FILE.png or FILE.svg."),
-    fmt: str = typer.Option("table", "--format", help=_FMT_HELP),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file."),
+    plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Also draw the metric."),
     db: Optional[str] = _db_opt(),
+    *,
+    out: Output,
 ) -> None:
     """A metric over the launches of each deployment, with SGLang version and argument changes marked."""
-    fmt = _check_format(fmt, output)
-    if plot and not plot.lower().endswith((".png", ".svg")):
-        raise fail("--plot: give a .png or .svg file name", EXIT_USAGE)
-    _print_history(_store(db), metric, deployment, host, model, fmt, output, plot)
+    if plot and not plot.lower().endswith((".png", ".svg", ".pdf")):
+        raise fail(f"--plot {plot}: the file must end in .png, .svg or .pdf", EXIT_USAGE)
+    _print_history(_store(db), metric, deployment, host, model, out, plot)
     raise typer.Exit(EXIT_OK)
 
 
@@ -588,31 +494,31 @@ def history(
 
 
 @app.command()
+@output_options(formats=TABLE_FORMATS)
 def query(
     sql: str = typer.Argument(
         ...,
-        help="One SQL statement (tables: launches, rank_memory, events, runtime_stats, "
-        "sources, unrecognized, journal_cursors; views: launch_summary, history).",
+        help="One SQL statement (tables: launches, rank_memory, launch_budget, rank_budget, events, runtime_stats, "
+        "sources, unrecognized, launch_aliases, launch_sequence, journal_cursors; views: launch_summary, history).",
     ),
     write: bool = typer.Option(False, "--write", help="Allow statements that change the store."),
-    fmt: str = typer.Option("table", "--format", help=_FMT_HELP),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file."),
     db: Optional[str] = _db_opt(),
+    *,
+    out: Output,
 ) -> None:
     """Run SQL against the store (read-only unless --write)."""
     import duckdb
 
-    fmt = _check_format(fmt, output)
     store = _store(db)
-    with _errors():
+    with store_errors():
         try:
-            df = store.query(sql, write=write)
+            rows = store.query(sql, write=write, as_rows=True)
         except duckdb.Error as exc:
-            raise fail(f"SQL error: {str(exc).strip().splitlines()[0]}", EXIT_USAGE)
-    if df is None:
+            raise fail(f"SQL error: {str(exc).strip().splitlines()[0]}", EXIT_USAGE) from None
+    if rows is None:
         typer.echo("ok", err=True)
         raise typer.Exit(EXIT_OK)
-    emit(df, fmt, output)
+    out.rows(rows.columns, rows.rows)
 
 
 @app.command()
@@ -622,11 +528,11 @@ def export(
 ) -> None:
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
     store = _store(db)
-    with _errors():
+    with store_errors():
         try:
             counts = store.export(directory)
         except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE)
+            raise fail(str(exc), EXIT_USAGE) from None
     total = sum(counts.values())
     typer.echo(
         f"exported {counts.get('launches', 0)} launch(es), {total} row(s) in {len(counts)} table(s) to {directory}",
@@ -638,7 +544,7 @@ def export(
 def doctor(db: Optional[str] = _db_opt()) -> None:
     """Check the store: schema version, referential integrity, counts.  Exit 0 when healthy, 3 otherwise."""
     store = _store(db)
-    with _errors():
+    with store_errors():
         rep = store.doctor()
     typer.echo(f"store: {rep.path}")
     typer.echo(f"schema version: {rep.schema_version}")

@@ -21,6 +21,9 @@ class Event:
     #: Timestamp as ISO 8601 text: SGLang's own (local, naive) when the line has one,
     #: else the outer layer's (UTC).
     ts: str | None = None
+    #: The record's own time (journal, docker, kubectl) as ISO 8601 UTC text, when it has one:
+    #: part of a launch's identity (:mod:`logparse.launches.identity`).
+    record_ts: str | None = None
     dp_rank: int | None = None
     pp_rank: int | None = None
     tp_rank: int | None = None

@@ -24,6 +24,7 @@ from typing import Any
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
 from logparse.grammar import versions
+from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
 
@@ -255,8 +256,9 @@ class LaunchAssembler:
         self.events.append(ev)
 
     # ------------------------------------------------------------------ assembly
-    def finish(self, sglang_version: str | None = None) -> Launch:
-        launch = Launch(source=self.source)
+    def finish(self, sglang_version: str | None = None, ordinal: int | None = None) -> Launch:
+        """The launch; ``ordinal`` (its position in the source) completes the identity of a log without time."""
+        launch = Launch(source=self.source, source_ordinal=ordinal)
         host, unit, boot, pid = self.stream
         launch.host, launch.unit, launch.boot, launch.pid = host, unit, boot, pid
         evs = self.events
@@ -276,7 +278,7 @@ class LaunchAssembler:
         self._fill_from_ranks(launch)
         self._version(launch, evs, evidence, sglang_version)
         self._sanity(launch)
-        launch.launch_id = stable_launch_id(launch, evs)
+        launch.launch_id = launch_id(launch)
         return launch
 
     @staticmethod
@@ -433,22 +435,6 @@ class LaunchAssembler:
                 )
         if launch.max_total_num_tokens is not None and not (0 <= launch.max_total_num_tokens <= 10**12):
             launch.warnings.append(f"max_total_num_tokens={launch.max_total_num_tokens} is not plausible")
-
-
-def stable_launch_id(launch: Launch, evs: list[Event]) -> str:
-    """Stable for the same content: the host plus the first startup lines (timestamps included)."""
-    h = hashlib.sha256()
-    h.update((launch.host or "").encode())
-    n = 0
-    for ev in evs:
-        if ev.kind in RUNTIME_KINDS:
-            continue
-        h.update(b"\n")
-        h.update(ev.text.encode("utf-8", "replace"))
-        n += 1
-        if n >= 3:
-            break
-    return h.hexdigest()[:16]
 
 
 class _WorkerAssigner:

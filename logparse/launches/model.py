@@ -11,79 +11,13 @@ SGLang prints it.  Absent values are ``None`` (JSON ``null``), never 0.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-#: Per (rank, worker) fields, in contract order.
-RANK_FIELDS = (
-    "dp_rank",
-    "pp_rank",
-    "tp_rank",
-    "ep_rank",
-    "worker",
-    "avail_before_load_gb",
-    "weights_gb",
-    "avail_after_load_gb",
-    "load_s",
-    "kv_dtype",
-    "kv_tokens",
-    "k_size_gb",
-    "v_size_gb",
-    "kv_size_gb",
-    "avail_after_pool_gb",
-    "graph_gb",
-    "avail_after_graph_gb",
-    "graph_s",
-)
-
-#: Launch fields, in contract order (``ranks`` comes last).
-LAUNCH_FIELDS = (
-    "launch_id",
-    "source",
-    "host",
-    "unit",
-    "pid",
-    "boot",
-    "started_at",
-    "ready_at",
-    "outcome",
-    "error",
-    "sglang_version",
-    "sglang_version_range",
-    "version_evidence",
-    "model_path",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
-    "mem_fraction_static",
-    "kv_cache_dtype",
-    "page_size",
-    "context_length",
-    "chunked_prefill_size",
-    "max_running_requests",
-    "max_total_tokens",
-    "speculative_algorithm",
-    "enable_hierarchical_cache",
-    "hicache_ratio",
-    "hicache_size",
-    "enable_dp_attention",
-    "device",
-    "server_args",
-    "server_args_form",
-    "max_total_num_tokens",
-    "max_prefill_tokens",
-    "max_running_requests_effective",
-    "context_len",
-    "available_mem_gb",
-    "available_mem_kind",
-    "hicache_host_gb",
-    "hicache_host_tokens",
-    "first_line",
-    "last_line",
-    "warnings",
-    "ranks",
-)
+#: Metadata of a field that is carried for the store and reports but is not in the JSON contract.
+INTERNAL = {"contract": False}
+#: Metadata of a timestamp field: ISO text in Python and JSON, TIMESTAMP (plus ``*_text``) in the store.
+TIMESTAMP = {"kind": "timestamp"}
 
 
 def rank_label(obj: Any) -> str:
@@ -118,7 +52,7 @@ class RankMemory:
     avail_after_graph_gb: float | None = None
     graph_s: float | None = None
     # Beyond the contract: pools other than the plain KV pool, kept for explain/diff.
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, metadata=INTERNAL)
 
     def key(self) -> tuple:
         return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank, self.worker)
@@ -136,13 +70,15 @@ class RankMemory:
 @dataclass(slots=True)
 class Launch:
     launch_id: str = ""
+    #: The inference engine that printed the log (``sglang``; another engine will add its name).
+    engine: str = "sglang"
     source: str | None = None
     host: str | None = None
     unit: str | None = None
     pid: int | None = None
     boot: str | None = None
-    started_at: str | None = None
-    ready_at: str | None = None
+    started_at: str | None = field(default=None, metadata=TIMESTAMP)
+    ready_at: str | None = field(default=None, metadata=TIMESTAMP)
     outcome: str = "incomplete"  # ready | failed | incomplete
     error: str | None = None
     sglang_version: str | None = None
@@ -181,19 +117,19 @@ class Launch:
     warnings: list[str] = field(default_factory=list)
     ranks: list[RankMemory] = field(default_factory=list)
     # Not in the JSON contract; carried for the store and reports.
-    events: list[Any] = field(default_factory=list)
-    runtime: dict[str, Any] = field(default_factory=dict)
-    version_range: tuple[str, str] | None = None
+    events: list[Any] = field(default_factory=list, metadata=INTERNAL)
+    runtime: dict[str, Any] = field(default_factory=dict, metadata=INTERNAL)
+    version_range: tuple[str, str] | None = field(default=None, metadata=INTERNAL)
+    #: 1-based position among the launches of its source (completes the identity of a log without time).
+    source_ordinal: int | None = field(default=None, metadata=INTERNAL)
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for k in LAUNCH_FIELDS:
             if k == "ranks":
                 d[k] = [r.to_dict() for r in self.ranks]
-            elif k == "warnings":
-                d[k] = list(self.warnings)
-            elif k == "version_evidence":
-                d[k] = list(self.version_evidence)
+            elif k in ("warnings", "version_evidence"):
+                d[k] = list(getattr(self, k))
             else:
                 d[k] = getattr(self, k)
         d["runtime"] = dict(self.runtime)
@@ -206,6 +142,33 @@ class Launch:
             if r.worker == worker and (r.tp_rank or 0) == (tp_rank or 0) and not r.dp_rank:
                 return r
         return None
+
+
+# --------------------------------------------------------------------------- the declaration
+#: Kinds of a declared field: what JSON, polars and DuckDB each make of it.
+KINDS = ("str", "int", "float", "bool", "json", "timestamp")
+
+
+def field_kind(f: Any) -> str:
+    """The kind of a dataclass field, from its metadata or its annotation."""
+    if "kind" in f.metadata:
+        return f.metadata["kind"]
+    ann = str(f.type).replace(" ", "")
+    base = ann.split("|")[0]
+    if base.startswith(("dict", "list", "tuple")):
+        return "json"
+    return {"str": "str", "int": "int", "float": "float", "bool": "bool"}.get(base, "json")
+
+
+def declared(cls: type, *, contract_only: bool = True) -> dict[str, str]:
+    """Field name -> kind of a dataclass, in declaration order (the one declaration of its fields)."""
+    return {f.name: field_kind(f) for f in fields(cls) if not contract_only or f.metadata.get("contract", True)}
+
+
+#: Launch fields, in contract order (``ranks`` comes last): the JSON keys of ``parse --json``.
+LAUNCH_FIELDS = tuple(declared(Launch))
+#: Per (rank, worker) fields, in contract order.
+RANK_FIELDS = tuple(declared(RankMemory))
 
 
 @dataclass(slots=True)

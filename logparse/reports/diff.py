@@ -19,11 +19,13 @@ Each step reports the token delta it causes; what the formula does not explain i
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from logparse.budget import formula as fm
-from logparse.reports.explain import _phys_key, _sort_key, explain_launch, rank_name
+from logparse.budget.model import Budget, launch_budget
+from logparse.launches.model import Launch
+from logparse.reports.explain import explain_launch
 
 #: server_args that differ between any two starts and mean nothing.
 NOISE_ARGS = {
@@ -101,15 +103,6 @@ def args_diff(a, b) -> dict[str, Any]:
     }
 
 
-def _secs(a: str | None, b: str | None) -> float | None:
-    if not a or not b:
-        return None
-    try:
-        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
-    except ValueError:
-        return None
-
-
 def _delta(a, b) -> dict[str, Any]:
     out: dict[str, Any] = {"a": a, "b": b, "delta": None, "pct": None}
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
@@ -119,55 +112,54 @@ def _delta(a, b) -> dict[str, Any]:
     return out
 
 
+#: Figures of each rank's budget compared side by side.
 RANK_FIELDS = (
+    "free_before_weights_gb",
+    "weights_gb",
+    "free_after_weights_gb",
+    "kv_tokens",
+    "kv_pool_gb",
+    "graph_gb",
+    "draft_weights_gb",
+    "draft_kv_gb",
+    "lowest_free_gb",
+    "headroom_gb",
+)
+#: Launch-level budget figures compared side by side (the binding rank's, the formula's).
+BUDGET_FIELDS = (
+    "mem_fraction_static",
     "pre_load_avail_gb",
     "weights_gb",
     "post_load_avail_gb",
+    "reserved_gb",
+    "rest_gb",
+    "bytes_per_token",
     "kv_tokens",
-    "actual_kv_gb",
-    "avail_after_pool_gb",
+    "kv_pool_gb",
+    "predicted_kv_tokens",
+    "draft_weights_gb",
+    "draft_kv_gb",
     "graph_gb",
+    "other_gb",
     "headroom_gb",
 )
+DURATION_FIELDS = ("startup_s", "load_s", "graph_s")
 
 
-def _rank_rows(launch) -> dict[tuple, dict[str, Any]]:
-    out: dict[tuple, dict[str, Any]] = {}
-    for r in launch.ranks:
-        key = _phys_key(r) + (r.worker,)
-        total = fm.pool_figures(r)[0]
-        out[key] = {
-            "rank": rank_name(r),
-            "worker": r.worker,
-            "pre_load_avail_gb": r.avail_before_load_gb,
-            "weights_gb": r.weights_gb,
-            "post_load_avail_gb": r.avail_after_load_gb,
-            "kv_tokens": r.kv_tokens,
-            "actual_kv_gb": total if total is not None else r.kv_size_gb,
-            "avail_after_pool_gb": r.avail_after_pool_gb,
-            "graph_gb": r.graph_gb,
-            "headroom_gb": r.avail_after_graph_gb,
-            "load_s": r.load_s,
-            "graph_s": r.graph_s,
-        }
-    return out
+def _rank_rows(b: Budget) -> dict[tuple, dict[str, Any]]:
+    return {rb.key: rb.to_dict() for rb in b.ranks}
 
 
-def _durations(launch) -> dict[str, Any]:
-    tg = [r for r in launch.ranks if r.worker == "target"]
-    dr = [r for r in launch.ranks if r.worker != "target"]
+def durations(launch: Launch, b: Budget) -> dict[str, Any]:
+    """Startup durations: the budget's (slowest target rank), the draft's, and SGLang's own timings."""
+    drafts = [r for r in launch.ranks if r.worker != "target"]
 
-    def mx(rs, attr):
-        v = [getattr(r, attr) for r in rs if getattr(r, attr) is not None]
+    def slowest(attr: str) -> float | None:
+        v = [getattr(r, attr) for r in drafts if getattr(r, attr) is not None]
         return max(v) if v else None
 
-    out = {
-        "startup_s": _secs(launch.started_at, launch.ready_at),
-        "load_s": mx(tg, "load_s"),
-        "graph_s": mx(tg, "graph_s"),
-        "draft_load_s": mx(dr, "load_s"),
-        "draft_graph_s": mx(dr, "graph_s"),
-    }
+    out = {k: getattr(b, k) for k in DURATION_FIELDS}
+    out.update(draft_load_s=slowest("load_s"), draft_graph_s=slowest("graph_s"))
     timings = (launch.runtime or {}).get("startup_timings")
     if isinstance(timings, dict):
         for k, v in timings.items():
@@ -258,11 +250,12 @@ def _fmt_knob(name: str, v: Any) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def attribute(a, b) -> dict[str, Any]:
-    la, lb = fm.best_inputs(a), fm.best_inputs(b)
+def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None = None) -> dict[str, Any]:
+    """Attribute the KV-token change from A to B to each input of the formula (see the module doc)."""
+    ba, bb = ba or launch_budget(a), bb or launch_budget(b)
+    la, lb = ba.inputs, bb.inputs
     ka, kb = _knobs(la), _knobs(lb)
-    ta = _actual_tokens(a)
-    tb = _actual_tokens(b)
+    ta, tb = ba.kv_tokens, bb.kv_tokens
     out: dict[str, Any] = {
         "a_tokens": ta,
         "b_tokens": tb,
@@ -353,132 +346,156 @@ def _overlap(x: fm.BytesPerToken, y: fm.BytesPerToken) -> bool:
     return x.lo <= y.hi and y.lo <= x.hi
 
 
-def _actual_tokens(launch) -> int | None:
-    pr = fm._pool_rank([r for r in launch.ranks if r.worker == "target"])
-    if pr is not None and pr.kv_tokens is not None:
-        return pr.kv_tokens
-    return launch.max_total_num_tokens
-
-
 # --------------------------------------------------------------------------- diff
-def diff_launches(a, b, margin_gb: float = 2.0) -> dict[str, Any]:
+@dataclass
+class Diff:
+    """What changed between two launches (typed; ``to_dict`` is the ``--json`` document)."""
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    server_args: dict[str, Any]
+    version: dict[str, Any]
+    budget: dict[str, dict[str, Any]]
+    ranks: list[dict[str, Any]]
+    runtime: dict[str, dict[str, Any]]
+    durations: dict[str, dict[str, Any]]
+    attribution: dict[str, Any]
+    hicache: dict[str, Any]
+    explain_a: dict[str, Any]
+    explain_b: dict[str, Any]
+    identical: bool = False
+    summary: list[str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per compared figure (for csv and table output)."""
+        out = []
+        for section, items in (("budget", self.budget), ("runtime", self.runtime), ("durations", self.durations)):
+            for name, d in items.items():
+                if d["a"] is not None or d["b"] is not None:
+                    out.append({"section": section, "rank": None, "figure": name, **d})
+        for row in self.ranks:
+            for name in RANK_FIELDS:
+                d = row[name]
+                if d["a"] != d["b"]:
+                    out.append({"section": "rank", "rank": row["rank"], "figure": name, **d})
+        for c in self.server_args["changed"]:
+            out.append(
+                {
+                    "section": "server_args",
+                    "rank": None,
+                    "figure": c["arg"],
+                    "a": c["a"],
+                    "b": c["b"],
+                    "delta": None,
+                    "pct": None,
+                }
+            )
+        return out
+
+
+def _who(launch: Launch) -> dict[str, Any]:
+    return {
+        "launch_id": launch.launch_id,
+        "source": launch.source,
+        "outcome": launch.outcome,
+        "started_at": launch.started_at,
+        "pid": launch.pid,
+        "host": launch.host,
+    }
+
+
+def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
     ea, eb = explain_launch(a, margin_gb), explain_launch(b, margin_gb)
-    args = args_diff(a, b)
-    rows_a, rows_b = _rank_rows(a), _rank_rows(b)
+    ba, bb = ea.budget, eb.budget
+    rows_a, rows_b = _rank_rows(ba), _rank_rows(bb)
     ranks = []
-    for key in sorted(set(rows_a) | set(rows_b), key=lambda k: (k[-1] != "target",) + _sort_key(k[:-1])):
+    for key in sorted(set(rows_a) | set(rows_b), key=lambda k: tuple(-1 if x is None else x for x in k)):
         ra, rb = rows_a.get(key, {}), rows_b.get(key, {})
-        row = {"rank": (ra or rb).get("rank"), "worker": key[-1]}
-        for f in RANK_FIELDS:
-            row[f] = _delta(ra.get(f), rb.get(f))
-        ranks.append(row)
-    launch_fields = (
-        "mem_fraction_static",
-        "pre_load_avail_gb",
-        "weights_gb",
-        "post_load_avail_gb",
-        "reserved_gb",
-        "rest_gb",
-        "bytes_per_token",
-        "kv_tokens",
-        "actual_kv_gb",
-        "predicted_kv_tokens",
-        "draft_weights_gb",
-        "draft_kv_gb",
-        "graph_gb",
-        "other_gb",
-        "headroom_gb",
-    )
-    budget = {f: _delta(ea.get(f), eb.get(f)) for f in launch_fields}
-    budget["hicache_host_gb"] = _delta(a.hicache_host_gb, b.hicache_host_gb)
-    budget["hicache_host_gb"]["unit"] = "decimal GB (host memory)"
-    ra, rb = a.runtime or {}, b.runtime or {}
+        ranks.append({"rank": (ra or rb).get("rank"), **{f: _delta(ra.get(f), rb.get(f)) for f in RANK_FIELDS}})
+    budget = {f: _delta(getattr(ba, f), getattr(bb, f)) for f in BUDGET_FIELDS}
+    budget["hicache_host_gb"] = {**_delta(a.hicache_host_gb, b.hicache_host_gb), "unit": "decimal GB (host memory)"}
+    rta, rtb = a.runtime or {}, b.runtime or {}
     runtime = {
-        k: _delta(ra.get(k), rb.get(k))
+        k: _delta(rta.get(k), rtb.get(k))
         for k in ("peak_token_usage", "peak_tokens", "peak_running_req", "peak_queue_req", "retractions", "batch_lines")
     }
-    da, db_ = _durations(a), _durations(b)
-    durations = {k: _delta(da.get(k), db_.get(k)) for k in sorted(set(da) | set(db_))}
-    attribution = attribute(a, b)
-    version = {
-        "a": a.sglang_version_range,
-        "b": b.sglang_version_range,
-        "changed": (a.version_range or ()) != (b.version_range or ()),
-        "era_a": ea["era_label"],
-        "era_b": eb["era_label"],
-    }
-    rep: dict[str, Any] = {
-        "a": {"launch_id": a.launch_id, "source": a.source, "outcome": a.outcome, "started_at": a.started_at},
-        "b": {"launch_id": b.launch_id, "source": b.source, "outcome": b.outcome, "started_at": b.started_at},
-        "server_args": args,
-        "version": version,
-        "budget": budget,
-        "ranks": ranks,
-        "runtime": runtime,
-        "durations": durations,
-        "attribution": attribution,
-        "hicache": {
-            "a": {
-                "enabled": bool(a.enable_hierarchical_cache),
-                "host_gb": a.hicache_host_gb,
-                "host_tokens": (ea.get("hicache") or {}).get("predicted_host_tokens"),
-            },
-            "b": {
-                "enabled": bool(b.enable_hierarchical_cache),
-                "host_gb": b.hicache_host_gb,
-                "host_tokens": (eb.get("hicache") or {}).get("predicted_host_tokens"),
-            },
+    da, db_ = durations(a, ba), durations(b, bb)
+    rep = Diff(
+        a=_who(a),
+        b=_who(b),
+        server_args=args_diff(a, b),
+        version={
+            "a": a.sglang_version_range,
+            "b": b.sglang_version_range,
+            "changed": (a.version_range or ()) != (b.version_range or ()),
+            "era_a": ba.era_label,
+            "era_b": bb.era_label,
         },
-        "explain_a": _brief(ea),
-        "explain_b": _brief(eb),
-    }
-    rep["identical"] = _identical(a, b, rep)
-    rep["summary"] = _summary(rep)
+        budget=budget,
+        ranks=ranks,
+        runtime=runtime,
+        durations={k: _delta(da.get(k), db_.get(k)) for k in sorted(set(da) | set(db_))},
+        attribution=attribute(a, b, ba, bb),
+        hicache={
+            side: {
+                "enabled": bool(x.enable_hierarchical_cache),
+                "host_gb": x.hicache_host_gb,
+                "host_tokens": e.hicache.get("predicted_host_tokens"),
+            }
+            for side, x, e in (("a", a, ea), ("b", b, eb))
+        },
+        explain_a=_brief(ea),
+        explain_b=_brief(eb),
+    )
+    rep.identical = _identical(a, b, rep)
+    rep.summary = _summary(rep.to_dict())
     return rep
 
 
-def _brief(e: dict[str, Any]) -> dict[str, Any]:
-    keys = (
-        "era",
-        "era_label",
-        "mem_fraction_static",
-        "pre_load_avail_gb",
-        "weights_gb",
-        "post_load_avail_gb",
-        "reserved_gb",
-        "rest_gb",
-        "predicted_kv_tokens",
-        "kv_tokens",
-        "predicted_kv_gb",
-        "actual_kv_gb",
-        "bytes_per_token",
-        "draft_weights_gb",
-        "draft_kv_gb",
-        "graph_gb",
-        "other_gb",
-        "headroom_gb",
-        "capped_by_max_total_tokens",
-        "memory_kind",
-        "waterfall",
-        "min_rank",
-    )
-    return {k: e.get(k) for k in keys}
+_BRIEF = (
+    "era",
+    "era_label",
+    "mem_fraction_static",
+    "pre_load_avail_gb",
+    "weights_gb",
+    "post_load_avail_gb",
+    "reserved_gb",
+    "rest_gb",
+    "predicted_kv_tokens",
+    "kv_tokens",
+    "predicted_kv_gb",
+    "kv_pool_gb",
+    "bytes_per_token",
+    "draft_weights_gb",
+    "draft_kv_gb",
+    "graph_gb",
+    "other_gb",
+    "headroom_gb",
+    "capped_by_max_total_tokens",
+    "memory_kind",
+    "binding_rank",
+)
 
 
-def _identical(a, b, rep) -> bool:
+def _brief(e) -> dict[str, Any]:
+    d = e.budget.to_dict()
+    out = {k: d.get(k) for k in _BRIEF}
+    out["waterfall"] = e.waterfall
+    return out
+
+
+def _identical(a: Launch, b: Launch, rep: Diff) -> bool:
     if a.launch_id and a.launch_id == b.launch_id and a.source == b.source:
         return True
-    args = rep["server_args"]
-    if args["changed"] or args["added"] or args["removed"] or rep["version"]["changed"]:
+    args = rep.server_args
+    if args["changed"] or args["added"] or args["removed"] or rep.version["changed"]:
         return False
     if a.outcome != b.outcome:
         return False
-    for row in rep["ranks"]:
-        for f in RANK_FIELDS:
-            d = row[f]
-            if d["a"] != d["b"]:
-                return False
-    return True
+    return all(row[f]["a"] == row[f]["b"] for row in rep.ranks for f in RANK_FIELDS)
 
 
 def _summary(rep: dict[str, Any]) -> list[str]:
@@ -536,153 +553,3 @@ def _summary(rep: dict[str, Any]) -> list[str]:
     if h["a"] is not None and h["b"] is not None and h["delta"]:
         s.append(f"headroom left: {h['a']:.2f} → {h['b']:.2f} GiB ({h['delta']:+.2f})")
     return s
-
-
-# --------------------------------------------------------------------------- rendering
-def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
-    """A / B / Δ / Δ% rows of the figures that either launch has (nothing when none has any)."""
-    from rich.table import Table
-
-    rows = [(k, d) for k, d in items.items() if d["a"] is not None or d["b"] is not None]
-    if not rows:
-        return
-    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for h in ("", "A", "B", "Δ", "Δ%"):
-        t.add_column(h, justify="left" if not h else "right")
-    for k, d in rows:
-        t.add_row(k, *_cell(d))
-    console.print(t)
-
-
-def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
-    from logparse.cli.render import fmt_value
-
-    def f(v):
-        return fmt_value(v, nd)
-
-    delta = d.get("delta")
-    ds = "" if delta in (None, 0, 0.0) else (f"{delta:+,}" if isinstance(delta, int) else f"{delta:+,.{nd}f}")
-    pct = d.get("pct")
-    ps = "" if pct in (None, 0, 0.0) else f"{pct:+.2f}%"
-    return f(d.get("a")), f(d.get("b")), ds, ps
-
-
-def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    a, b = rep["a"], rep["b"]
-    console.print(Text(f"A: {a['launch_id']} {a['outcome']} {a['source']}", style="bold"))
-    console.print(Text(f"B: {b['launch_id']} {b['outcome']} {b['source']}", style="bold"))
-    if rep["identical"]:
-        console.print(rep["summary"][0])
-        return
-    for line in rep["summary"]:
-        console.print(Text("  • " + line))
-    args = rep["server_args"]
-    if args["changed"] or args["added"] or args["removed"]:
-        t = Table(title="server arguments", title_justify="left", show_edge=False, pad_edge=False)
-        t.add_column("arg")
-        t.add_column("A")
-        t.add_column("B")
-        for c in args["changed"]:
-            t.add_row(c["arg"], _short(c["a"]), _short(c["b"]))
-        lim = 0 if args["added_removed_by_version"] else 15
-        for c in args["added"][:lim]:
-            t.add_row(c["arg"], Text("(absent)", style="dim"), _short(c["b"]))
-        for c in args["removed"][:lim]:
-            t.add_row(c["arg"], _short(c["a"]), Text("(absent)", style="dim"))
-        more = max(len(args["added"]) - lim, 0) + max(len(args["removed"]) - lim, 0)
-        console.print(t)
-        if more:
-            why = " (ServerArgs fields of one SGLang release only)" if args["added_removed_by_version"] else ""
-            console.print(f"  … {more} fields only in one launch{why} (see --json)", style="dim")
-    for feat in args.get("enabled_features", []):
-        console.print(
-            f"  {feat['flag']} → {feat['value']!r}; settings now in effect: "
-            + ", ".join(f"{k}={v!r}" for k, v in feat["settings"].items())
-        )
-    if args["ignored_noise"]:
-        console.print(f"  ignored (differ on every start): {', '.join(args['ignored_noise'])}", style="dim")
-
-    t = Table(title="budget (min rank, GiB)", title_justify="left", show_edge=False, pad_edge=False)
-    for h in ("", "A", "B", "Δ", "Δ%"):
-        t.add_column(h, justify="left" if not h else "right")
-    labels = {
-        "mem_fraction_static": "mem_fraction_static",
-        "pre_load_avail_gb": "free before weights",
-        "weights_gb": "weights",
-        "post_load_avail_gb": "free after weights",
-        "reserved_gb": "held back (1−f)·M_pre",
-        "rest_gb": "KV budget",
-        "bytes_per_token": "bytes per token",
-        "kv_tokens": "KV tokens",
-        "actual_kv_gb": "KV pool GiB",
-        "predicted_kv_tokens": "predicted tokens",
-        "draft_weights_gb": "draft weights",
-        "draft_kv_gb": "draft KV",
-        "graph_gb": "CUDA graphs",
-        "other_gb": "other",
-        "headroom_gb": "headroom left",
-        "hicache_host_gb": "HiCache host GB (decimal)",
-    }
-    for k, lab in labels.items():
-        d = rep["budget"].get(k)
-        if d is None or (d["a"] is None and d["b"] is None):
-            continue
-        t.add_row(lab, *_cell(d, 3 if k == "mem_fraction_static" else 2))
-    console.print(t)
-
-    changed_rows = []
-    for row in rep["ranks"]:
-        for f in RANK_FIELDS:
-            d = row[f]
-            if d["a"] != d["b"]:
-                changed_rows.append((row["rank"], row["worker"], f, d))
-    if changed_rows:
-        t = Table(title="per rank and worker (changes only)", title_justify="left", show_edge=False, pad_edge=False)
-        for h in ("rank", "worker", "figure", "A", "B", "Δ", "Δ%"):
-            t.add_column(h, justify="left" if h in ("rank", "worker", "figure") else "right")
-        for rank, worker, f, d in changed_rows[:max_rank_rows]:
-            t.add_row(rank, worker, f, *_cell(d))
-        console.print(t)
-        if len(changed_rows) > max_rank_rows:
-            console.print(f"  … {len(changed_rows) - max_rank_rows} more (see --json)", style="dim")
-    else:
-        console.print("  per-rank memory figures: unchanged on every rank and worker")
-
-    _ab_table(console, "runtime KV pressure", rep["runtime"])
-    _ab_table(console, "startup durations (s)", rep["durations"])
-
-    at = rep["attribution"]
-    console.print(Text("Attribution of the KV-token change", style="bold"))
-    if not at.get("supported"):
-        console.print(f"  not computable: {at.get('reason')}")
-    else:
-        t = Table(show_edge=False, pad_edge=False)
-        for h in ("input", "A", "B", "Δ tokens"):
-            t.add_column(h, justify="right" if h == "Δ tokens" else "left")
-        t.add_row(
-            "formula on A's inputs", "", "", f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—"
-        )
-        for st in at["steps"]:
-            dt = st["delta_tokens"]
-            t.add_row(st["input"], str(st["a"]), str(st["b"]), "—" if dt is None else f"{dt:+,}")
-        if at.get("unexplained_tokens") is not None:
-            t.add_row("not explained by the formula", "", "", f"{at['unexplained_tokens']:+,}")
-            t.add_row(
-                Text("logged change", style="bold"),
-                f"{at['a_tokens']:,}",
-                f"{at['b_tokens']:,}",
-                Text(f"{at['delta_tokens']:+,}", style="bold"),
-            )
-        console.print(t)
-        if at.get("unexplained_tokens"):
-            console.print(f"  the unexplained part points at {at['unexplained_points_at']}", style="dim")
-        for n in at.get("notes", []):
-            console.print(f"  note: {n}", style="dim")
-
-
-def _short(v: Any, n: int = 60) -> str:
-    s = repr(v)
-    return s if len(s) <= n else s[: n - 1] + "…"

@@ -75,13 +75,16 @@ LIST_COLUMNS = (
     "mem_fraction_static",
     "kv_tokens",
     "max_total_num_tokens",
+    "kv_pool_gb",
     "weights_gb",
-    "kv_size_gb",
     "headroom_gb",
-    "min_headroom_gb",
+    "binding_rank",
+    "headroom_unknown",
+    "predicted_kv_tokens",
     "peak_token_usage",
     "retractions",
     "n_warnings",
+    "engine",
     "deployment",
 )
 
@@ -292,16 +295,11 @@ class Store:
         **opts,
     ) -> IngestReport:
         """Read the journal with journalctl (from the stored cursor on) and ingest it."""
+        from logparse.sources import InputError, journal_source
         from logparse.store.ingest import journal_scope
 
-        if source_factory is None:
-            from logparse import sources as src_mod
-
-            source_factory = getattr(src_mod, "journal_source", None)
-            if source_factory is None:
-                raise src_mod.InputError("reading the journal is not available in this build")
+        source_factory = source_factory or journal_source
         # the cursor of the same query (unit, directory, file), whatever host the entries name
-        from logparse.sources import InputError
 
         after = self.journal_cursor(unit, directory, file) if resume else None
         scope = journal_scope(unit, directory, file)
@@ -383,8 +381,11 @@ class Store:
         *,
         host: str | None = None,
         model: str | None = None,
+        as_rows: bool = False,
     ):
-        """The metric over the launches of each deployment, with its change and what changed in between."""
+        """The metric over the launches of each deployment, with its change and what changed in between.
+
+        A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
         m = resolve_metric(metric)
         where, params = [], []
         if deployment:
@@ -398,22 +399,30 @@ class Store:
             params.append(f"%{model}%")
         sql = (
             f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
-            f"{m} AS value, {m}_change AS change, version_changed, version_change, args_changed, changed_args, "
-            f"changed_arg_names, "
-            f"arg_changes, prev_launch_id FROM history"
+            f"{m}, {m}_change, version_changed, version_change, args_changed, changed_args, "
+            f"changed_arg_names, arg_changes, prev_launch_id FROM history"
         )
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY deployment, launch_no"
-        df = self._df(sql, params)
-        return df.rename({"value": m, "change": f"{m}_change"})
+        return self._rows(sql, params) if as_rows else self._df(sql, params)
 
-    def query(self, sql: str, *, write: bool = False):
-        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`)."""
+    def query(self, sql: str, *, write: bool = False, as_rows: bool = False):
+        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`).
+
+        A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values)."""
+
+        def result(rel):
+            if rel is None:
+                return None
+            if not as_rows:
+                return rel.pl()
+            return Rows(list(rel.columns), rel.fetchall())
+
         if not write:
             check_read_only(sql)
             with self.connect(safe_read=True) as con:
-                return con.sql(sql).pl()
+                return result(con.sql(sql))
         import duckdb
 
         stmts = duckdb.extract_statements(sql)
@@ -421,7 +430,7 @@ class Store:
             rel = None
             for st in stmts:
                 rel = con.sql(st.query)
-            return rel.pl() if rel is not None else None
+            return result(rel)
 
     def load_launch(self, ref: str):
         """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.store.refs`."""

@@ -91,7 +91,7 @@ def _is_lock_error(exc: Exception) -> bool:
     return "lock" in msg.lower() and ("Conflicting" in msg or "Could not set lock" in msg)
 
 
-def _connect(path: Path, read_only: bool, lock_timeout: float, config: dict | None):
+def connect_file(path: Path, read_only: bool, lock_timeout: float, config: dict | None):
     import duckdb
 
     deadline = time.monotonic() + max(0.0, lock_timeout)
@@ -114,15 +114,17 @@ def _connect(path: Path, read_only: bool, lock_timeout: float, config: dict | No
                 time.sleep(min(delay, max(0.0, deadline - now)) * (0.75 + random.random() / 2))
                 delay = min(delay * 2, 1.0)
                 continue
-            raise StoreCorrupt(f"{path}: DuckDB cannot open this file ({_short(exc)}); it was left untouched") from None
+            raise StoreCorrupt(
+                f"{path}: DuckDB cannot open this file ({short_error(exc)}); it was left untouched"
+            ) from None
 
 
-def _short(exc: Exception) -> str:
+def short_error(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:300]
 
 
-def _version(con) -> int | None:
+def schema_version_of(con) -> int | None:
     """Schema version, 0 for an empty database, None when it is some other DuckDB database."""
     tables = {
         r[0]
@@ -155,7 +157,7 @@ def migrate(con, to: int | None = None) -> int:
     from logparse import __version__
 
     target = schema.SCHEMA_VERSION if to is None else to
-    current = _version(con)
+    current = schema_version_of(con)
     if current is None:
         raise StoreCorrupt(
             "this DuckDB database is not a logparse store (it has other tables and no "
@@ -204,17 +206,19 @@ def open_store(
     exists = check_file(path)
     key = str(path.resolve()) if exists else None
     if key in _VALIDATED:
-        con = _connect(
+        con = connect_file(
             path,
             not write,
             lock_timeout,
             {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None,
         )
         try:
-            version = _version(con)
+            version = schema_version_of(con)
         except duckdb.Error as exc:
             con.close()
-            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)}); it was left untouched") from None
+            raise StoreCorrupt(
+                f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched"
+            ) from None
         if version == schema.SCHEMA_VERSION:
             return con
         con.close()
@@ -228,27 +232,29 @@ def open_store(
             raise StoreError(f"cannot create the store directory {path.parent}: {exc.strerror or exc}") from None
     if exists:
         # Validate read-only first: nothing is written to a file we cannot read.
-        con = _connect(path, True, lock_timeout, None)
+        con = connect_file(path, True, lock_timeout, None)
         try:
-            version = _version(con)
+            version = schema_version_of(con)
         except duckdb.Error as exc:
             con.close()
-            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)}); it was left untouched") from None
+            raise StoreCorrupt(
+                f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched"
+            ) from None
         con.close()
         _check_version(path, version)
     else:
         version = 0
     if write or version < schema.SCHEMA_VERSION:
-        con = _connect(path, False, lock_timeout, None)
+        con = connect_file(path, False, lock_timeout, None)
         try:
-            version = _version(con)
+            version = schema_version_of(con)
             _check_version(path, version)
             if version < schema.SCHEMA_VERSION:
                 migrate(con)
             _VALIDATED.add(str(path.resolve()))
         except duckdb.Error as exc:
             con.close()
-            raise StoreCorrupt(f"{path}: the store cannot be read ({_short(exc)})") from None
+            raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)})") from None
         except BaseException:
             con.close()
             raise
@@ -258,7 +264,7 @@ def open_store(
     else:
         _VALIDATED.add(str(path.resolve()))
     config = {"enable_external_access": False, "lock_configuration": True} if safe_read else None
-    return _connect(path, True, lock_timeout, config)
+    return connect_file(path, True, lock_timeout, config)
 
 
 @contextmanager
@@ -276,6 +282,6 @@ def connection(
     try:
         yield con
     except duckdb.IOException as exc:
-        raise StoreCorrupt(f"{path}: reading the store failed ({_short(exc)})") from None
+        raise StoreCorrupt(f"{path}: reading the store failed ({short_error(exc)})") from None
     finally:
         con.close()

@@ -38,6 +38,9 @@ EXPORT_TABLES = (
     "unrecognized",
     "launch_sources",
     "launch_args",
+    "launch_budget",
+    "rank_budget",
+    "launch_aliases",
 )
 
 _MONTH = "strftime(coalesce({t}started_at, {t}ingested_at), '%Y-%m')"
@@ -49,7 +52,9 @@ _EXPORT_SQL = {
     "unrecognized": "SELECT u.*, s.host, strftime(s.ingested_at, '%Y-%m') AS month FROM unrecognized u "
     "LEFT JOIN sources s USING (source_id)",
 }
-for _t in ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args"):
+#: Tables whose rows belong to a launch: partitioned by the launch's host and month.
+_LAUNCH_ROW_TABLES = [t for t in EXPORT_TABLES if t not in _EXPORT_SQL]
+for _t in _LAUNCH_ROW_TABLES:
     _EXPORT_SQL[_t] = (
         f"SELECT c.*, l.host, {_MONTH.format(t='l.')} AS month FROM {_t} c LEFT JOIN launches l USING (launch_id)"
     )
@@ -139,10 +144,7 @@ def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
                 f"up to {schema.SCHEMA_VERSION}): upgrade logparse to import it"
             )
         con = duckdb.connect()
-        for ddl in (schema._TABLES_V1, schema._TABLES_V2):  # empty tables of the current schema
-            for stmt in ddl.split(";"):
-                if stmt.strip():
-                    con.execute(stmt)
+        schema.create_current(con)  # empty tables of the current schema
         for table in EXPORT_TABLES:
             files = list((path / table).glob("**/*.parquet")) if (path / table).is_dir() else []
             if files:
@@ -155,12 +157,12 @@ def open_foreign(path: Path, lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT):
                 )
         return con
     dbm.check_file(path)
-    con = dbm._connect(path, True, lock_timeout, None)  # waits for a writer, like our own store
+    con = dbm.connect_file(path, True, lock_timeout, None)  # waits for a writer, like our own store
     try:
-        version = dbm._version(con)
+        version = dbm.schema_version_of(con)
     except duckdb.Error as exc:
         con.close()
-        raise dbm.StoreCorrupt(f"{path}: cannot read this store to import it ({dbm._short(exc)})") from None
+        raise dbm.StoreCorrupt(f"{path}: cannot read this store to import it ({dbm.short_error(exc)})") from None
     if version is None:
         con.close()
         raise dbm.StoreCorrupt(f"{path} is a DuckDB database but not a logparse store")
@@ -181,7 +183,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     """Merge another store (or an export) into the store at ``path``, in one transaction."""
     import pyarrow as pa
 
-    from logparse.store.ingest import Item, SourceOutcome, _is_continuation, apply_items
+    from logparse.store.ingest import Item, SourceOutcome, is_continuation, apply_items
     from logparse.store.load import fetch_launches
     from logparse.store.runtime import BatchSpan
 
@@ -249,7 +251,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                                 stream=(launch.host, launch.unit, launch.boot, launch.pid),
                                 launch=launch,
                                 meta=meta,
-                                continuation=_is_continuation(launch.events),
+                                continuation=is_continuation(launch.events),
                                 span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges),
                             )
                         )

@@ -1,22 +1,21 @@
 """Normalization of parsed launches into columnar frames (polars), ready for the store.
 
 One frame per table: ``launches``, ``rank_memory`` (one row per launch x rank x worker),
-``events``, ``runtime_stats`` (one row per launch) and ``launch_args`` (one row per
-launch x server argument).  Types follow the store schema (``logparse.store.schema``);
-JSON columns are JSON text; timestamps are parsed from the log's ISO text (the text is
-kept too, because a time without a date -- SGLang 0.2.14-0.3.3 -- is no timestamp).
+``events``, ``runtime_stats`` (one row per launch), ``launch_args`` (one row per launch x
+server argument), ``launch_budget`` (one row per launch) and ``rank_budget`` (one row per launch x
+physical rank).  Columns derive from the declarations (:mod:`logparse.store.columns`); JSON
+columns are JSON text; timestamps are parsed from the log's ISO text (the text is kept too,
+because a time without a date -- SGLang 0.2.14-0.3.3 -- is no timestamp).
 
-Derived columns:
+Every budget figure (headroom, actual KV tokens, bytes per token...) is the launch's
+:func:`~logparse.budget.model.launch_budget`, computed here once per written launch, so the store
+holds exactly what ``explain`` computes.  Other derived columns:
 
-* ``rank_memory.headroom_gb`` = ``avail_after_graph_gb``, else ``avail_after_pool_gb``
-  (what is left on the device once SGLang holds weights, KV pool and graphs);
-* ``rank_memory.kv_bytes_per_token`` = ``kv_size_gb * 2^30 / (kv_tokens + page_size)``
-  when both sizes are known (SGLang allocates ``page_size`` padding slots beyond
-  ``#tokens``; a launch that prints no page size pays one slot, as before paging);
-* ``launches.startup_s`` = ``ready_at - started_at`` in seconds;
 * ``launches.deployment``: the ``deployment`` label when given, else
-  ``host|model_path|tp=..|dp=..|pp=..|ep=..`` (unknown sizes count as 1);
-* ``launches.version_min`` / ``version_max``: the ends of the SGLang release range.
+  :func:`logparse.launches.deployment.deployment_key`;
+* ``launches.version_min`` / ``version_max``: the ends of the SGLang release range;
+* ``launches.identity_content`` / ``record_started_at`` / ``source_ordinal``: the parts of the
+  launch's identity (:mod:`logparse.launches.identity`) that a later rendering is matched by.
 """
 
 from __future__ import annotations
@@ -31,144 +30,27 @@ from typing import Any
 
 import polars as pl
 
+from logparse.budget.model import Budget, launch_budget
 from logparse.grammar.events import Event
+from logparse.launches.deployment import deployment_key
+from logparse.launches.identity import identity
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
+from logparse.store import columns as C
 
-GIB = float(1 << 30)
 #: ISO text as the parser writes it: date, 'T', time, optional fraction.
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
 
 _S, _I, _F, _B = pl.String, pl.Int64, pl.Float64, pl.Boolean
 _TS = pl.Datetime("us")
 
-#: launches: column -> polars type (JSON columns are text here).
-LAUNCH_COLUMNS: dict[str, Any] = {
-    "launch_id": _S,
-    "source": _S,
-    "host": _S,
-    "unit": _S,
-    "pid": _I,
-    "boot": _S,
-    "started_at": _TS,
-    "ready_at": _TS,
-    "outcome": _S,
-    "error": _S,
-    "sglang_version": _S,
-    "sglang_version_range": _S,
-    "version_evidence": _S,
-    "model_path": _S,
-    "tp_size": _I,
-    "dp_size": _I,
-    "pp_size": _I,
-    "ep_size": _I,
-    "mem_fraction_static": _F,
-    "kv_cache_dtype": _S,
-    "page_size": _I,
-    "context_length": _I,
-    "chunked_prefill_size": _I,
-    "max_running_requests": _I,
-    "max_total_tokens": _I,
-    "speculative_algorithm": _S,
-    "enable_hierarchical_cache": _B,
-    "hicache_ratio": _F,
-    "hicache_size": _F,
-    "enable_dp_attention": _B,
-    "device": _S,
-    "server_args": _S,
-    "server_args_form": _S,
-    "max_total_num_tokens": _I,
-    "max_prefill_tokens": _I,
-    "max_running_requests_effective": _I,
-    "context_len": _I,
-    "available_mem_gb": _F,
-    "available_mem_kind": _S,
-    "hicache_host_gb": _F,
-    "hicache_host_tokens": _I,
-    "first_line": _I,
-    "last_line": _I,
-    "warnings": _S,
-    "labels": _S,
-    "source_id": _S,
-    "deployment": _S,
-    "version_min": _S,
-    "version_max": _S,
-    "sglang_version_given": _S,
-    "started_at_text": _S,
-    "ready_at_text": _S,
-    "startup_s": _F,
-    "n_ranks": _I,
-    "n_events": _I,
-    "n_warnings": _I,
-    "ingested_at": _TS,
-    "updated_at": _TS,
-}
-JSON_LAUNCH_COLUMNS = ("version_evidence", "server_args", "warnings", "labels")
-
-RANK_COLUMNS: dict[str, Any] = {
-    "launch_id": _S,
-    "rank_idx": _I,
-    "dp_rank": _I,
-    "pp_rank": _I,
-    "tp_rank": _I,
-    "ep_rank": _I,
-    "worker": _S,
-    "avail_before_load_gb": _F,
-    "weights_gb": _F,
-    "avail_after_load_gb": _F,
-    "load_s": _F,
-    "kv_dtype": _S,
-    "kv_tokens": _I,
-    "k_size_gb": _F,
-    "v_size_gb": _F,
-    "kv_size_gb": _F,
-    "avail_after_pool_gb": _F,
-    "graph_gb": _F,
-    "avail_after_graph_gb": _F,
-    "graph_s": _F,
-    "headroom_gb": _F,
-    "kv_bytes_per_token": _F,
-    "extra": _S,
-}
-
-EVENT_COLUMNS: dict[str, Any] = {
-    "launch_id": _S,
-    "seq": _I,
-    "source_id": _S,
-    "source": _S,
-    "line_no": _I,
-    "ts": _TS,
-    "ts_text": _S,
-    "dp_rank": _I,
-    "pp_rank": _I,
-    "tp_rank": _I,
-    "ep_rank": _I,
-    "attn_cp_rank": _I,
-    "moe_dp_rank": _I,
-    "worker": _S,
-    "tagged": _B,
-    "kind": _S,
-    "form": _S,
-    "variant": _S,
-    "fields": _S,
-    "text": _S,
-    "line_hash": _S,
-    "cursor": _S,
-}
-
-RUNTIME_COLUMNS: dict[str, Any] = {
-    "launch_id": _S,
-    "peak_running_req": _I,
-    "peak_token_usage": _F,
-    "peak_queue_req": _I,
-    "peak_tokens": _I,
-    "retractions": _I,
-    "batch_lines": _I,
-    "first_runtime_at": _TS,
-    "last_runtime_at": _TS,
-    "runtime": _S,
-}
-
-ARG_COLUMNS: dict[str, Any] = {"launch_id": _S, "name": _S, "value": _S}
+LAUNCH_COLUMNS = C.polars_schema(C.launch_columns())
+JSON_LAUNCH_COLUMNS = C.json_launch_columns()
+RANK_COLUMNS = C.polars_schema(C.rank_columns())
+EVENT_COLUMNS = C.polars_schema(C.EVENT_COLUMNS)
+RUNTIME_COLUMNS = C.polars_schema(C.RUNTIME_COLUMNS)
+ARG_COLUMNS = C.polars_schema(C.ARG_COLUMNS)
+BUDGET_COLUMNS = C.polars_schema(C.budget_columns())
+RANK_BUDGET_COLUMNS = C.polars_schema(C.rank_budget_columns())
 
 
 @dataclass
@@ -193,6 +75,8 @@ class Frames:
     events: pl.DataFrame
     runtime_stats: pl.DataFrame
     launch_args: pl.DataFrame
+    launch_budget: pl.DataFrame
+    rank_budget: pl.DataFrame
 
     def items(self):
         return (
@@ -201,6 +85,8 @@ class Frames:
             ("events", self.events),
             ("runtime_stats", self.runtime_stats),
             ("launch_args", self.launch_args),
+            ("launch_budget", self.launch_budget),
+            ("rank_budget", self.rank_budget),
         )
 
 
@@ -283,12 +169,6 @@ def _empty(schema: dict[str, Any]) -> pl.DataFrame:
 # ---------------------------------------------------------------------------- frames
 
 
-def deployment_key(
-    host: str | None, model_path: str | None, tp: int | None, dp: int | None, pp: int | None, ep: int | None
-) -> str:
-    return f"{host or '?'}|{model_path or '?'}|tp={tp or 1}|dp={dp or 1}|pp={pp or 1}|ep={ep or 1}"
-
-
 def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFrame:
     if not launches:
         return _empty(LAUNCH_COLUMNS)
@@ -298,10 +178,7 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
             if k == "ranks":
                 continue
             v = getattr(launch, k)
-            if k in ("started_at", "ready_at"):
-                cols[k + "_text"].append(v)
-                cols[k].append(v)
-            elif k in JSON_LAUNCH_COLUMNS:
+            if k in JSON_LAUNCH_COLUMNS:
                 cols[k].append(to_json(v))
             else:
                 cols[k].append(v)
@@ -309,12 +186,11 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
         labels = dict(meta.labels)
         cols["labels"].append(to_json(labels))
         cols["source_id"].append(meta.source_id)
-        cols["deployment"].append(
-            labels.get("deployment")
-            or deployment_key(
-                launch.host, launch.model_path, launch.tp_size, launch.dp_size, launch.pp_size, launch.ep_size
-            )
-        )
+        cols["deployment"].append(deployment_key(launch, labels))
+        ident = identity(launch)
+        cols["identity_content"].append(ident.content)
+        cols["record_started_at"].append(ident.record_started_at)
+        cols["source_ordinal"].append(launch.source_ordinal)
         cols["version_min"].append(rng[0] if rng else None)
         cols["version_max"].append(rng[1] if rng else None)
         cols["sglang_version_given"].append(meta.sglang_version_given)
@@ -324,7 +200,9 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
         cols["ingested_at"].append(meta.ingested_at)
         cols["updated_at"].append(meta.updated_at)
         cols["startup_s"].append(None)
-    text_cols = {k: v for k, v in cols.items() if LAUNCH_COLUMNS[k] != _TS}
+        cols["started_at_text"].append(launch.started_at)
+        cols["ready_at_text"].append(launch.ready_at)
+    text_cols = {k: v for k, v in cols.items() if LAUNCH_COLUMNS[k] != _TS}  # timestamps parsed below
     df = _frame(text_cols, {k: t for k, t in LAUNCH_COLUMNS.items() if t != _TS})
     df = df.with_columns(
         pl.Series("started_at", cols["started_at"], dtype=pl.String),
@@ -338,30 +216,50 @@ def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFr
     return df.select(list(LAUNCH_COLUMNS))
 
 
-def rank_frame(launches: list[Launch]) -> pl.DataFrame:
+def rank_frame(launches: list[Launch], budgets: list[Budget]) -> pl.DataFrame:
+    """Rows as printed; ``headroom_gb`` and ``kv_bytes_per_token`` are the rank's budget figures."""
     cols: dict[str, list] = {k: [] for k in RANK_COLUMNS}
-    page: list = []
-    for launch in launches:
+    for launch, budget in zip(launches, budgets):
+        by_rank = {rb.key: rb for rb in budget.ranks}
         for idx, r in enumerate(launch.ranks):
+            rb = by_rank.get((r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank))
             cols["launch_id"].append(launch.launch_id)
             cols["rank_idx"].append(idx)
             for k in RANK_FIELDS:
                 cols[k].append(getattr(r, k))
             cols["extra"].append(to_json(r.extra) if r.extra else None)
-            cols["headroom_gb"].append(None)
-            cols["kv_bytes_per_token"].append(None)
-            page.append(launch.page_size if isinstance(launch.page_size, int) and launch.page_size > 0 else None)
+            cols["headroom_gb"].append(rb.headroom_gb if rb else None)
+            cols["kv_bytes_per_token"].append(rb.bytes_per_token if rb and r.worker == "target" else None)
     if not cols["launch_id"]:
         return _empty(RANK_COLUMNS)
-    df = _frame(cols, RANK_COLUMNS).with_columns(pl.Series("_page", page, dtype=pl.Int64))
-    df = df.with_columns(
-        pl.coalesce(pl.col("avail_after_graph_gb"), pl.col("avail_after_pool_gb")).alias("headroom_gb"),
-        pl.when(pl.col("kv_size_gb").is_not_null() & pl.col("kv_tokens").is_not_null() & (pl.col("kv_tokens") > 0))
-        .then(pl.col("kv_size_gb") * GIB / (pl.col("kv_tokens") + pl.col("_page").fill_null(1)))
-        .otherwise(None)
-        .alias("kv_bytes_per_token"),
-    )
-    return df.select(list(RANK_COLUMNS))
+    return _frame(cols, RANK_COLUMNS)
+
+
+def budget_frame(budgets: list[Budget]) -> pl.DataFrame:
+    kinds = C.budget_columns()
+    cols: dict[str, list] = {k: [] for k in kinds}
+    for b in budgets:
+        d = b.to_dict()
+        for k, kind in kinds.items():
+            cols[k].append(to_json(d.get(k)) if kind == "json" else d.get(k))
+    if not budgets:
+        return _empty(BUDGET_COLUMNS)
+    return _frame(cols, BUDGET_COLUMNS)
+
+
+def rank_budget_frame(budgets: list[Budget]) -> pl.DataFrame:
+    cols: dict[str, list] = {k: [] for k in RANK_BUDGET_COLUMNS}
+    for b in budgets:
+        for idx, rb in enumerate(b.ranks):
+            d = rb.to_dict()
+            cols["launch_id"].append(b.launch_id)
+            cols["rank_idx"].append(idx)
+            for k in RANK_BUDGET_COLUMNS:
+                if k not in ("launch_id", "rank_idx"):
+                    cols[k].append(d[k])
+    if not cols["launch_id"]:
+        return _empty(RANK_BUDGET_COLUMNS)
+    return _frame(cols, RANK_BUDGET_COLUMNS)
 
 
 def event_keys(events: Iterable[Event]) -> list[tuple[str, int]]:
@@ -405,10 +303,13 @@ def events_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFram
             cols["fields"].append(to_json(ev.fields))
             cols["line_hash"].append(line_hash(ev.ts, ev.text))
             cols["cursor"].append(cursor)
+            cols["record_ts"].append(ev.record_ts)
     if not cols["launch_id"]:
         return _empty(EVENT_COLUMNS)
-    df = _frame(cols, {k: v for k, v in EVENT_COLUMNS.items() if k != "ts"}, coerce=False)
-    df = df.with_columns(pl.col("ts_text").str.to_datetime(TS_FORMAT, strict=False, time_unit="us").alias("ts"))
+    df = _frame(cols, {k: (_S if k == "record_ts" else v) for k, v in EVENT_COLUMNS.items() if k != "ts"}, coerce=False)
+    df = df.with_columns(
+        pl.col("ts_text").str.to_datetime(TS_FORMAT, strict=False, time_unit="us").alias("ts"), _parse_ts("record_ts")
+    )
     return df.select(list(EVENT_COLUMNS))
 
 
@@ -448,11 +349,14 @@ def args_frame(pairs: Iterable[tuple[str, dict | None]]) -> pl.DataFrame:
 
 
 def frames(launches: list[Launch], metas: list[LaunchMeta]) -> Frames:
-    """Every table's rows for these launches, normalized."""
+    """Every table's rows for these launches, normalized (each launch's budget computed once)."""
+    budgets = [launch_budget(launch) for launch in launches]
     return Frames(
         launches=launches_frame(launches, metas),
-        rank_memory=rank_frame(launches),
+        rank_memory=rank_frame(launches, budgets),
         events=events_frame(launches, metas),
         runtime_stats=runtime_frame(launches, metas),
-        launch_args=args_frame((l.launch_id, l.server_args) for l in launches),
+        launch_args=args_frame((launch.launch_id, launch.server_args) for launch in launches),
+        launch_budget=budget_frame(budgets),
+        rank_budget=rank_budget_frame(budgets),
     )

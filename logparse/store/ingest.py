@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from logparse.grammar.events import Event
-from logparse.launches.assemble import LaunchAssembler, stable_launch_id
+from logparse.launches.assemble import LaunchAssembler
+from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.store import db as dbm
+from logparse.store import rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store.runtime import BatchSpan
@@ -143,7 +145,7 @@ def _stream_with_host(stream: tuple, host: str | None) -> tuple:
     return tuple(stream)
 
 
-def _is_continuation(events: Sequence[Event]) -> bool:
+def is_continuation(events: Sequence[Event]) -> bool:
     return not any(e.kind in OPENING_KINDS for e in events)
 
 
@@ -151,15 +153,15 @@ def _relabel(launch: Launch, host: str | None) -> None:
     """Give a launch without a host the ``--host`` one (and the id that goes with it)."""
     if host and not launch.host:
         launch.host = host
-        launch.launch_id = stable_launch_id(launch, launch.events)
+        launch.launch_id = launch_id(launch)
 
 
-def reassemble(events: list[Event], stream: tuple, version: str | None) -> Launch:
+def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal: int | None = None) -> Launch:
     source = next((e.source for e in events if e.source), "")
     asm = LaunchAssembler(source, tuple(stream))
     for ev in events:
         asm.add(ev)
-    return asm.finish(version)
+    return asm.finish(version, ordinal=ordinal)
 
 
 def _carry_ts(events: Sequence[Event]) -> list[str]:
@@ -376,7 +378,7 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
                 events=list(launch.events),
                 stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), opts.host),
                 launch=launch,
-                continuation=_is_continuation(launch.events),
+                continuation=is_continuation(launch.events),
                 span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
             )
         )
@@ -434,14 +436,27 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
-def _compatible(item: Item, host, pid, boot) -> bool:
+def _record_start(item: Item) -> str | None:
+    return next((e.record_ts for e in item.events if e.record_ts), None)
+
+
+def _compatible(item: Item, host, pid, boot, record_started_at: str | None = None) -> bool:
+    """Can this item be (part of) the stored launch?  Every identity part both know must agree.
+
+    Two starts can print the same text (a journal that holds a start three times): the record's
+    own time tells them apart; a piece that continues a launch cannot begin before it."""
     ih, _, iboot, ipid = item.stream
     ih = item.host or ih
     if ih and host and ih != host:
         return False
     if ipid is not None and pid is not None and ipid != pid:
         return False
-    return not (iboot and boot and iboot != boot)
+    if iboot and boot and iboot != boot:
+        return False
+    mine = _record_start(item)
+    if mine and record_started_at:
+        return mine >= record_started_at if item.continuation else mine == record_started_at
+    return True
 
 
 def _days_between(a: str, b: str) -> float:
@@ -451,72 +466,91 @@ def _days_between(a: str, b: str) -> float:
         return 0.0
 
 
-def _match(con, items: list[Item]) -> list[tuple[int, str]]:
-    """(item index, stored launch_id) pairs: the same launch."""
+def _match_ids(con, items: list[Item]) -> list[tuple[int, str]]:
+    """Items whose id is a stored launch's id, or an alias of one."""
+    ids = sorted({it.launch_id for it in items if it.launch_id})
+    if not ids:
+        return []
+    known = dict(
+        con.execute(
+            "SELECT launch_id, launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
+            "UNION ALL SELECT alias, launch_id FROM launch_aliases WHERE alias IN (SELECT unnest(?::VARCHAR[]))",
+            [ids, ids],
+        ).fetchall()
+    )
+    return [(i, known[it.launch_id]) for i, it in enumerate(items) if it.launch_id in known]
+
+
+def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
+    """Items sharing lines (same time and text) with a stored launch they are compatible with."""
     import pyarrow as pa
 
-    pairs: list[tuple[int, str]] = []
-    ids = [it.launch_id for it in items if it.launch_id]
-    if ids:
-        known = {
-            r[0]
-            for r in con.execute(
-                "SELECT launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
-            ).fetchall()
-        }
-        pairs += [(i, it.launch_id) for i, it in enumerate(items) if it.launch_id in known]
     probe_item, probe_hash = [], []
     for i, it in enumerate(items):
         for ev in it.events:
             if ev.ts:
                 probe_item.append(i)
                 probe_hash.append(line_hash(ev.ts, ev.text))
-    if probe_item:
-        con.register("_probe", pa.table({"item": pa.array(probe_item, pa.int64()), "line_hash": probe_hash}))
-        try:
-            rows = con.execute(
-                "WITH m AS (SELECT DISTINCT p.item, e.launch_id FROM (SELECT DISTINCT item, line_hash FROM _probe) p "
-                "JOIN events e ON e.line_hash = p.line_hash) "
-                "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, "
-                "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args') "
-                "FROM m JOIN launches l ON l.launch_id = m.launch_id"
-            ).fetchall()
-        finally:
-            con.unregister("_probe")
-        for i, lid, host, pid, boot, sa_hash in rows:
-            # Two starts print one server_args line each: different ones are different launches,
-            # whatever other lines they share (the nodes of a multi-node launch start in step).
-            mine = next((line_hash(e.ts, e.text) for e in items[i].events if e.kind == "server_args"), None)
-            if mine and sa_hash and mine != sa_hash:
-                continue
-            if _compatible(items[i], host, pid, boot):
-                pairs.append((i, lid))
+    if not probe_item:
+        return []
+    con.register("_probe", pa.table({"item": pa.array(probe_item, pa.int64()), "line_hash": probe_hash}))
+    try:
+        rows = con.execute(
+            "WITH m AS (SELECT DISTINCT p.item, e.launch_id FROM (SELECT DISTINCT item, line_hash FROM _probe) p "
+            "JOIN events e ON e.line_hash = p.line_hash) "
+            "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
+            "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args') "
+            "FROM m JOIN launches l ON l.launch_id = m.launch_id"
+        ).fetchall()
+    finally:
+        con.unregister("_probe")
+    pairs = []
+    for i, lid, host, pid, boot, record_start, sa_hash in rows:
+        # Two starts print one server_args line each: different ones are different launches,
+        # whatever other lines they share (the nodes of a multi-node launch start in step).
+        mine = next((line_hash(e.ts, e.text) for e in items[i].events if e.kind == "server_args"), None)
+        if mine and sa_hash and mine != sa_hash:
+            continue
+        if _compatible(items[i], host, pid, boot, record_start):
+            pairs.append((i, lid))
+    return pairs
+
+
+def _match_process(con, item: Item) -> str | None:
+    """A continuation without shared lines: the latest stored launch of the same process."""
+    host, _unit, boot, pid = item.stream
+    host = item.host or host
+    if pid is None and not boot:
+        return None  # no process identity (a plain file): only shared lines can tell
+    rows = con.execute(
+        "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
+        "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
+        [host, pid],
+    ).fetchall()
+    # Boot must agree when both sides know it.  The unit is not compared: a short journal
+    # rendering names the syslog identifier (python3) unless systemd's "Started" line is in
+    # the window.  Without a boot id, a pid is trusted for 30 days (pids are reused).
+    first = item.first_ts()
+    for lid, started, _u, b in rows:
+        if boot and b and b != boot:
+            continue
+        if first is not None and started is not None and started > first:
+            continue
+        if not (boot and b) and first and started and _days_between(started, first) > 30:
+            continue
+        return lid
+    return None
+
+
+def _match(con, items: list[Item]) -> list[tuple[int, str]]:
+    """(item index, stored launch_id) pairs: the same launch."""
+    pairs = _match_ids(con, items) + _match_lines(con, items)
     matched = {i for i, _ in pairs}
     for i, it in enumerate(items):
-        if i in matched or not it.continuation:
-            continue
-        host, _unit, boot, pid = it.stream
-        host = it.host or host
-        if pid is None and not boot:
-            continue  # no process identity (a plain file): only shared lines can tell
-        rows = con.execute(
-            "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
-            "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
-            [host, pid],
-        ).fetchall()
-        # Boot must agree when both sides know it.  The unit is not compared: a short journal
-        # rendering names the syslog identifier (python3) unless systemd's "Started" line is in
-        # the window.  Without a boot id, a pid is trusted for 30 days (pids are reused).
-        first = it.first_ts()
-        for lid, started, _u, b in rows:
-            if boot and b and b != boot:
-                continue
-            if first is not None and started is not None and started > first:
-                continue
-            if not (boot and b) and first and started and _days_between(started, first) > 30:
-                continue
-            pairs.append((i, lid))
-            break
+        if i not in matched and it.continuation:
+            lid = _match_process(con, it)
+            if lid is not None:
+                pairs.append((i, lid))
     return pairs
 
 
@@ -534,7 +568,262 @@ class _Result:
 
 
 def _merge_stream(a: tuple, b: tuple) -> tuple:
+    """The richest process identity of two views of one launch (a part one of them lacks is taken from the other)."""
     return tuple(x if x not in (None, "") else y for x, y in zip(a, b))
+
+
+def _groups(con, items: list[Item]) -> list[tuple[list[str], list[int]]]:
+    """Items and stored launches that are one launch: (stored ids, item indexes) per group."""
+    uf = _UnionFind()
+    for i in range(len(items)):
+        uf.find(("i", i))
+    for i, lid in _match(con, items):
+        uf.union(("i", i), ("s", lid))
+    groups: dict[Any, list] = {}
+    for node in list(uf.parent):
+        groups.setdefault(uf.find(node), []).append(node)
+    return [
+        ([n[1] for n in nodes if n[0] == "s"], sorted(n[1] for n in nodes if n[0] == "i")) for nodes in groups.values()
+    ]
+
+
+class _Merger:
+    """Merges groups of items into the store within one transaction (see :func:`apply_items`).
+
+    A stored launch keeps its id: what merges into it (another rendering's id, a launch found to
+    be the same start) becomes an alias of it, so every id the store ever gave out resolves."""
+
+    def __init__(self, con, items, source_id, opts, now, cursors, source_name):
+        self.con, self.items, self.source_id, self.opts, self.now = con, items, source_id, opts, now
+        self.cursors, self.source_name = cursors, source_name
+        self.res = _Result()
+        self.finals: list[Launch] = []
+        self.metas: list[LaunchMeta] = []
+        self.delete_ids: set[str] = set()
+        self.aliases: list[tuple[str, str]] = []
+        self.stored: dict[str, tuple[Launch, LaunchMeta]] = {}
+
+    def origin(self, ev: Event) -> tuple[str | None, str | None]:
+        for it in self.items:
+            if it.meta is not None and id(ev) in it.meta.event_origin:
+                return it.meta.event_origin[id(ev)]
+        cursor = self.cursors.get(ev.line_no) if self.cursors and ev.source == self.source_name else None
+        return (self.source_id, cursor)
+
+    @staticmethod
+    def item_span(it: Item) -> BatchSpan:
+        if it.span is not None:
+            return it.span
+        if it.launch is not None:
+            return BatchSpan.from_runtime(it.launch.runtime, it.meta.batch_edges if it.meta else None)
+        return BatchSpan()
+
+    def _finish(self, final: Launch, meta: LaunchMeta, its: list[Item]) -> None:
+        for ev in final.events:
+            if id(ev) not in meta.event_origin:
+                meta.event_origin[id(ev)] = self.origin(ev)
+        self.finals.append(final)
+        self.metas.append(meta)
+        self.res.touched.append(final.launch_id)
+        self._alias_items(its, final.launch_id)
+
+    def _alias_items(self, its: list[Item], final_id: str) -> None:
+        for it in its:
+            if it.launch_id:
+                self.res.final_of[it.launch_id] = final_id
+                if it.launch_id != final_id:
+                    self.aliases.append((it.launch_id, final_id))
+
+    def new_launch(self, its: list[Item]) -> None:
+        launch_items = [it for it in its if it.launch is not None]
+        if not launch_items:
+            self.res.dropped_lines += sum(len(it.events) + self.item_span(it).lines for it in its)
+            return
+        span = BatchSpan()
+        for it in its:
+            span = rtm.merge(span, self.item_span(it))
+        if len(its) == 1:
+            final = its[0].launch
+        else:
+            evs: list[Event] = []
+            stream = launch_items[0].stream
+            for it in its:
+                evs, _ = merge_events(evs, it.events)
+                stream = _merge_stream(stream, it.stream)
+            final = reassemble(evs, stream, self.opts.sglang_version, launch_items[0].launch.source_ordinal)
+            final.runtime = rtm.apply(final.runtime, span)
+        meta = _new_meta(its, self.source_id, self.opts, self.now)
+        meta.batch_edges = span.edges()
+        self.res.added += 1
+        self._finish(final, meta, its)
+
+    def merge_stored(self, s_ids: list[str], its: list[Item]) -> None:
+        """Items (and maybe several stored launches) that are one stored launch."""
+        stored = self.stored
+        s_ids = sorted(s_ids, key=lambda lid: (stored[lid][1].ingested_at or self.now, lid))
+        base, base_meta = stored[s_ids[0]]
+        m = _Merge.start(base, base_meta)
+        for lid in s_ids[1:]:
+            m.add_stored(*stored[lid])
+        for it in its:
+            m.add_item(it, self.item_span(it))
+        m.labels.update(self.opts.labels)
+        if self.opts.sglang_version:
+            m.version_given = self.opts.sglang_version
+        keep = s_ids[0]
+        if len(s_ids) == 1 and not m.changed(base, base_meta):
+            self.res.unchanged += 1
+            self.res.touched.append(keep)
+            self._alias_items(its, keep)
+            return
+        final = reassemble(m.events, m.stream, m.version_given, base.source_ordinal)
+        final.runtime = rtm.apply(final.runtime, m.span)
+        if final.launch_id != keep:
+            self.aliases.append((final.launch_id, keep))
+        final.launch_id = keep
+        meta = LaunchMeta(
+            source_id=m.first_source or self.source_id,
+            labels=m.labels,
+            sglang_version_given=m.version_given,
+            ingested_at=m.ingested_at or self.now,
+            updated_at=self.now,
+            event_origin=m.origin_map,
+            batch_edges=m.span.edges(),
+        )
+        self.delete_ids.update(s_ids)
+        self.aliases += [(lid, keep) for lid in s_ids[1:]]
+        self.res.updated += 1
+        self._finish(final, meta, its)
+
+    def write(self) -> None:
+        import pyarrow as pa
+
+        con = self.con
+        self.delete_ids.update(launch.launch_id for launch in self.finals)
+        deployments = sequence.deployments_of(con, self.delete_ids)
+        links = self._relinked_sources()
+        if self.delete_ids:
+            con.register("_del", pa.table({"launch_id": sorted(self.delete_ids)}))
+            try:
+                for table in WRITTEN_TABLES:
+                    con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT launch_id FROM _del)")
+            finally:
+                con.unregister("_del")
+        for table, df in frames(self.finals, self.metas).items():
+            if df.height:
+                con.register("_rows", df.to_arrow())
+                try:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+                finally:
+                    con.unregister("_rows")
+        rebuild.add_aliases(con, self.aliases, reason="the same launch, read again")
+        if self.source_id:
+            links.update((lid, self.source_id) for lid in self.res.touched)
+        _link_sources(con, links)
+        deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
+        sequence.refresh(con, deployments)
+
+    def _relinked_sources(self) -> set[tuple[str, str]]:
+        """Sources of the stored launches merged away, linked to the launch they became."""
+        gone = {a: b for a, b in self.aliases if a in self.delete_ids}
+        if not gone:
+            return set()
+        rows = self.con.execute(
+            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+            [sorted(gone)],
+        ).fetchall()
+        return {(gone[lid], sid) for lid, sid in rows}
+
+
+#: Tables an ingest rewrites for a launch (``launch_sources`` rows are kept and added to).
+WRITTEN_TABLES = ("rank_memory", "events", "runtime_stats", "launch_args", "launch_budget", "rank_budget", "launches")
+
+
+@dataclass
+class _Merge:
+    """The union of a stored launch and what else is the same launch."""
+
+    events: list[Event]
+    origin_map: dict
+    stream: tuple
+    labels: dict
+    version_given: str | None
+    ingested_at: datetime | None
+    first_source: str | None
+    span: BatchSpan
+    base_span: BatchSpan
+    added_events: int = 0
+
+    @classmethod
+    def start(cls, base: Launch, meta: LaunchMeta) -> _Merge:
+        span = BatchSpan.from_runtime(base.runtime, meta.batch_edges)
+        return cls(
+            list(base.events),
+            dict(meta.event_origin),
+            (base.host, base.unit, base.boot, base.pid),
+            dict(meta.labels),
+            meta.sglang_version_given,
+            meta.ingested_at,
+            meta.source_id,
+            span,
+            span,
+        )
+
+    def add_stored(self, other: Launch, meta: LaunchMeta) -> None:
+        self.events, n = merge_events(self.events, other.events)
+        self.added_events += n
+        self.span = rtm.merge(self.span, BatchSpan.from_runtime(other.runtime, meta.batch_edges))
+        self.origin_map.update(meta.event_origin)
+        self.stream = _merge_stream(self.stream, (other.host, other.unit, other.boot, other.pid))
+        self.labels = {**meta.labels, **self.labels}
+        self.version_given = self.version_given or meta.sglang_version_given
+        if meta.ingested_at and (self.ingested_at is None or meta.ingested_at < self.ingested_at):
+            self.ingested_at, self.first_source = meta.ingested_at, meta.source_id
+
+    def add_item(self, it: Item, span: BatchSpan) -> None:
+        self.events, n = merge_events(self.events, it.events)
+        self.added_events += n
+        self.span = rtm.merge(self.span, span)
+        self.stream = _merge_stream(self.stream, it.stream)
+        if it.meta is not None:
+            self.origin_map.update(it.meta.event_origin)
+            self.labels = {**it.meta.labels, **self.labels}
+            self.version_given = self.version_given or it.meta.sglang_version_given
+
+    def changed(self, base: Launch, meta: LaunchMeta) -> bool:
+        s, b = self.span, self.base_span
+        same_runtime = s.lines == b.lines and s.first == b.first and s.last == b.last and s.peaks == b.peaks
+        same_stream = self.stream == (base.host, base.unit, base.boot, base.pid)
+        return not (
+            self.added_events == 0
+            and same_runtime
+            and same_stream
+            and self.labels == meta.labels
+            and self.version_given == meta.sglang_version_given
+        )
+
+
+def _link_sources(con, links: set[tuple[str, str]]) -> None:
+    import pyarrow as pa
+
+    if not links:
+        return
+    touched_ids = sorted({launch_id for launch_id, _ in links})
+    existing = set(
+        con.execute(
+            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+            [touched_ids],
+        ).fetchall()
+    )
+    new_links = sorted(links - existing)
+    if new_links:
+        con.register(
+            "_links", pa.table({"launch_id": [a for a, _ in new_links], "source_id": [b for _, b in new_links]})
+        )
+        try:
+            con.execute("INSERT INTO launch_sources BY NAME SELECT * FROM _links")
+        finally:
+            con.unregister("_links")
 
 
 def apply_items(
@@ -548,192 +837,22 @@ def apply_items(
     source_name: str | None = None,
 ) -> _Result:
     """Merge items into the store inside the caller's transaction; bulk writes through Arrow."""
-    import pyarrow as pa
-
     from logparse.store.load import fetch_launches
 
-    res = _Result()
+    merger = _Merger(con, items, source_id, opts, now, cursors, source_name)
     if not items:
-        return res
-
-    def origin(ev: Event) -> tuple[str | None, str | None]:
-        for it in items:
-            if it.meta is not None and id(ev) in it.meta.event_origin:
-                return it.meta.event_origin[id(ev)]
-        cursor = cursors.get(ev.line_no) if cursors and ev.source == source_name else None
-        return (source_id, cursor)
-
-    uf = _UnionFind()
-    for i in range(len(items)):
-        uf.find(("i", i))
-    for i, lid in _match(con, items):
-        uf.union(("i", i), ("s", lid))
-    groups: dict[Any, list] = {}
-    for node in list(uf.parent):
-        groups.setdefault(uf.find(node), []).append(node)
-    stored_ids = [n[1] for nodes in groups.values() for n in nodes if n[0] == "s"]
-    stored = fetch_launches(con, stored_ids)
-
-    finals: list[Launch] = []
-    metas: list[LaunchMeta] = []
-    delete_ids: set[str] = set()
-    relink: dict[str, str] = {}  # old id -> final id
-
-    def item_span(it: Item) -> BatchSpan:
-        if it.span is not None:
-            return it.span
-        if it.launch is not None:
-            return BatchSpan.from_runtime(it.launch.runtime, it.meta.batch_edges if it.meta else None)
-        return BatchSpan()
-
-    for nodes in groups.values():
-        s_ids = sorted(
-            (n[1] for n in nodes if n[0] == "s" and n[1] in stored),
-            key=lambda lid: (stored[lid][0].started_at or "", lid),
-        )
-        its = [items[n[1]] for n in sorted(n for n in nodes if n[0] == "i")]
-        if not s_ids:
-            launch_items = [it for it in its if it.launch is not None]
-            if not launch_items:
-                res.dropped_lines += sum(len(it.events) + item_span(it).lines for it in its)
-                continue
-            span = BatchSpan()
-            for it in its:
-                span = rtm.merge(span, item_span(it))
-            if len(its) == 1:
-                final = its[0].launch
-            else:
-                evs: list[Event] = []
-                stream = launch_items[0].stream
-                for it in its:
-                    evs, _ = merge_events(evs, it.events)
-                    stream = _merge_stream(stream, it.stream)
-                final = reassemble(evs, stream, opts.sglang_version)
-                final.runtime = rtm.apply(final.runtime, span)
-            meta = _new_meta(its, source_id, opts, now)
-            meta.batch_edges = span.edges()
-            for ev in final.events:
-                if id(ev) not in meta.event_origin:
-                    meta.event_origin[id(ev)] = origin(ev)
-            finals.append(final)
-            metas.append(meta)
-            res.added += 1
-            res.touched.append(final.launch_id)
-            res.final_of.update({it.launch_id: final.launch_id for it in its if it.launch_id})
-            continue
-        base, base_meta = stored[s_ids[0]]
-        events = list(base.events)
-        origin_map = dict(base_meta.event_origin)
-        stream = (base.host, base.unit, base.boot, base.pid)
-        labels = dict(base_meta.labels)
-        version_given = base_meta.sglang_version_given
-        ingested_at = base_meta.ingested_at
-        first_source = base_meta.source_id
-        base_span = BatchSpan.from_runtime(base.runtime, base_meta.batch_edges)
-        span = base_span
-        added_events = 0
-        for lid in s_ids[1:]:
-            other, other_meta = stored[lid]
-            events, n = merge_events(events, other.events)
-            added_events += n
-            span = rtm.merge(span, BatchSpan.from_runtime(other.runtime, other_meta.batch_edges))
-            origin_map.update(other_meta.event_origin)
-            stream = _merge_stream(stream, (other.host, other.unit, other.boot, other.pid))
-            labels = {**other_meta.labels, **labels}
-            version_given = version_given or other_meta.sglang_version_given
-            if other_meta.ingested_at and (ingested_at is None or other_meta.ingested_at < ingested_at):
-                ingested_at, first_source = other_meta.ingested_at, other_meta.source_id
-        for it in its:
-            events, n = merge_events(events, it.events)
-            added_events += n
-            span = rtm.merge(span, item_span(it))
-            stream = _merge_stream(stream, it.stream)
-            if it.meta is not None:
-                origin_map.update(it.meta.event_origin)
-                labels = {**it.meta.labels, **labels}
-                version_given = version_given or it.meta.sglang_version_given
-        labels.update(opts.labels)
-        if opts.sglang_version:
-            version_given = opts.sglang_version
-        same_version = version_given == base_meta.sglang_version_given
-        same_runtime = (
-            span.lines == base_span.lines
-            and span.first == base_span.first
-            and span.last == base_span.last
-            and span.peaks == base_span.peaks
-        )
-        if len(s_ids) == 1 and added_events == 0 and same_runtime and labels == base_meta.labels and same_version:
-            res.unchanged += 1
-            res.touched.append(s_ids[0])
-            res.final_of.update({it.launch_id: s_ids[0] for it in its if it.launch_id})
-            continue
-        final = reassemble(events, stream, version_given)
-        final.runtime = rtm.apply(final.runtime, span)
-        meta = LaunchMeta(
-            source_id=first_source or source_id,
-            labels=labels,
-            sglang_version_given=version_given,
-            ingested_at=ingested_at or now,
-            updated_at=now,
-            event_origin=origin_map,
-            batch_edges=span.edges(),
-        )
-        for ev in final.events:
-            if id(ev) not in meta.event_origin:
-                meta.event_origin[id(ev)] = origin(ev)
-        finals.append(final)
-        metas.append(meta)
-        delete_ids.update(s_ids)
-        for lid in s_ids:
-            relink[lid] = final.launch_id
-        res.updated += 1
-        res.touched.append(final.launch_id)
-        res.final_of.update({it.launch_id: final.launch_id for it in its if it.launch_id})
-
-    delete_ids.update(launch.launch_id for launch in finals)
-    links: set[tuple[str, str]] = set()
-    if relink:
-        for lid, sid in con.execute(
-            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
-            [list(relink)],
-        ).fetchall():
-            links.add((relink[lid], sid))
-    if delete_ids:
-        con.register("_del", pa.table({"launch_id": sorted(delete_ids)}))
-        try:
-            for table in ("rank_memory", "events", "runtime_stats", "launch_args", "launch_sources", "launches"):
-                con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT launch_id FROM _del)")
-        finally:
-            con.unregister("_del")
-    if finals:
-        fr = frames(finals, metas)
-        for table, df in fr.items():
-            if df.height:
-                con.register("_rows", df.to_arrow())
-                try:
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-                finally:
-                    con.unregister("_rows")
-    if source_id:
-        links.update((lid, source_id) for lid in res.touched)
-    if links:
-        existing = set()
-        touched_ids = sorted({launch_id for launch_id, _ in links})
-        for lid, sid in con.execute(
-            "SELECT launch_id, source_id FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
-            [touched_ids],
-        ).fetchall():
-            existing.add((lid, sid))
-        new_links = sorted(links - existing)
-        if new_links:
-            con.register(
-                "_links", pa.table({"launch_id": [a for a, _ in new_links], "source_id": [b for _, b in new_links]})
-            )
-            try:
-                con.execute("INSERT INTO launch_sources BY NAME SELECT * FROM _links")
-            finally:
-                con.unregister("_links")
-    return res
+        return merger.res
+    groups = _groups(con, items)
+    merger.stored = fetch_launches(con, [lid for s_ids, _ in groups for lid in s_ids])
+    for s_ids, idx in groups:
+        s_ids = [lid for lid in s_ids if lid in merger.stored]
+        its = [items[i] for i in idx]
+        if s_ids:
+            merger.merge_stored(s_ids, its)
+        else:
+            merger.new_launch(its)
+    merger.write()
+    return merger.res
 
 
 def _new_meta(its: list[Item], source_id: str | None, opts: IngestOptions, now: datetime) -> LaunchMeta:
@@ -872,7 +991,7 @@ def ingest_parsed(
         return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
     except duckdb.IOException as exc:
         lease.close()
-        raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm._short(exc)})") from None
+        raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm.short_error(exc)})") from None
     except BaseException:
         lease.close()
         raise
@@ -930,7 +1049,7 @@ def _ingest_parsed(
                         "labels": [to_json(opts.labels)],
                         "n_launches": pa.array([len(res.touched)], pa.int32()),
                         "warnings": [to_json(warnings)],
-                        "logparse_version": [_version()],
+                        "logparse_version": [_logparse_version()],
                     }
                 ),
             )
@@ -977,7 +1096,7 @@ def _ingest_parsed(
     )
 
 
-def _version() -> str:
+def _logparse_version() -> str:
     from logparse import __version__
 
     return __version__

@@ -10,29 +10,6 @@ from logparse.grammar.events import Event
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
 from logparse.store.frames import JSON_LAUNCH_COLUMNS, LaunchMeta
 
-_EVENT_COLS = (
-    "launch_id",
-    "seq",
-    "source_id",
-    "source",
-    "line_no",
-    "ts_text",
-    "dp_rank",
-    "pp_rank",
-    "tp_rank",
-    "ep_rank",
-    "attn_cp_rank",
-    "moe_dp_rank",
-    "worker",
-    "tagged",
-    "kind",
-    "form",
-    "variant",
-    "fields",
-    "text",
-    "cursor",
-)
-
 
 def _rows(con, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
     cur = con.execute(sql, list(params))
@@ -49,6 +26,10 @@ def _json(v: Any) -> Any:
         except ValueError:
             return v
     return v
+
+
+def _iso(v: Any) -> str | None:
+    return v.isoformat(timespec="seconds") if v is not None and hasattr(v, "isoformat") else v
 
 
 def launch_from_rows(
@@ -77,6 +58,8 @@ def launch_from_rows(
         launch.version_range = (row["version_min"], row["version_max"])
     if launch.outcome is None:
         launch.outcome = "incomplete"
+    launch.engine = launch.engine or "sglang"  # stores before the engine column
+    launch.source_ordinal = row.get("source_ordinal")
     for r in ranks:
         rm = RankMemory(**{k: r.get(k) for k in RANK_FIELDS})
         if rm.worker is None:
@@ -99,6 +82,7 @@ def launch_from_rows(
             source=e.get("source") or "",
             line_no=e.get("line_no") or 0,
             ts=e.get("ts_text"),
+            record_ts=_iso(e.get("record_ts")),
             dp_rank=e.get("dp_rank"),
             pp_rank=e.get("pp_rank"),
             tp_rank=e.get("tp_rank"),
@@ -132,10 +116,9 @@ def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[
     ):
         ranks.setdefault(r["launch_id"], []).append(r)
     events: dict[str, list] = {}
-    cols = ", ".join(_EVENT_COLS)
     for e in _rows(
         con,
-        f"SELECT {cols} FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, seq",
+        f"SELECT * EXCLUDE (ts) FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, seq",
         [ids],
     ):
         events.setdefault(e["launch_id"], []).append(e)

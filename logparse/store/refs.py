@@ -1,13 +1,15 @@
-"""LAUNCH references: how commands name one launch.
+"""LAUNCH references: how every command names one launch (one resolver, one error type).
 
-* ``3f9a0c`` -- a ``launch_id`` prefix (an ambiguous prefix is an error listing the candidates);
-* ``@latest`` -- the newest launch in the store; ``@-1`` the one before it, ``@-N`` N before;
-* ``HOST@latest``, ``HOST@-N`` -- the same among the launches of one host;
 * ``path/to/file.log`` -- a log parsed on the fly (not stored): its last launch;
-  ``path/to/file.log#N`` its N-th launch (1-based).
+  ``FILE#N`` its N-th launch (1-based), ``FILE#-1`` the last, ``FILE#-2`` the one before;
+  ``-`` reads stdin;
+* ``3f9a0c`` -- a ``launch_id`` prefix (an id the store gave out earlier, now an alias of the launch
+  it merged into, resolves too; an ambiguous prefix is an error listing the candidates);
+* ``@latest`` -- the newest launch in the store; ``@-1`` the one before it, ``@-N`` N before;
+* ``HOST@latest``, ``HOST@-N`` -- the same among the launches of one host.
 
-"Newest" orders launches by start time (launches without one count as oldest), then by
-the time they were ingested.  Loading from the store rebuilds a full
+"Newest" orders launches by start time (launches without one count as oldest), then by the time
+they were ingested.  Loading from the store rebuilds a full
 :class:`~logparse.launches.model.Launch` (ranks with ``extra``, ``server_args``, ``runtime``,
 ``warnings`` and ``events``), so reports work the same on stored and file launches.
 """
@@ -22,97 +24,140 @@ from logparse.launches.model import Launch
 
 
 class RefError(ValueError):
-    """A reference that names no launch, or more than one; the CLI exits with code 2."""
+    """A reference that names no launch, or more than one (exit code 2)."""
 
 
 _AT = re.compile(r"^(?P<host>[^@]*)@(?P<which>latest|-?\d+)$")
-_ORDER = "started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC"
+_HASH = re.compile(r"^(?P<path>.+)#(?P<n>-?\d+)$")
+_ID = re.compile(r"[0-9a-fA-F]{1,64}")
+_NEWEST_FIRST = "started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC"
+_LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".json", ".journal")
 
 
-def _from_file(ref: str) -> Launch | None:
-    path, nth = ref, None
-    if not os.path.exists(path) and "#" in ref:
-        base, _, num = ref.rpartition("#")
-        if num.isdigit() and os.path.exists(base):
-            path, nth = base, int(num)
-    if not os.path.exists(path):
-        return None
+def split_file_ref(ref: str) -> tuple[str, int | None] | None:
+    """``(path, N)`` when ``ref`` names a file (``N`` None: the last launch), else None."""
+    if ref == "-":
+        return ref, None
+    if os.path.exists(ref):
+        return ref, None
+    m = _HASH.match(ref)
+    if m and os.path.exists(m.group("path")):
+        return m.group("path"), int(m.group("n"))
+    return None
+
+
+def _looks_like_path(ref: str) -> bool:
+    m = _HASH.match(ref)
+    base = m.group("path") if m else ref
+    return os.sep in base or base.endswith(_LOG_SUFFIXES) or base.startswith(".")
+
+
+_CACHE: dict[tuple, list[Launch]] = {}
+
+
+def launches_of_file(path: str) -> list[Launch]:
+    """The launches of one log file (cached per path, size and mtime within a process)."""
+    key = None
+    if path != "-":
+        try:
+            st = os.stat(path)
+            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
     from logparse.pipeline import parse_paths
     from logparse.sources import InputError
 
     try:
-        result = parse_paths([path])
+        launches = parse_paths([path]).launches
     except InputError as exc:
         raise RefError(str(exc)) from None
-    if not result.launches:
-        raise RefError(f"{path}: no SGLang launch in this log ({result.lines.total} line(s) read)")
-    if nth is None:
-        return result.launches[-1]
-    if not 1 <= nth <= len(result.launches):
-        raise RefError(f"{path} holds {len(result.launches)} launch(es); #{nth} is out of range")
-    return result.launches[nth - 1]
+    except OSError as exc:
+        raise RefError(f"{path}: {exc.strerror or exc}") from None
+    if key is not None:
+        if len(_CACHE) > 32:
+            _CACHE.clear()
+        _CACHE[key] = launches
+    return launches
 
 
-def resolve_launch(ref: str, db: str | None = None, *, lock_timeout: float | None = None) -> Launch:
+def _nth(path: str, launches: list[Launch], n: int | None) -> Launch:
+    if not launches:
+        raise RefError(f"{path}: no SGLang launch in this log")
+    if n is None:
+        return launches[-1]
+    idx = n - 1 if n > 0 else len(launches) + n
+    if n == 0 or not 0 <= idx < len(launches):
+        raise RefError(f"{path} holds {len(launches)} launch(es); #{n} is out of range")
+    return launches[idx]
+
+
+def resolve_launch(ref: str, db: str | os.PathLike | None = None, *, lock_timeout: float | None = None) -> Launch:
     """The launch a reference names (see the module documentation).
 
     Raises :class:`RefError` for a reference that names nothing (or several launches), and
-    :class:`logparse.store.StoreError` for a problem with the store itself.
+    :class:`logparse.store.db.StoreError` for a problem with the store itself.
     """
     ref = (ref or "").strip()
     if not ref:
         raise RefError("empty launch reference")
-    m = _AT.match(ref)
-    if m is None:
-        launch = _from_file(ref)
-        if launch is not None:
-            return launch
-        if not re.fullmatch(r"[0-9a-fA-F]{1,64}", ref):
-            raise RefError(f"{ref!r} is neither a log file, a launch id prefix, nor @latest / @-N / HOST@latest")
-    from logparse.store import Store
+    at = _AT.match(ref)
+    if at is None:
+        file_ref = split_file_ref(ref)
+        if file_ref is not None:
+            return _nth(file_ref[0], launches_of_file(file_ref[0]), file_ref[1])
+        if _looks_like_path(ref) or not _ID.fullmatch(ref):
+            raise RefError(f"{ref}: no such file, and not a launch id prefix, @latest, @-N or HOST@latest")
+    return _from_store(ref, at, db, lock_timeout)
+
+
+def _from_store(ref: str, at, db, lock_timeout: float | None) -> Launch:
+    from logparse.store import db as dbm
     from logparse.store.load import fetch_launches
 
-    store = Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
-    with store.connect() as con:
-        if m is not None:
-            host = m.group("host")
-            which = m.group("which")
-            back = 0 if which == "latest" else abs(int(which))
-            where, params = "", []
-            if host:
-                where = "WHERE host = ?"
-                params.append(host)
-            rows = con.execute(
-                f"SELECT launch_id FROM launches {where} ORDER BY {_ORDER} LIMIT 1 OFFSET {back}", params
-            ).fetchall()
-            if not rows:
-                n = con.execute(f"SELECT count(*) FROM launches {where}", params).fetchall()[0][0]
-                who = f" of host {host}" if host else ""
-                if not n:
-                    raise RefError(f"no launch{who} in the store {store.path}")
-                raise RefError(f"{ref}: only {n} launch(es){who} in the store")
-            lid = rows[0][0]
-        else:
-            rows = con.execute(
-                "SELECT launch_id, host, started_at, model_path FROM launches "
-                f"WHERE launch_id LIKE ? ORDER BY {_ORDER}",
-                [ref.lower() + "%"],
-            ).fetchall()
-            if not rows:
-                raise RefError(f"no launch id starts with {ref!r} in the store {store.path}")
-            if len(rows) > 1:
-                listing = "; ".join(
-                    f"{r[0]} ({r[1] or 'no host'}, {r[2] or 'no start time'}, {r[3] or '?'})" for r in rows[:10]
-                )
-                more = f" and {len(rows) - 10} more" if len(rows) > 10 else ""
-                raise RefError(f"launch id prefix {ref!r} is ambiguous: {len(rows)} launches match: {listing}{more}")
-            lid = rows[0][0]
-        loaded = fetch_launches(con, [lid])
-    return loaded[lid][0]
+    path = dbm.resolve_db_path(db)
+    timeout = dbm.DEFAULT_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+    try:
+        with dbm.connection(path, write=False, lock_timeout=timeout) as con:
+            lid = _newest(con, ref, at, path) if at is not None else _by_prefix(con, ref, path)
+            return fetch_launches(con, [lid])[lid][0]
+    except dbm.StoreMissing:
+        raise RefError(
+            f"{ref} names a stored launch, but there is no store at {path} (ingest first, or --db)"
+        ) from None
 
 
-def is_file_ref(ref: str) -> bool:
-    if os.path.exists(ref):
-        return True
-    base, _, num = ref.rpartition("#")
-    return bool(base) and num.isdigit() and Path(base).exists()
+def _newest(con, ref: str, at, path: Path) -> str:
+    host, which = at.group("host"), at.group("which")
+    back = 0 if which == "latest" else abs(int(which))
+    where, params = ("WHERE host = ?", [host]) if host else ("", [])
+    rows = con.execute(
+        f"SELECT launch_id FROM launches {where} ORDER BY {_NEWEST_FIRST} LIMIT 1 OFFSET {back}", params
+    ).fetchall()
+    if rows:
+        return rows[0][0]
+    n = con.execute(f"SELECT count(*) FROM launches {where}", params).fetchall()[0][0]
+    who = f" of host {host}" if host else ""
+    if not n:
+        raise RefError(f"no launch{who} in the store {path}")
+    raise RefError(f"{ref}: only {n} launch(es){who} in the store")
+
+
+def _by_prefix(con, ref: str, path: Path) -> str:
+    prefix = ref.lower() + "%"
+    rows = con.execute(
+        "SELECT DISTINCT l.launch_id, l.host, l.started_at, l.model_path, l.ingested_at FROM launches l "
+        "WHERE l.launch_id LIKE ? OR l.launch_id IN (SELECT launch_id FROM launch_aliases WHERE alias LIKE ?) "
+        f"ORDER BY {_NEWEST_FIRST}",
+        [prefix, prefix],
+    ).fetchall()
+    if not rows:
+        raise RefError(f"no launch id starts with {ref!r} in the store {path}")
+    if len(rows) > 1:
+        listing = "; ".join(
+            f"{r[0]} ({r[1] or 'no host'}, {r[2] or 'no start time'}, {r[3] or '?'})" for r in rows[:10]
+        )
+        more = f" and {len(rows) - 10} more" if len(rows) > 10 else ""
+        raise RefError(f"launch id prefix {ref!r} is ambiguous: {len(rows)} launches match: {listing}{more}")
+    return rows[0][0]

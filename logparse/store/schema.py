@@ -48,8 +48,9 @@ IGNORED_ARGS: dict[str, str] = {
     "download_dir": "local cache location",
 }
 
-#: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.
-HISTORY_METRICS = (
+#: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.  Memory
+#: figures are the launch budget's (:mod:`logparse.budget.model`): the binding rank's.
+_HISTORY_METRICS_V3 = (
     "kv_tokens",
     "max_total_num_tokens",
     "avail_before_load_gb",
@@ -69,6 +70,35 @@ HISTORY_METRICS = (
     "mem_fraction_static",
     "load_s",
     "graph_s",
+    "peak_running_req",
+    "peak_token_usage",
+    "peak_queue_req",
+    "retractions",
+)
+HISTORY_METRICS = (
+    "kv_tokens",
+    "max_total_num_tokens",
+    "predicted_kv_tokens",
+    "avail_before_load_gb",
+    "weights_gb",
+    "avail_after_load_gb",
+    "kv_size_gb",
+    "kv_pool_gb",
+    "avail_after_pool_gb",
+    "graph_gb",
+    "avail_after_graph_gb",
+    "headroom_gb",
+    "min_headroom_gb",
+    "lowest_free_gb",
+    "available_mem_gb",
+    "kv_bytes_per_token",
+    "max_prefill_tokens",
+    "max_running_requests_effective",
+    "context_len",
+    "mem_fraction_static",
+    "load_s",
+    "graph_s",
+    "startup_s",
     "peak_running_req",
     "peak_token_usage",
     "peak_queue_req",
@@ -272,7 +302,7 @@ def _rank0_cte() -> str:
     )"""
 
 
-VIEW_LAUNCH_SUMMARY = f"""
+_VIEW_LAUNCH_SUMMARY_V3 = f"""
 CREATE OR REPLACE VIEW launch_summary AS
 WITH {_rank0_cte()}
 SELECT
@@ -300,8 +330,8 @@ LEFT JOIN runtime_stats s USING (launch_id)
 """
 
 
-def _history_view() -> str:
-    metric_cols = ",\n    ".join(f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in HISTORY_METRICS)
+def _history_view_v3() -> str:
+    metric_cols = ",\n    ".join(f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in _HISTORY_METRICS_V3)
     return f"""
 CREATE OR REPLACE VIEW history AS
 WITH ordered AS (
@@ -353,9 +383,108 @@ FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
 """
 
 
+VIEW_LAUNCH_SUMMARY = """
+CREATE OR REPLACE VIEW launch_summary AS
+WITH binding AS (
+    -- the binding rank's target row as printed (its free memory after the pool and the graphs)
+    SELECT rb.launch_id, r.avail_after_pool_gb, r.avail_after_graph_gb, r.kv_dtype, r.k_size_gb, r.v_size_gb
+    FROM launch_budget b
+    JOIN rank_budget rb ON rb.launch_id = b.launch_id AND rb.rank = b.binding_rank
+    JOIN rank_memory r ON r.launch_id = rb.launch_id AND r.worker = 'target'
+         AND r.dp_rank IS NOT DISTINCT FROM rb.dp_rank AND r.pp_rank IS NOT DISTINCT FROM rb.pp_rank
+         AND r.tp_rank IS NOT DISTINCT FROM rb.tp_rank AND r.ep_rank IS NOT DISTINCT FROM rb.ep_rank
+),
+rank_agg AS (
+    SELECT launch_id, min(kv_tokens) AS min_kv_tokens FROM rank_memory WHERE worker = 'target' GROUP BY launch_id
+)
+SELECT
+    l.launch_id, l.engine, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, b.startup_s, l.outcome,
+    l.error, l.sglang_version, l.sglang_version_range, coalesce(l.sglang_version, l.sglang_version_range) AS version,
+    l.model_path, l.tp_size, l.dp_size, l.pp_size, l.ep_size, l.device,
+    l.mem_fraction_static, l.kv_cache_dtype, l.page_size, l.context_length, l.chunked_prefill_size,
+    l.max_running_requests, l.max_total_tokens, l.speculative_algorithm, l.enable_hierarchical_cache,
+    l.max_total_num_tokens, l.max_prefill_tokens, l.max_running_requests_effective, l.context_len,
+    l.available_mem_gb, l.available_mem_kind, l.hicache_host_gb, l.hicache_host_tokens,
+    -- the launch budget (logparse.budget.model): the binding rank's figures
+    b.binding_rank, b.free_before_weights_gb AS avail_before_load_gb, b.weights_gb,
+    b.free_after_weights_gb AS avail_after_load_gb, b.load_s,
+    g.kv_dtype, b.kv_tokens, b.kv_tokens_source, g.k_size_gb, g.v_size_gb, b.kv_pool_gb, b.kv_pool_gb AS kv_size_gb,
+    b.other_pools_gb, g.avail_after_pool_gb, b.graph_gb, g.avail_after_graph_gb, b.graph_s,
+    b.draft_weights_gb, b.draft_kv_gb, b.draft_graph_gb, b.other_gb,
+    b.headroom_gb, b.headroom_gb AS min_headroom_gb, b.lowest_free_gb, b.unknown ->> 'headroom_gb' AS headroom_unknown,
+    b.bytes_per_token AS kv_bytes_per_token, b.predicted_kv_tokens, b.era, b.memory_kind,
+    a.min_kv_tokens, l.n_ranks,
+    s.peak_running_req, s.peak_token_usage, s.peak_queue_req, s.peak_tokens, s.retractions,
+    s.batch_lines, s.first_runtime_at, s.last_runtime_at,
+    l.n_warnings, l.n_events, l.labels, l.source_id, l.source, l.ingested_at, l.updated_at
+FROM launches l
+LEFT JOIN launch_budget b USING (launch_id)
+LEFT JOIN binding g USING (launch_id)
+LEFT JOIN rank_agg a USING (launch_id)
+LEFT JOIN runtime_stats s USING (launch_id)
+"""
+
+
+def _history_view() -> str:
+    metric_cols = ",\n    ".join(f"s.{m}, s.{m} - p.{m} AS {m}_change" for m in HISTORY_METRICS)
+    return f"""
+CREATE OR REPLACE VIEW history AS
+WITH ordered AS (
+    SELECT s.* EXCLUDE ({", ".join(HISTORY_METRICS)}),
+        q.launch_no, q.prev_launch_id, p.version AS prev_version, p.started_at AS prev_started_at,
+        {metric_cols}
+    FROM launch_summary s
+    JOIN launch_sequence q USING (launch_id)
+    LEFT JOIN launch_summary p ON p.launch_id = q.prev_launch_id
+),
+has_args AS (SELECT DISTINCT launch_id FROM launch_args),
+pairs AS (
+    SELECT o.launch_id, o.prev_launch_id FROM ordered o
+    WHERE o.prev_launch_id IS NOT NULL
+      AND o.launch_id IN (SELECT launch_id FROM has_args)
+      AND o.prev_launch_id IN (SELECT launch_id FROM has_args)
+),
+cur AS (
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
+),
+prev AS (
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
+),
+diff AS (
+    SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
+           prev.value AS old_value, cur.value AS new_value
+    FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
+    WHERE cur.value IS DISTINCT FROM prev.value
+      AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
+),
+arg_diff AS (
+    SELECT launch_id,
+           list(name ORDER BY name) AS changed_arg_names,
+           string_agg(name, ', ' ORDER BY name) AS changed_args,
+           string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
+                      '; ' ORDER BY name) AS arg_changes
+    FROM diff GROUP BY launch_id
+)
+SELECT o.*,
+    CASE WHEN o.prev_launch_id IS NULL THEN NULL
+         ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
+    CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
+         THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
+    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.launch_id IS NOT NULL END AS args_changed,
+    d.changed_args, d.changed_arg_names, d.arg_changes
+FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
+"""
+
+
 def create_views(con) -> None:
     con.execute(VIEW_LAUNCH_SUMMARY)
     con.execute(_history_view())
+
+
+def _views_v3(con) -> None:
+    """The views as migrations 2 and 3 left them (kept so that those migrations stay what they were)."""
+    con.execute(_VIEW_LAUNCH_SUMMARY_V3)
+    con.execute(_history_view_v3())
 
 
 # ---------------------------------------------------------------------------- migrations
@@ -386,16 +515,28 @@ def _m2_args_and_views(con) -> None:
         con.register("_args", frame.to_arrow())
         con.execute("INSERT INTO launch_args BY NAME SELECT * FROM _args")
         con.unregister("_args")
-    create_views(con)
+    _views_v3(con)
 
 
 def _m3_views_kv_tokens_fallback(con) -> None:
     """launch_summary/history: kv_tokens falls back to max_total_num_tokens (releases without a KV line)."""
+    _views_v3(con)
+
+
+def _m4_one_truth(con) -> None:
+    """The launch budget persisted (``launch_budget``, ``rank_budget``), launch ids of the identity scheme
+    v2 (old ids kept in ``launch_aliases``), deployment keys with the engine, ``launch_sequence``, the
+    engine and identity columns of ``launches``, ``events.record_ts``; ``launch_id`` made a key."""
+    from logparse.store import rebuild
+
+    rebuild.create_tables_v4(con)
+    rebuild.rebuild_all(con)
+    con.execute("ALTER TABLE launches ADD PRIMARY KEY (launch_id)")
     create_views(con)
 
 
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
-MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views, _m3_views_kv_tokens_fallback]
+MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views, _m3_views_kv_tokens_fallback, _m4_one_truth]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 #: Tables every store of the current version holds (``doctor`` checks them).
@@ -411,7 +552,26 @@ TABLES = (
     "launch_sources",
     "launch_args",
     "ignored_args",
+    "launch_budget",
+    "rank_budget",
+    "launch_aliases",
+    "launch_sequence",
 )
 VIEWS = ("launch_summary", "history")
 #: Tables whose rows belong to one launch (referential integrity).
-LAUNCH_CHILD_TABLES = ("rank_memory", "events", "runtime_stats", "launch_sources", "launch_args")
+LAUNCH_CHILD_TABLES = (
+    "rank_memory",
+    "events",
+    "runtime_stats",
+    "launch_sources",
+    "launch_args",
+    "launch_budget",
+    "rank_budget",
+    "launch_sequence",
+)
+
+
+def create_current(con) -> None:
+    """Empty tables and views of the current schema on a fresh connection (imports of exports use it)."""
+    for migration in MIGRATIONS:
+        migration(con)

@@ -1,0 +1,347 @@
+"""Text renderers of the reports (rich): ``explain``, ``diff`` and ``check``.
+
+Each takes the report's plain data (its ``to_dict()``) and prints it; nothing here computes a
+figure (datasette's rule: views compute plain data, renderers format it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from logparse.cli.render import fmt_value
+
+
+def _known(rep: dict[str, Any], name: str) -> Any:
+    """A figure, or ``not known: why`` as the budget words it."""
+    v = rep.get(name)
+    return v if v is not None else "not known: " + (rep.get("unknown") or {}).get(name, "not in this launch")
+
+
+def render_explain(rep: dict[str, Any], console) -> None:
+
+    head = Text()
+    head.append(f"launch {rep['launch_id']}  ", style="bold")
+    head.append(rep["outcome"], style={"ready": "bold green", "failed": "bold red"}.get(rep["outcome"], "bold yellow"))
+    head.append(f"  SGLang {rep.get('sglang_version_range') or 'unknown'}  {rep.get('model_path') or ''}")
+    if rep.get("tp_size"):
+        head.append(f"  tp={rep['tp_size']}" + (f" dp={rep['dp_size']}" if (rep.get("dp_size") or 1) > 1 else ""))
+    console.print(head)
+    console.print(f"  {rep['source']}", style="dim")
+    console.print(f"  formula: {rep['formula_features']}", style="dim")
+    unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
+
+    wf = rep.get("waterfall") or []
+    if wf:
+        t = Table(
+            title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}",
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
+        t.add_column("step")
+        t.add_column("GiB", justify="right")
+        t.add_column("", justify="left")
+        for st in wf:
+            lab, gb = st["label"], st["gb"]
+            if st["kind"] == "start":
+                t.add_row(lab, f"{gb:.2f}", "")
+            elif st["kind"] == "minus":
+                extra = ""
+                if lab == "KV pool" and st.get("predicted_gb") is not None:
+                    extra = f"predicted {st['predicted_gb']:.2f}, Δ {gb - st['predicted_gb']:+.2f}"
+                t.add_row(f"  − {lab}", f"{gb:.2f}", extra)
+            elif st["kind"] == "subtotal":
+                t.add_row(Text(f"  = {lab}", style="bold"), Text(f"{gb:.2f}", style="bold"), "")
+            elif st["kind"] == "note":
+                t.add_row(Text(f"      {lab}", style="dim"), Text(f"{gb:.2f}", style="dim"), "")
+            else:
+                t.add_row(Text(f"  = {lab}", style="bold green"), Text(f"{gb:.2f}", style="bold green"), "")
+        console.print(t)
+
+    kv = Table(title="KV pool", title_justify="left", show_edge=False, pad_edge=False, show_header=False)
+    kv.add_column("")
+    kv.add_column("", justify="right")
+    rows = [
+        ("mem_fraction_static", rep.get("mem_fraction_static")),
+        ("free before weights (M_pre, min rank)", rep.get("pre_load_avail_gb")),
+        ("free after weights (M_post, min rank)", rep.get("post_load_avail_gb")),
+        ("held back (1 − f) × M_pre", rep.get("reserved_gb")),
+        ("KV budget (rest)", rep.get("rest_gb")),
+        ("bytes per token", round(rep["bytes_per_token"]) if rep.get("bytes_per_token") else None),
+        ("predicted tokens", rep.get("predicted_kv_tokens")),
+        ("logged tokens", rep.get("kv_tokens")),
+        ("predicted KV GiB", rep.get("predicted_kv_gb")),
+        ("logged KV GiB", rep.get("kv_pool_gb")),
+        ("headroom left (binding rank)", _known(rep, "headroom_gb")),
+    ]
+    for k, v in rows:
+        if v is None:
+            continue
+        kv.add_row(
+            k,
+            f"{v:,}"
+            if isinstance(v, int)
+            else (
+                f"{v:,.2f}"
+                if isinstance(v, float) and k != "bytes per token"
+                else f"{v:,.1f}"
+                if isinstance(v, float)
+                else str(v)
+            ),
+        )
+    console.print(kv)
+    if rep.get("derivation"):
+        for line in rep["derivation"]:
+            console.print(f"    {line}", style="dim")
+
+    ranks = rep.get("ranks") or []
+    if len(ranks) > 1:
+        rt = Table(title=f"per rank ({unit})", title_justify="left", show_edge=False, pad_edge=False)
+        cols = [
+            ("rank", "rank"),
+            ("before", "free_before_weights_gb"),
+            ("weights", "weights_gb"),
+            ("after", "free_after_weights_gb"),
+            ("KV", "kv_pool_gb"),
+            ("graphs (all)", "graph_gb"),
+            ("draft w", "draft_weights_gb"),
+            ("draft KV", "draft_kv_gb"),
+            ("other", "other_gb"),
+            ("lowest free", "lowest_free_gb"),
+            ("headroom", "headroom_gb"),
+        ]
+        present = [(h, k) for h, k in cols if k == "rank" or any(r.get(k) is not None for r in ranks)]
+        for h, _ in present:
+            rt.add_column(h, justify="left" if h == "rank" else "right")
+        for r in ranks:
+            rt.add_row(
+                *[str(r[k]) if k == "rank" else ("—" if r.get(k) is None else f"{r[k]:.2f}") for _, k in present]
+            )
+        console.print(rt)
+
+    console.print(Text("Why", style="bold"))
+    for line in rep.get("sentences") or []:
+        console.print(Text("  • " + line))
+    wi = rep.get("what_if") or []
+    if wi:
+        console.print(Text("What if", style="bold"))
+        for w in wi:
+            bits = []
+            if w.get("kv_tokens") is not None:
+                bits.append(f"{w['kv_tokens']:,} tokens")
+            if w.get("kv_gb") is not None:
+                bits.append(f"KV {w['kv_gb']:.2f} GiB")
+            if w.get("headroom_gb") is not None:
+                bits.append(f"headroom {w['headroom_gb']:.2f} GiB")
+            if w.get("host_gb") is not None:
+                bits.append(
+                    f"host pool {w['host_gb']:.2f} GB/rank ({w['host_tokens']:,} tokens)"
+                    + (f", {w['host_gb_all_ranks']:.2f} GB on all ranks" if w.get("host_gb_all_ranks") else "")
+                )
+            line = f"  • {w['change']}: " + (", ".join(bits) if bits else "")
+            if not w.get("supported", True):
+                line += f" — not computable: {w.get('reason')}"
+            elif w.get("note"):
+                line += f" ({w['note']})"
+            console.print(Text(line))
+    for wmsg in rep.get("warnings") or []:
+        console.print(Text("  warning: " + wmsg, style="yellow"))
+
+
+def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
+    """A / B / Δ / Δ% rows of the figures that either launch has (nothing when none has any)."""
+
+    rows = [(k, d) for k, d in items.items() if d["a"] is not None or d["b"] is not None]
+    if not rows:
+        return
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for h in ("", "A", "B", "Δ", "Δ%"):
+        t.add_column(h, justify="left" if not h else "right")
+    for k, d in rows:
+        t.add_row(k, *_cell(d))
+    console.print(t)
+
+
+def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
+    def f(v):
+        return fmt_value(v, nd)
+
+    delta = d.get("delta")
+    ds = "" if delta in (None, 0, 0.0) else (f"{delta:+,}" if isinstance(delta, int) else f"{delta:+,.{nd}f}")
+    pct = d.get("pct")
+    ps = "" if pct in (None, 0, 0.0) else f"{pct:+.2f}%"
+    return f(d.get("a")), f(d.get("b")), ds, ps
+
+
+def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
+
+    for side in ("A", "B"):
+        x = rep[side.lower()]
+        when = f" started {x['started_at'].replace('T', ' ')}" if x.get("started_at") else ""
+        pid = f" pid {x['pid']}" if x.get("pid") else ""
+        console.print(Text(f"{side}: {x['launch_id']} {x['outcome']}{when}{pid}  {x['source']}", style="bold"))
+    if rep["identical"]:
+        console.print(rep["summary"][0])
+        return
+    for line in rep["summary"]:
+        console.print(Text("  • " + line))
+    args = rep["server_args"]
+    if args["changed"] or args["added"] or args["removed"]:
+        t = Table(title="server arguments", title_justify="left", show_edge=False, pad_edge=False)
+        t.add_column("arg")
+        t.add_column("A")
+        t.add_column("B")
+        for c in args["changed"]:
+            t.add_row(c["arg"], _short(c["a"]), _short(c["b"]))
+        lim = 0 if args["added_removed_by_version"] else 15
+        for c in args["added"][:lim]:
+            t.add_row(c["arg"], Text("(absent)", style="dim"), _short(c["b"]))
+        for c in args["removed"][:lim]:
+            t.add_row(c["arg"], _short(c["a"]), Text("(absent)", style="dim"))
+        more = max(len(args["added"]) - lim, 0) + max(len(args["removed"]) - lim, 0)
+        console.print(t)
+        if more:
+            why = " (ServerArgs fields of one SGLang release only)" if args["added_removed_by_version"] else ""
+            console.print(f"  … {more} fields only in one launch{why} (see --json)", style="dim")
+    for feat in args.get("enabled_features", []):
+        console.print(
+            f"  {feat['flag']} → {feat['value']!r}; settings now in effect: "
+            + ", ".join(f"{k}={v!r}" for k, v in feat["settings"].items())
+        )
+    if args["ignored_noise"]:
+        console.print(f"  ignored (differ on every start): {', '.join(args['ignored_noise'])}", style="dim")
+
+    t = Table(title="budget (binding rank, GiB)", title_justify="left", show_edge=False, pad_edge=False)
+    for h in ("", "A", "B", "Δ", "Δ%"):
+        t.add_column(h, justify="left" if not h else "right")
+    labels = {
+        "mem_fraction_static": "mem_fraction_static",
+        "pre_load_avail_gb": "free before weights",
+        "weights_gb": "weights",
+        "post_load_avail_gb": "free after weights",
+        "reserved_gb": "held back (1−f)·M_pre",
+        "rest_gb": "KV budget",
+        "bytes_per_token": "bytes per token",
+        "kv_tokens": "KV tokens",
+        "kv_pool_gb": "KV pool GiB",
+        "predicted_kv_tokens": "predicted tokens",
+        "draft_weights_gb": "draft weights",
+        "draft_kv_gb": "draft KV",
+        "graph_gb": "CUDA graphs",
+        "other_gb": "other",
+        "headroom_gb": "headroom left",
+        "hicache_host_gb": "HiCache host GB (decimal)",
+    }
+    for k, lab in labels.items():
+        d = rep["budget"].get(k)
+        if d is None or (d["a"] is None and d["b"] is None):
+            continue
+        t.add_row(lab, *_cell(d, 3 if k == "mem_fraction_static" else 2))
+    console.print(t)
+
+    changed_rows = []
+    for row in rep["ranks"]:
+        for f in (k for k in row if k != "rank"):
+            d = row[f]
+            if d["a"] != d["b"]:
+                changed_rows.append((row["rank"], f, d))
+    if changed_rows:
+        t = Table(title="per rank (changes only)", title_justify="left", show_edge=False, pad_edge=False)
+        for h in ("rank", "figure", "A", "B", "Δ", "Δ%"):
+            t.add_column(h, justify="left" if h in ("rank", "figure") else "right")
+        for rank, f, d in changed_rows[:max_rank_rows]:
+            t.add_row(rank, f, *_cell(d))
+        console.print(t)
+        if len(changed_rows) > max_rank_rows:
+            console.print(f"  … {len(changed_rows) - max_rank_rows} more (see --json)", style="dim")
+    else:
+        console.print("  per-rank memory figures: unchanged on every rank")
+
+    _ab_table(console, "runtime KV pressure", rep["runtime"])
+    _ab_table(console, "startup durations (s)", rep["durations"])
+
+    at = rep["attribution"]
+    console.print(Text("Attribution of the KV-token change", style="bold"))
+    if not at.get("supported"):
+        console.print(f"  not computable: {at.get('reason')}")
+    else:
+        t = Table(show_edge=False, pad_edge=False)
+        for h in ("input", "A", "B", "Δ tokens"):
+            t.add_column(h, justify="right" if h == "Δ tokens" else "left")
+        t.add_row(
+            "formula on A's inputs", "", "", f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—"
+        )
+        for st in at["steps"]:
+            dt = st["delta_tokens"]
+            t.add_row(st["input"], str(st["a"]), str(st["b"]), "—" if dt is None else f"{dt:+,}")
+        if at.get("unexplained_tokens") is not None:
+            t.add_row("not explained by the formula", "", "", f"{at['unexplained_tokens']:+,}")
+            t.add_row(
+                Text("logged change", style="bold"),
+                f"{at['a_tokens']:,}",
+                f"{at['b_tokens']:,}",
+                Text(f"{at['delta_tokens']:+,}", style="bold"),
+            )
+        console.print(t)
+        if at.get("unexplained_tokens"):
+            console.print(f"  the unexplained part points at {at['unexplained_points_at']}", style="dim")
+        for n in at.get("notes", []):
+            console.print(f"  note: {n}", style="dim")
+
+
+def _short(v: Any, n: int = 60) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def render_check(rep: dict[str, Any], console) -> None:
+
+    st = rep["status"]
+    head = Text()
+    label = {"regression": ("REGRESSION", "bold red"), "ok": ("OK", "bold green")}.get(
+        st, ("NOTHING TO COMPARE", "bold yellow")
+    )
+    head.append(label[0], style=label[1])
+    head.append(f"  launch {rep['launch']['launch_id']} ({rep['launch']['source']})")
+    console.print(head)
+    if rep["baseline"]:
+        b = rep["baseline"]
+        ref = f"; {b['ref']}" if b.get("ref") and b["ref"] != b["source"] else ""
+        console.print(f"  baseline: {b['launch_id']} ({b['source']}{ref})", style="dim")
+    t = Table(show_edge=False, pad_edge=False)
+    for h in ("metric", "value", "baseline", "change", "threshold", "status"):
+        t.add_column(h, justify="right" if h in ("value", "change") else "left")
+    style = {"regression": "bold red", "ok": "green", "improved": "cyan", "skipped": "dim"}
+    for r in rep["results"]:
+        val = r.get("value")
+        base = r.get("median") if r["kind"] == "history" and r.get("median") is not None else r.get("baseline")
+        ch = r.get("change")
+        chs = "" if ch is None else (f"{ch:+,}" if isinstance(ch, int) else f"{ch:+,.2f}")
+        if r.get("change_pct") not in (None, 0):
+            chs += f" ({r['change_pct']:+.2f}%)"
+        t.add_row(
+            r["label"],
+            _f(val),
+            _f(base),
+            chs,
+            r.get("threshold") or r.get("note") or "",
+            Text(r["status"], style=style.get(r["status"], "")),
+        )
+    console.print(t)
+    for r in rep["results"]:
+        if r["status"] == "regression":
+            line = f"  ✗ {r['label']}: {_f(r.get('value'))} vs {_f(r.get('median', r.get('baseline')))}"
+            if r.get("likely_cause"):
+                line += f" — likely cause: {r['likely_cause']}"
+            if r.get("note"):
+                line += f" ({r['note']})"
+            console.print(Text(line, style="red"))
+    for n in rep["notes"]:
+        console.print(f"  note: {n}", style="dim")
+
+
+def _f(v) -> str:
+    return fmt_value(v)
