@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
+from logparse.launches.identity import make_distinct
 from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
 from logparse.sources.records import Record
@@ -136,6 +137,7 @@ class StreamParser:
                 continue
             self.assemblers.append(asm)
             launches.append(asm.finish(self.sglang_version, ordinal=len(launches) + 1))
+        make_distinct(launches)
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
         if self._orphan_lines:

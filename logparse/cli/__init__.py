@@ -18,6 +18,33 @@ from logparse.cli.app import app
 __all__ = ["app", "main"]
 
 
+def _name_metavars(typer_app: typer.Typer) -> None:
+    """Help shows ``--since SINCE``, not ``--since <str>``: every option that takes a value is named."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    for command in typer_app.registered_commands:
+        for param in inspect.signature(command.callback).parameters.values():
+            info = param.default
+            if isinstance(info, ArgumentInfo) and info.metavar is None:
+                info.metavar = param.name.upper().rstrip("S")
+                continue
+            if not isinstance(info, OptionInfo) or info.metavar is not None or isinstance(info.default, bool):
+                continue
+            longs = [d for d in info.param_decls if d.startswith("--")]
+            info.metavar = (longs[0][2:] if longs else param.name).upper().replace("-", "_")
+
+
+def _argument_without_type(self, ctx) -> None:
+    """Typer prints an argument's Python type after its name (``LAUNCH <str>``); the name says it."""
+    return None
+
+
+_name_metavars(app)
+typer.core.TyperArgument.display_type_rich = _argument_without_type  # type: ignore[method-assign]
+
+
 def main() -> None:
     try:
         app()

@@ -18,6 +18,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -30,10 +31,16 @@ def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-@app.callback()
-def _main(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True)) -> None:
+@app.callback(invoke_without_command=True)
+def _main(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+) -> None:
     if version:
         from logparse import __version__
 
         typer.echo(f"logparse {__version__}")
         raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(EXIT_USAGE)

@@ -14,15 +14,17 @@ A launch is one start of one server process.  What names it, in order of strengt
 starts that print the same text at different times.  A rendering that lacks some parts (``-o cat``
 has no host, pid or record time) mints another id for the same launch; the store recognises it by
 :func:`same_launch` (the parts both sides have agree, and the content is the same) and keeps the
-id it stored first, remembering the other as an alias.
+id it stored first, remembering the other as an alias.  Two starts of one source that still look the
+same are told apart by their ordinal (:func:`make_distinct`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 #: How many startup lines make the content part of the identity.
 CONTENT_LINES = 3
@@ -48,9 +50,9 @@ class Identity:
     def started_at(self) -> str | None:
         return self.record_started_at or self.stamp_started_at
 
-    def launch_id(self) -> str:
+    def launch_id(self, *, with_ordinal: bool = False) -> str:
         parts = [SCHEME, self.engine, self.host or "", self.boot or "", str(self.pid or ""), self.started_at or ""]
-        if self.started_at is None:
+        if self.started_at is None or with_ordinal:
             parts.append(f"#{self.ordinal or 0}")
         parts.append(self.content)
         return hashlib.sha256("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()[:16]
@@ -102,19 +104,12 @@ def launch_id(launch: Any) -> str:
     return identity(launch).launch_id()
 
 
-def same_launch(a: Identity, b: Identity) -> bool:
-    """The same start seen through two renderings: same content, and every part both have agrees."""
-    if a.content != b.content or a.engine != b.engine:
-        return False
-    for x, y in (
-        (a.host, b.host),
-        (a.boot, b.boot),
-        (a.pid, b.pid),
-        (a.record_started_at, b.record_started_at),
-        (a.stamp_started_at, b.stamp_started_at),
-    ):
-        if x not in (None, "") and y not in (None, "") and x != y:
-            return False
-    if a.started_at is None and b.started_at is None:
-        return a.ordinal == b.ordinal
-    return True
+def make_distinct(launches: list[Any]) -> None:
+    """Two starts of one source that look the same (the same text at the same SGLang stamps, with no
+    record time to tell them apart, as ``-o cat`` shows a start journald holds three times): the
+    ordinal completes the later ones' identity, so ids stay unique."""
+    seen: set[str] = set()
+    for launch in launches:
+        if launch.launch_id in seen:
+            launch.launch_id = identity(launch).launch_id(with_ordinal=True)
+        seen.add(launch.launch_id)

@@ -36,7 +36,7 @@ from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.launches.assemble import LaunchAssembler
-from logparse.launches.identity import launch_id
+from logparse.launches.identity import launch_id, make_distinct
 from logparse.launches.model import Launch
 from logparse.store import db as dbm
 from logparse.store import rebuild, sequence
@@ -370,9 +370,11 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
     asms = sp.assemblers
     if asms is None or len(asms) != len(launches):
         asms = [None] * len(launches)
+    for launch in launches:
+        _relabel(launch, opts.host)
+    make_distinct(launches)
     items: list[Item] = []
     for launch, asm in zip(launches, asms):
-        _relabel(launch, opts.host)
         items.append(
             Item(
                 events=list(launch.events),
@@ -499,20 +501,40 @@ def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
             "WITH m AS (SELECT DISTINCT p.item, e.launch_id FROM (SELECT DISTINCT item, line_hash FROM _probe) p "
             "JOIN events e ON e.line_hash = p.line_hash) "
             "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
-            "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args') "
+            "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args'), "
+            "l.source_ordinal, l.started_at_text "
             "FROM m JOIN launches l ON l.launch_id = m.launch_id"
         ).fetchall()
     finally:
         con.unregister("_probe")
-    pairs = []
-    for i, lid, host, pid, boot, record_start, sa_hash in rows:
+    candidates: dict[int, list[tuple]] = {}
+    for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started in rows:
         # Two starts print one server_args line each: different ones are different launches,
         # whatever other lines they share (the nodes of a multi-node launch start in step).
         mine = next((line_hash(e.ts, e.text) for e in items[i].events if e.kind == "server_args"), None)
         if mine and sa_hash and mine != sa_hash:
             continue
         if _compatible(items[i], host, pid, boot, record_start):
-            pairs.append((i, lid))
+            exact = record_start is not None and record_start == _record_start(items[i])
+            candidates.setdefault(i, []).append((not exact, started or "", ordinal or 0, lid))
+    return _assign(items, candidates)
+
+
+def _assign(items: list[Item], candidates: dict[int, list[tuple]]) -> list[tuple[int, str]]:
+    """Each item joins one stored launch: the best candidate (the same record time, else the earliest);
+    one stored launch per starting item (the same start printed twice with nothing to tell the
+    copies apart is two launches, matched in order), while pieces that continue a launch may share."""
+    claimed: set[str] = set()
+    pairs = []
+    for i in sorted(candidates):
+        ranked = [c[-1] for c in sorted(candidates[i])]
+        if items[i].continuation:
+            pairs.append((i, ranked[0]))
+            continue
+        free = [lid for lid in ranked if lid not in claimed]
+        if free:
+            claimed.add(free[0])
+            pairs.append((i, free[0]))
     return pairs
 
 
