@@ -51,5 +51,9 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("logparse: interrupted", err=True)
         sys.exit(130)
+    except SystemExit as exc:  # typer turns Ctrl-C into exit 130 without a word
+        if exc.code == 130:
+            typer.echo("logparse: interrupted", err=True)
+        raise
     except BrokenPipeError:
         sys.exit(0)

@@ -20,6 +20,7 @@ identical whatever the block size (``tests/test_bulk.py``).
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,7 +282,7 @@ def _prefetch(blocks, depth: int = 2):
             yield item
     finally:
         stop.set()
-        t.join(timeout=5)
+        t.join(timeout=1)
 
 
 class BulkReader:
@@ -330,8 +331,10 @@ class BulkReader:
         with self.src.open_content() as content:
             blocks = self._blocks(content.chunks)
             if workers <= 1:
-                for data in _prefetch(blocks):
-                    self._apply_block(classify_block(data, self.fmt, content.crlf))
+                # closed right away on any exit (Ctrl-C too), not when the generator is collected
+                with closing(_prefetch(blocks)) as prefetched:
+                    for data in prefetched:
+                        self._apply_block(classify_block(data, self.fmt, content.crlf))
             else:
                 self._run_parallel(blocks, workers, content.crlf)
             for rec in self.parser.finish():
