@@ -171,6 +171,8 @@ def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
 
     delta = d.get("delta")
     ds = "" if delta in (None, 0, 0.0) else (f"{delta:+,}" if isinstance(delta, int) else f"{delta:+,.{nd}f}")
+    if d.get("within_rounding"):
+        ds = "≈ (rounding)"
     pct = d.get("pct")
     ps = "" if pct in (None, 0, 0.0) else f"{pct:+.2f}%"
     return f(d.get("a")), f(d.get("b")), ds, ps
@@ -239,7 +241,7 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
         d = rep["budget"].get(k)
         if d is None or (d["a"] is None and d["b"] is None):
             continue
-        t.add_row(lab, *_cell(d, 3 if k == "mem_fraction_static" else 2))
+        t.add_row(lab, *_cell(d, {"mem_fraction_static": 3, "bytes_per_token": 0}.get(k, 2)))
     console.print(t)
 
     changed_rows = []

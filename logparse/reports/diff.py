@@ -146,6 +146,21 @@ BUDGET_FIELDS = (
 DURATION_FIELDS = ("startup_s", "load_s", "graph_s")
 
 
+def _within_rounding(budget: dict[str, dict[str, Any]], ba: Budget, bb: Budget) -> None:
+    """Figures derived from printed (two-decimal) figures differ by rounding alone when their
+    uncertainty ranges overlap: no change is reported for them (the values stay each launch's)."""
+    pairs = {
+        "bytes_per_token": (ba.inputs.bpt if ba.inputs else None, bb.inputs.bpt if bb.inputs else None),
+    }
+    for name, (x, y) in pairs.items():
+        if x is not None and y is not None and _overlap(x, y) and budget[name]["delta"]:
+            budget[name].update(delta=None, pct=None, within_rounding=True)
+    lo_a, hi_a, lo_b, hi_b = ba.predicted_kv_tokens_lo, ba.predicted_kv_tokens_hi, bb.predicted_kv_tokens_lo, bb.predicted_kv_tokens_hi
+    d = budget["predicted_kv_tokens"]
+    if None not in (lo_a, hi_a, lo_b, hi_b) and lo_a <= hi_b and lo_b <= hi_a and d["delta"]:
+        d.update(delta=None, pct=None, within_rounding=True)
+
+
 def _rank_rows(b: Budget) -> dict[tuple, dict[str, Any]]:
     return {rb.key: rb.to_dict() for rb in b.ranks}
 
@@ -416,6 +431,7 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
         ra, rb = rows_a.get(key, {}), rows_b.get(key, {})
         ranks.append({"rank": (ra or rb).get("rank"), **{f: _delta(ra.get(f), rb.get(f)) for f in RANK_FIELDS}})
     budget = {f: _delta(getattr(ba, f), getattr(bb, f)) for f in BUDGET_FIELDS}
+    _within_rounding(budget, ba, bb)
     budget["hicache_host_gb"] = {**_delta(a.hicache_host_gb, b.hicache_host_gb), "unit": "decimal GB (host memory)"}
     rta, rtb = a.runtime or {}, b.runtime or {}
     runtime = {
