@@ -296,6 +296,8 @@ def test_journal_ingest_resumes_from_the_stored_cursor(tmp_path):
         "query", "SELECT outcome, n_events, batch_lines, host, pid FROM launch_summary", "--db", db, "--format", "json"
     )
     assert json.loads(out) == [{"outcome": "ready", "n_events": 15, "batch_lines": 6, "host": "gpu-9", "pid": 777}]
+    code, _, err = cli("ingest", "--journal", "--file", str(journal), "--db", db)
+    assert code == 0 and "nothing new in the journal since the last cursor" in err, err
     code, out, _ = cli("query", "SELECT path, lines FROM sources ORDER BY ingested_at", "--db", db, "--format", "json")
     srcs = json.loads(out)
     assert [s["lines"] for s in srcs] == [cut, len(lines) - cut]  # the second run read only what was new

@@ -136,6 +136,7 @@ def ingest(
     report = IngestReport()
     with store_errors():
         if use_journal:
+            cursor = None if no_resume else store.journal_cursor(unit, directory, jfile)
             sub = store.ingest_journal(
                 unit=unit,
                 since=since,
@@ -148,6 +149,8 @@ def ingest(
             )
             report.sources += sub.sources
             report.warnings += sub.warnings
+            if cursor and all(o.status == "empty" for o in sub.sources):
+                typer.echo("nothing new in the journal since the last cursor", err=True)
         if paths:
             try:
                 sub = store.ingest_paths(paths, on_outcome=show, **opts)
