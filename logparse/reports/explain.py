@@ -127,7 +127,7 @@ def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Expl
         waterfall=waterfall(binding, b.reserved_gb, b.predicted_kv_gb, launch.outcome) if binding else [],
         ranks=_rank_rows(launch, b, margin_gb),
         hicache=hc,
-        what_if=_what_ifs(launch, b, margin_gb) + hc.pop("what_if", []),
+        what_if=_what_ifs(launch, b, margin_gb) + _unless_failed(launch, hc.pop("what_if", [])),
         sentences=[],
         warnings=list(launch.warnings),
         groups=_group_reports(launch),
@@ -279,8 +279,12 @@ def _what_ifs(launch: Launch, b: Budget, margin: float) -> list[dict[str, Any]]:
         has_draft = b.draft_bytes_per_token is not None
         out.append(_margin_what_if(b, b.headroom_gb, margin, has_draft=has_draft))
     out += _cap_lifted(launch, b)
-    out += _fp8(launch, b)
-    return out
+    return out + _unless_failed(launch, _fp8(launch, b))
+
+
+def _unless_failed(launch: Launch, what_ifs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What-ifs that change the pool at the same fraction do not lead out of a failed start."""
+    return [] if launch.outcome == "failed" else what_ifs
 
 
 def _smallest_start(launch: Launch, b: Budget) -> list[dict[str, Any]]:
