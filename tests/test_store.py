@@ -653,3 +653,21 @@ def test_nodes_of_one_launch_in_step_stay_apart(tmp_path, store):
         [write(tmp_path, "node0.log", "\n".join(node0) + "\n"), write(tmp_path, "node1.log", "\n".join(node1) + "\n")]
     )
     assert store.launches().height == 2
+
+
+@needs_corpus
+def test_history_counts_release_fields_instead_of_listing_them(tmp_path):
+    """Across an SGLang upgrade, fields of one release only are one count, not hundreds of 'changes'."""
+    store = Store(tmp_path / "up.duckdb")
+    store.ingest_paths(
+        [str(CORPUS / "sglang-0.5.14" / "restart-1.log"), str(CORPUS / "sglang-0.5.23" / "restart-1.log")],
+        labels={"deployment": "tiny"},
+    )
+    rows = store.history(metric="kv_tokens").to_dicts()
+    last = rows[-1]
+    assert last["fields_added"] > 10 and last["fields_removed"] > 0
+    assert last["release_fields_change"].startswith(f"+{last['fields_added']} / −{last['fields_removed']} ServerArgs")
+    assert "0.5.14" in last["release_fields_change"] and "0.5.23" in last["release_fields_change"]
+    # what is listed are values of fields both releases print
+    names = last["changed_arg_names"] or []
+    assert len(names) < 10 and "_radix_eviction_policy_explicitly_set" not in names

@@ -426,7 +426,9 @@ def _what_changed(row: dict[str, Any]):
         if what:
             what.append("; ")
         what.append(row["arg_changes"] or "", style="cyan")
-    elif row["args_changed"] is None and row["prev_launch_id"]:
+    if row.get("release_fields_change"):
+        what.append(("; " if what else "") + row["release_fields_change"], style="dim")
+    if row["args_changed"] is None and row["prev_launch_id"]:
         what.append(("; " if what else "") + "(server_args unknown)", style="dim")
     return what
 

@@ -400,7 +400,8 @@ class Store:
         sql = (
             f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
             f"{m}, {m}_change, version_changed, version_change, args_changed, changed_args, "
-            f"changed_arg_names, arg_changes, prev_launch_id FROM history"
+            f"changed_arg_names, arg_changes, fields_added, fields_removed, release_fields_change, prev_launch_id "
+            f"FROM history"
         )
         if where:
             sql += " WHERE " + " AND ".join(where)

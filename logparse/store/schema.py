@@ -452,17 +452,21 @@ prev AS (
 ),
 diff AS (
     SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
-           prev.value AS old_value, cur.value AS new_value
+           prev.value AS old_value, cur.value AS new_value,
+           cur.name IS NOT NULL AND prev.name IS NOT NULL AS in_both
     FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
     WHERE cur.value IS DISTINCT FROM prev.value
       AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
 ),
+-- A field printed by one launch only is a field its release added or removed: counted, not listed.
 arg_diff AS (
     SELECT launch_id,
-           list(name ORDER BY name) AS changed_arg_names,
-           string_agg(name, ', ' ORDER BY name) AS changed_args,
+           list(name ORDER BY name) FILTER (WHERE in_both) AS changed_arg_names,
+           string_agg(name, ', ' ORDER BY name) FILTER (WHERE in_both) AS changed_args,
            string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
-                      '; ' ORDER BY name) AS arg_changes
+                      '; ' ORDER BY name) FILTER (WHERE in_both) AS arg_changes,
+           count(*) FILTER (WHERE NOT in_both AND old_value IS NULL) AS fields_added,
+           count(*) FILTER (WHERE NOT in_both AND new_value IS NULL) AS fields_removed
     FROM diff GROUP BY launch_id
 )
 SELECT o.*,
@@ -470,8 +474,14 @@ SELECT o.*,
          ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
     CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
          THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
-    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.launch_id IS NOT NULL END AS args_changed,
-    d.changed_args, d.changed_arg_names, d.arg_changes
+    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.changed_args IS NOT NULL END AS args_changed,
+    d.changed_args, d.changed_arg_names, d.arg_changes,
+    coalesce(d.fields_added, 0) AS fields_added, coalesce(d.fields_removed, 0) AS fields_removed,
+    CASE WHEN d.fields_added > 0 OR d.fields_removed > 0
+         THEN '+' || d.fields_added || ' / −' || d.fields_removed || ' ServerArgs fields'
+              || CASE WHEN o.version IS DISTINCT FROM o.prev_version
+                      THEN ' from the ' || coalesce(o.prev_version, '?') || ' → ' || coalesce(o.version, '?') || ' release change'
+                      ELSE '' END END AS release_fields_change
 FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
 """
 
@@ -535,8 +545,20 @@ def _m4_one_truth(con) -> None:
     create_views(con)
 
 
+def _m5_history_release_fields(con) -> None:
+    """history: fields printed by one launch only (a release added or removed them) are counted in
+    ``fields_added`` / ``fields_removed`` / ``release_fields_change``, not listed as changed arguments."""
+    create_views(con)
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
-MIGRATIONS: list[Callable] = [_m1_tables, _m2_args_and_views, _m3_views_kv_tokens_fallback, _m4_one_truth]
+MIGRATIONS: list[Callable] = [
+    _m1_tables,
+    _m2_args_and_views,
+    _m3_views_kv_tokens_fallback,
+    _m4_one_truth,
+    _m5_history_release_fields,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 #: Tables every store of the current version holds (``doctor`` checks them).
