@@ -82,9 +82,9 @@ class StreamParser:
         apply_prefix(ev, prefix, gpu)
         outer = _iso_utc(rec.ts)
         ev.record_ts = outer
-        if ev.ts is None or len(ev.ts) <= 12:  # no date in SGLang's prefix: use the outer layer's time
-            if outer:
-                ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
+        # no date in SGLang's prefix: use the outer layer's time
+        if outer and (ev.ts is None or len(ev.ts) <= 12):
+            ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
             ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)

@@ -139,7 +139,7 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
             if sp is None:
                 continue
             own = {st["label"]: (lo if st["kind"] == "minus" else hi) for st, lo, hi in rb[sp:]}
-            for i, (st, lo, hi) in enumerate(right):
+            for i, (st, _, _) in enumerate(right):
                 if st["label"] in own:
                     ax2.plot(i + 0.42, own[st["label"]], marker="_", color="#333333", markersize=7, alpha=0.7)
         ax2.plot([], [], marker="_", color="#333333", linestyle="none", label="each rank's level")

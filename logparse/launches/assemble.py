@@ -16,14 +16,13 @@ memory figures are then folded by :mod:`logparse.launches.ranks`.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from logparse.grammar import versions
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
-from logparse.grammar import versions
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory

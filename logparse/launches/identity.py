@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 #: How many startup lines make the content part of the identity.
 CONTENT_LINES = 3

@@ -17,7 +17,7 @@ import os
 import random
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
@@ -144,10 +144,8 @@ def transaction(con) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        try:
+        with suppress(Exception):  # the connection itself is gone: nothing was committed
             con.execute("ROLLBACK")
-        except Exception:  # the connection itself is gone: nothing was committed
-            pass
         raise
     con.execute("COMMIT")
 
