@@ -170,9 +170,7 @@ def choose_features(rng: tuple[str, str] | None, spec_algorithm: str | None = No
     spanned = eras_in(rng)
     if len(spanned) > 1:
         feat.notes.append(
-            "the version range "
-            + versions.format_range(rng)
-            + " spans "
+            f"the version range {versions.format_range(rng)} spans "
             + ", ".join(e.label for e in spanned)
             + f"; using the later one ({feat.era.label})"
         )
@@ -571,13 +569,13 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
 
 def pool_rank(ranks: Iterable):
     """The rank whose pool figures are most precise (largest printed pool)."""
-    best = None
+    best, best_total = None, 0.0
     for r in ranks:
         total, _, tokens, _ = pool_figures(r)
         if total is None or not tokens:
             continue
-        if best is None or total > pool_figures(best)[0]:
-            best = r
+        if best is None or total > best_total:
+            best, best_total = r, total
     return best
 
 
@@ -615,6 +613,8 @@ def best_inputs(launch, group: Group | None = None) -> LaunchInputs:
         return li
 
     def matches(x: LaunchInputs) -> bool:
+        if x.inputs is None:
+            return False
         lo, hi = token_interval(x.inputs, x.features, x.bpt)
         return lo is not None and lo <= actual <= hi
 

@@ -337,7 +337,8 @@ class Store:
         """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest.
 
         A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | datetime] = []
         if host:
             where.append("host = ?")
             params.append(host)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.events import Event
 from logparse.launches.assemble import LaunchAssembler
@@ -43,6 +43,11 @@ from logparse.store import rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store.runtime import BatchSpan
+
+if TYPE_CHECKING:
+    import threading
+
+    from rich.progress import Progress, TaskID
 
 #: Event kinds that open a launch: a piece of a launch without one is a continuation.
 OPENING_KINDS = frozenset({"server_args", "init_begin", "launch_dp"})
@@ -254,6 +259,16 @@ def prehash(src) -> str | None:
     return h.hexdigest()
 
 
+@dataclass
+class _Bar:
+    """A progress bar that is showing, and the thread that updates it."""
+
+    progress: Progress
+    task: TaskID
+    stop: threading.Event
+    thread: threading.Thread
+
+
 class _Progress:
     """A rich progress bar on stderr (bytes and lines per second), only on a terminal.
 
@@ -268,63 +283,67 @@ class _Progress:
         if enabled is None:
             enabled = sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN_BYTES)
         self.enabled = enabled
-        self._bar = None
-        self._stop = None
+        self._bar: _Bar | None = None
         if enabled:
-            import threading
+            self._bar = self._start(src, size)
 
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TransferSpeedColumn,
-            )
+    def _start(self, src, size: int | None) -> _Bar:
+        import threading
 
-            self._bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                TextColumn("{task.fields[lines]:,} lines"),
-                TextColumn("{task.fields[lps]:,.0f} lines/s"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            name = Path(str(src.name)).name or str(src.name)
-            self._task = self._bar.add_task(name[-40:], total=size, lines=0, lps=0.0)
-            self._bar.start()
-            self._stop = threading.Event()
-            self._thread = threading.Thread(target=self._poll, daemon=True)
-            self._thread.start()
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TransferSpeedColumn,
+        )
+
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TextColumn("{task.fields[lines]:,} lines"),
+            TextColumn("{task.fields[lps]:,.0f} lines/s"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        name = Path(str(src.name)).name or str(src.name)
+        task = progress.add_task(name[-40:], total=size, lines=0, lps=0.0)
+        progress.start()
+        stop = threading.Event()
+        thread = threading.Thread(target=self._poll, args=(progress, task, stop), daemon=True)
+        thread.start()
+        return _Bar(progress, task, stop, thread)
 
     def tick(self) -> None:
         """Kept for callers that count records themselves; the poller does the work."""
 
-    def _poll(self) -> None:
-        while not self._stop.wait(0.25):
-            self._update()
+    def _poll(self, progress: Progress, task: TaskID, stop: threading.Event) -> None:
+        while not stop.wait(0.25):
+            self._update(progress, task)
 
-    def _update(self) -> None:
-        task = self._bar.tasks[0]
+    def _update(self, progress: Progress, task_id: TaskID) -> None:
+        task = progress.tasks[0]
         elapsed = task.elapsed or 0.0
         lines = self.sp.counts.total if self.sp is not None else 0
-        self._bar.update(
-            self._task,
+        progress.update(
+            task_id,
             completed=getattr(self.src, "bytes_read", 0),
             lines=lines,
             lps=lines / elapsed if elapsed > 0 else 0.0,
         )
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._stop.set()
-            self._thread.join(timeout=1.0)
-            self._update()
-            self._bar.stop()
+        bar = self._bar
+        if bar is not None:
+            bar.stop.set()
+            bar.thread.join(timeout=1.0)
+            self._update(bar.progress, bar.task)
+            bar.progress.stop()
 
 
 BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
@@ -636,21 +655,22 @@ class _Merger:
 
     def new_launch(self, its: list[Item]) -> None:
         launch_items = [it for it in its if it.launch is not None]
-        if not launch_items:
+        launches = [it.launch for it in launch_items if it.launch is not None]
+        if not launches:
             self.res.dropped_lines += sum(len(it.events) + self.item_span(it).lines for it in its)
             return
         span = BatchSpan()
         for it in its:
             span = rtm.merge(span, self.item_span(it))
         if len(its) == 1:
-            final = its[0].launch
+            final = launches[0]
         else:
             evs: list[Event] = []
             stream = launch_items[0].stream
             for it in its:
                 evs, _ = merge_events(evs, it.events)
                 stream = _merge_stream(stream, it.stream)
-            final = reassemble(evs, stream, self.opts.sglang_version, launch_items[0].launch.source_ordinal)
+            final = reassemble(evs, stream, self.opts.sglang_version, launches[0].source_ordinal)
             final.runtime = rtm.apply(final.runtime, span)
         meta = _new_meta(its, self.source_id, self.opts, self.now)
         meta.batch_edges = span.edges()

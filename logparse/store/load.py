@@ -61,7 +61,8 @@ def launch_from_rows(
     launch.engine = launch.engine or "sglang"  # stores before the engine column
     launch.source_ordinal = row.get("source_ordinal")
     for r in ranks:
-        rm = RankMemory(**{k: r.get(k) for k in RANK_FIELDS})
+        stored: dict[str, Any] = {k: r.get(k) for k in RANK_FIELDS}
+        rm = RankMemory(**stored)
         if rm.worker is None:
             rm.worker = "target"
         rm.extra = _json(r.get("extra")) or {}
