@@ -364,55 +364,16 @@ def _store_parser_class():
 
 
 def parse_source(src, opts: IngestOptions) -> ParsedSource:
-    from logparse.grammar import bulk as bulk_mod
-
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
     cursors: dict[tuple, str] = {}
     cursor_by_line: dict[int, str] = {}
     kind = source_kind(src)
-    progress = _Progress(src, opts.progress, sp)
-    try:
-        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
-            # Whole files: the vectorized path (batch lines arrive as aggregates only).
-            bulk_mod.BulkReader(src, sp).run()
-        else:
-            for rec in src.records():
-                progress.tick()
-                if rec.cursor:
-                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
-                    cursor_by_line[rec.line_no] = rec.cursor
-                sp.feed(rec)
-    finally:
-        progress.close()
+    _feed(src, sp, opts, kind, cursors, cursor_by_line)
     launches, counts, unrec, warns = sp.finish()
-    asms = sp.assemblers
-    if asms is None or len(asms) != len(launches):
-        asms = [None] * len(launches)
-    items: list[Item] = []
-    for launch, asm in zip(launches, asms):
-        _relabel(launch, opts.host)
-        items.append(
-            Item(
-                events=list(launch.events),
-                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), opts.host),
-                launch=launch,
-                continuation=is_continuation(launch.events),
-                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
-            )
-        )
-    orphan_lines = 0
-    for asm in getattr(sp, "orphans", []):
-        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
-        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
-        items.append(
-            Item(
-                events=list(asm.events),
-                stream=_stream_with_host(tuple(asm.stream), opts.host),
-                continuation=True,
-                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
-            )
-        )
+    items = _launch_items(sp, launches, opts.host)
+    orphans, orphan_lines = _orphan_items(sp, opts.host)
+    items += orphans
     warnings = list(getattr(src, "warnings", []))
     warnings += [w for w in warns if "started before this input begins" not in w]
     return ParsedSource(
@@ -429,6 +390,64 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
         cursor_by_line=cursor_by_line,
         orphan_lines=orphan_lines,
     )
+
+
+def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
+    """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
+    from logparse.grammar import bulk as bulk_mod
+
+    progress = _Progress(src, opts.progress, sp)
+    try:
+        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
+            # Whole files: the vectorized path (batch lines arrive as aggregates only).
+            bulk_mod.BulkReader(src, sp).run()
+        else:
+            for rec in src.records():
+                progress.tick()
+                if rec.cursor:
+                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
+                    cursor_by_line[rec.line_no] = rec.cursor
+                sp.feed(rec)
+    finally:
+        progress.close()
+
+
+def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
+    """One item per assembled launch (relabelled with ``--host``)."""
+    asms = sp.assemblers
+    if asms is None or len(asms) != len(launches):
+        asms = [None] * len(launches)
+    items: list[Item] = []
+    for launch, asm in zip(launches, asms):
+        _relabel(launch, host)
+        items.append(
+            Item(
+                events=list(launch.events),
+                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), host),
+                launch=launch,
+                continuation=is_continuation(launch.events),
+                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
+    return items
+
+
+def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
+    """One item per piece of a launch that began before the input (a continuation), and their line count."""
+    items: list[Item] = []
+    orphan_lines = 0
+    for asm in getattr(sp, "orphans", []):
+        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
+        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
+        items.append(
+            Item(
+                events=list(asm.events),
+                stream=_stream_with_host(tuple(asm.stream), host),
+                continuation=True,
+                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
+    return items, orphan_lines
 
 
 def source_id_for(name: str, content_hash: str | None) -> str:
@@ -1025,8 +1044,6 @@ def _ingest_parsed(
     journal_scope_key: str | None,
     known_hashes: set[str] | None,
 ) -> SourceOutcome:
-    import pyarrow as pa
-
     now = datetime.now()
     sid = source_id_for(ps.name, ps.content_hash)
     has_content = ps.counts.parsed > 0 or bool(ps.items)
@@ -1048,51 +1065,8 @@ def _ingest_parsed(
         )
         stored = bool(res.touched)
         if stored:
-            warnings = list(ps.warnings)
-            src_host = opts.host or next((it.host for it in ps.items if it.host), None)
-            con.register(
-                "_src",
-                pa.table(
-                    {
-                        "source_id": [sid],
-                        "path": [ps.name],
-                        "kind": [ps.kind],
-                        "format": [ps.fmt],
-                        "content_hash": [ps.content_hash],
-                        "bytes": pa.array([ps.bytes], pa.int64()),
-                        "lines": pa.array([ps.counts.total], pa.int64()),
-                        "parsed": pa.array([ps.counts.parsed], pa.int64()),
-                        "noise": pa.array([ps.counts.noise], pa.int64()),
-                        "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
-                        "ingested_at": pa.array([now], pa.timestamp("us")),
-                        "host": pa.array([src_host], pa.string()),
-                        "labels": [to_json(opts.labels)],
-                        "n_launches": pa.array([len(res.touched)], pa.int32()),
-                        "warnings": [to_json(warnings)],
-                        "logparse_version": [_logparse_version()],
-                    }
-                ),
-            )
-            try:
-                con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
-            finally:
-                con.unregister("_src")
-            if ps.unrecognized:
-                con.register(
-                    "_unrec",
-                    pa.table(
-                        {
-                            "source_id": [sid] * len(ps.unrecognized),
-                            "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
-                            "reason": [u.reason for u in ps.unrecognized],
-                            "text": [u.text for u in ps.unrecognized],
-                        }
-                    ),
-                )
-                try:
-                    con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
-                finally:
-                    con.unregister("_unrec")
+            _insert_source(con, ps, opts, sid, now, n_launches=len(res.touched))
+            _insert_unrecognized(con, ps, sid)
         if journal_scope_key is not None:
             save_cursors(con, journal_scope_key, ps.cursors, now)
     if known_hashes is not None and ps.content_hash and stored:
@@ -1114,6 +1088,64 @@ def _ingest_parsed(
         unchanged=res.unchanged,
         dropped_lines=res.dropped_lines,
     )
+
+
+def _insert_source(con, ps: ParsedSource, opts: IngestOptions, sid: str, now: datetime, *, n_launches: int) -> None:
+    """The ``sources`` row of an input whose launches were stored."""
+    import pyarrow as pa
+
+    warnings = list(ps.warnings)
+    src_host = opts.host or next((it.host for it in ps.items if it.host), None)
+    con.register(
+        "_src",
+        pa.table(
+            {
+                "source_id": [sid],
+                "path": [ps.name],
+                "kind": [ps.kind],
+                "format": [ps.fmt],
+                "content_hash": [ps.content_hash],
+                "bytes": pa.array([ps.bytes], pa.int64()),
+                "lines": pa.array([ps.counts.total], pa.int64()),
+                "parsed": pa.array([ps.counts.parsed], pa.int64()),
+                "noise": pa.array([ps.counts.noise], pa.int64()),
+                "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
+                "ingested_at": pa.array([now], pa.timestamp("us")),
+                "host": pa.array([src_host], pa.string()),
+                "labels": [to_json(opts.labels)],
+                "n_launches": pa.array([n_launches], pa.int32()),
+                "warnings": [to_json(warnings)],
+                "logparse_version": [_logparse_version()],
+            }
+        ),
+    )
+    try:
+        con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
+    finally:
+        con.unregister("_src")
+
+
+def _insert_unrecognized(con, ps: ParsedSource, sid: str) -> None:
+    """The input's unrecognized lines."""
+    if not ps.unrecognized:
+        return
+    import pyarrow as pa
+
+    con.register(
+        "_unrec",
+        pa.table(
+            {
+                "source_id": [sid] * len(ps.unrecognized),
+                "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
+                "reason": [u.reason for u in ps.unrecognized],
+                "text": [u.text for u in ps.unrecognized],
+            }
+        ),
+    )
+    try:
+        con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
+    finally:
+        con.unregister("_unrec")
 
 
 def _logparse_version() -> str:
