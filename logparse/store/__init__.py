@@ -493,6 +493,60 @@ def _doctor_counts(con, rep: DoctorReport) -> None:
             rep.problems.append(f"view {v} fails: {str(exc).splitlines()[0]}")
 
 
+#: ``doctor``'s consistency checks beyond the launch child tables: (SQL counting the offending rows,
+#: what they are).
+_INTEGRITY_CHECKS: list[tuple[str, str]] = [
+    (
+        "SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN (SELECT source_id FROM sources)",
+        "launch(es) without a source",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
+        "WHERE s.launch_id = l.launch_id)",
+        "launch(es) not linked to any source in launch_sources",
+    ),
+    (
+        "SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
+        "launch_sources row(s) naming a missing source",
+    ),
+    (
+        "SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
+        "unrecognized line(s) without a source",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
+        "launch id(s) stored more than once",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
+        "source id(s) stored more than once",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
+        "duplicate (launch_id, seq) event(s)",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
+        "launch(es) with more than one runtime_stats row",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
+        "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
+        "launch(es) whose event count disagrees with the events table",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
+        "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
+        "launch(es) whose rank count disagrees with rank_memory",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
+        "WHERE r.launch_id = l.launch_id)",
+        "launch(es) without a runtime_stats row",
+    ),
+]
+
+
 def _integrity_checks() -> list[tuple[str, str]]:
     """``doctor``'s referential and consistency checks: (SQL counting the offending rows, what they are)."""
     from logparse.store import schema
@@ -504,56 +558,7 @@ def _integrity_checks() -> list[tuple[str, str]]:
         )
         for t in schema.LAUNCH_CHILD_TABLES
     ]
-    return orphans + [
-        (
-            "SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN (SELECT source_id FROM sources)",
-            "launch(es) without a source",
-        ),
-        (
-            "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
-            "WHERE s.launch_id = l.launch_id)",
-            "launch(es) not linked to any source in launch_sources",
-        ),
-        (
-            "SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
-            "launch_sources row(s) naming a missing source",
-        ),
-        (
-            "SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
-            "unrecognized line(s) without a source",
-        ),
-        (
-            "SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
-            "launch id(s) stored more than once",
-        ),
-        (
-            "SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
-            "source id(s) stored more than once",
-        ),
-        (
-            "SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
-            "duplicate (launch_id, seq) event(s)",
-        ),
-        (
-            "SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
-            "launch(es) with more than one runtime_stats row",
-        ),
-        (
-            "SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
-            "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
-            "launch(es) whose event count disagrees with the events table",
-        ),
-        (
-            "SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
-            "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
-            "launch(es) whose rank count disagrees with rank_memory",
-        ),
-        (
-            "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
-            "WHERE r.launch_id = l.launch_id)",
-            "launch(es) without a runtime_stats row",
-        ),
-    ]
+    return orphans + _INTEGRITY_CHECKS
 
 
 def __getattr__(name: str) -> Any:
