@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
-from logparse.launches.identity import make_distinct
 from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
+from logparse.launches.identity import make_distinct
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
 from logparse.sources.records import Record
 
@@ -83,9 +83,9 @@ class StreamParser:
         apply_prefix(ev, prefix, gpu)
         outer = _iso_utc(rec.ts)
         ev.record_ts = outer
-        if ev.ts is None or len(ev.ts) <= 12:  # no date in SGLang's prefix: use the outer layer's time
-            if outer:
-                ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
+        # no date in SGLang's prefix: use the outer layer's time
+        if outer and (ev.ts is None or len(ev.ts) <= 12):
+            ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
             ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)

@@ -7,7 +7,8 @@
   module from outside its package, and no ``except ImportError`` guards around the package's own
   modules;
 * the pipeline stages import only downward:
-  sources < grammar < launches < pipeline < budget < store < reports < cli.
+  sources < grammar < launches < pipeline < budget < store < reports < cli;
+* no function (method, nested function) is longer than ``MAX_FUNCTION_LINES``.
 
 The cases that fail on the current code are ``xfail(strict=True)`` with the offending edges in the
 reason (``KNOWN_*`` below): when a violation is fixed its case passes, strict xfail turns that into
@@ -436,3 +437,66 @@ def test_the_scanner_sees_private_attributes():
         ("logparse.store.db", "_short"),
         ("logparse.store.db", "_connect"),
     ]
+
+
+# ---------------------------------------------------------------------------------- function length
+
+#: The longest a function may be, from its first decorator to its last line (docstring, comments and
+#: blank lines included; a nested function counts in its own length and in its enclosing one's).
+MAX_FUNCTION_LINES = 60
+
+
+def function_lengths(tree: ast.AST) -> Iterator[tuple[str, int, int]]:
+    """(qualified name, first line, length in lines) of every function and method in ``tree``."""
+
+    def walk(node: ast.AST, prefix: str) -> Iterator[tuple[str, int, int]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                assert child.end_lineno is not None
+                yield f"{prefix}{child.name}", first, child.end_lineno - first + 1
+                yield from walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, f"{prefix}{child.name}.")
+            else:
+                yield from walk(child, prefix)
+
+    yield from walk(tree, "")
+
+
+def long_functions(limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    out = []
+    for mod, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for name, line, length in function_lengths(tree):
+            if length > limit:
+                out.append(f"{mod}.{name} ({path.relative_to(ROOT)}:{line}): {length} lines")
+    return out
+
+
+def test_functions_fit_in_a_reader_s_head():
+    bad = long_functions()
+    assert not bad, f"functions longer than {MAX_FUNCTION_LINES} lines (split them into named steps): " + "; ".join(bad)
+
+
+def test_function_lengths_on_a_snippet():
+    code = (
+        "@decorator\n"
+        "def f():\n"
+        "    def inner():\n"
+        "        pass\n"
+        "    return inner\n"
+        "class C:\n"
+        "    async def m(self):\n"
+        "        if True:\n"
+        "            def deep():\n"
+        "                pass\n"
+    )
+    assert list(function_lengths(ast.parse(code))) == [
+        ("f", 1, 5),
+        ("f.inner", 3, 2),
+        ("C.m", 7, 4),
+        ("C.m.deep", 9, 2),
+    ]
+    assert long_functions(limit=10**6) == []
+    assert len(long_functions(limit=1)) > 100  # the scanner sees the package's functions

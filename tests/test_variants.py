@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from logparse.grammar import versions
 from logparse.grammar.classify import PREFIX_RE
 from logparse.grammar.events import Event
 from logparse.grammar.sglang_line import parse_line
 from logparse.grammar.variants import VARIANTS, match
-from logparse.grammar import versions
 from logparse.launches.assemble import apply_prefix
 
 

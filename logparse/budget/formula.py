@@ -170,9 +170,7 @@ def choose_features(rng: tuple[str, str] | None, spec_algorithm: str | None = No
     spanned = eras_in(rng)
     if len(spanned) > 1:
         feat.notes.append(
-            "the version range "
-            + versions.format_range(rng)
-            + " spans "
+            f"the version range {versions.format_range(rng)} spans "
             + ", ".join(e.label for e in spanned)
             + f"; using the later one ({feat.era.label})"
         )
@@ -507,25 +505,10 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     page = launch.page_size or (_sa(launch, "page_size") if _is_int(_sa(launch, "page_size")) else None) or 1
     m_pre_rank = group.min_rank("avail_before_load_gb")
     m_post_t = group.min_rank("avail_after_load_gb")
-    notes: list[str] = []
     tgt = m_post_t or m_pre_rank or (group.targets[0] if group.targets else None)
-    bpt = bytes_per_token(pool_rank(group.targets), page)
-    if bpt.value is None and bpt.lo is None:
-        bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
-    bpt = _refine_with_hicache(launch, group, page, bpt)
-    dbpt = (
-        bytes_per_token(pool_rank(group.drafts), page)
-        if group.drafts
-        else BytesPerToken(None, None, None, "no draft", False)
-    )
-    li = LaunchInputs(None, feat, bpt, dbpt, m_pre_rank=m_pre_rank, m_post_rank=m_post_t, spec=spec, notes=notes)
-    f = launch.mem_fraction_static
-    li.f_source = "--mem-fraction-static (server_args)"
-    if f is None:
-        f = versions.default_mem_fraction_static(launch.version_range, launch.tp_size or 1)
-        li.f_source = "default for this release and tp size (§4.5)"
-    if f is None:
-        notes.append("mem_fraction_static unknown (no server_args line)")
+    bpt, dbpt = _cells(launch, group, page)
+    li = LaunchInputs(None, feat, bpt, dbpt, m_pre_rank=m_pre_rank, m_post_rank=m_post_t, spec=spec)
+    f = _mem_fraction(launch, li)
     if m_pre_rank is None or m_post_t is None or f is None:
         return li
     m_pre = m_pre_rank.avail_before_load_gb
@@ -534,19 +517,7 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     li.m_post_source = f"'Load weight end' on {_rank_name(m_post_t)}"
     cell = bpt.value
     if feat.draft_in_budget:
-        m_post_d = group.min_rank("avail_after_load_gb", "draft")
-        if m_post_d is not None:
-            m_post = m_post_d.avail_after_load_gb
-            li.m_post_rank = m_post_d
-            li.m_post_source = f"draft 'Load weight end' on {_rank_name(m_post_d)} (draft weights counted, 0.5.14+)"
-        else:
-            notes.append("draft weights are counted from 0.5.14 but no draft load was logged")
-        if cell is not None and dbpt.value is not None:
-            cell = cell + dbpt.value
-            notes.append(
-                f"cell includes the draft KV: {bpt.value:,.0f} + {dbpt.value:,.0f} B/token "
-                "(SGLang: cell × (1 + L_draft/L_target))"
-            )
+        m_post, cell = _count_draft(li, group, m_post, cell)
     steps = _sa(launch, "speculative_num_steps")
     topk = _sa(launch, "speculative_eagle_topk")
     ndraft = _sa(launch, "speculative_num_draft_tokens")
@@ -569,15 +540,61 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     return li
 
 
+def _cells(launch, group: Group, page: int) -> tuple[BytesPerToken, BytesPerToken]:
+    """Bytes per token of the target's KV pool (from its pool line, else ``Memory pool end``, refined
+    with HiCache's host pool) and of the draft's."""
+    bpt = bytes_per_token(pool_rank(group.targets), page)
+    if bpt.value is None and bpt.lo is None:
+        bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
+    bpt = _refine_with_hicache(launch, group, page, bpt)
+    dbpt = (
+        bytes_per_token(pool_rank(group.drafts), page)
+        if group.drafts
+        else BytesPerToken(None, None, None, "no draft", False)
+    )
+    return bpt, dbpt
+
+
+def _mem_fraction(launch, li: LaunchInputs) -> float | None:
+    """``mem_fraction_static``: given, else the release's default (where it came from: ``li.f_source``)."""
+    f = launch.mem_fraction_static
+    li.f_source = "--mem-fraction-static (server_args)"
+    if f is None:
+        f = versions.default_mem_fraction_static(launch.version_range, launch.tp_size or 1)
+        li.f_source = "default for this release and tp size (§4.5)"
+    if f is None:
+        li.notes.append("mem_fraction_static unknown (no server_args line)")
+    return f
+
+
+def _count_draft(li: LaunchInputs, group: Group, m_post: float, cell: float | None) -> tuple[float, float | None]:
+    """From 0.5.14 the draft's weights and KV count in the budget: M_post after the draft's load, and
+    the cell with the draft's bytes per token."""
+    m_post_d = group.min_rank("avail_after_load_gb", "draft")
+    if m_post_d is not None:
+        m_post = m_post_d.avail_after_load_gb
+        li.m_post_rank = m_post_d
+        li.m_post_source = f"draft 'Load weight end' on {_rank_name(m_post_d)} (draft weights counted, 0.5.14+)"
+    else:
+        li.notes.append("draft weights are counted from 0.5.14 but no draft load was logged")
+    if cell is not None and li.draft_bpt.value is not None:
+        cell = cell + li.draft_bpt.value
+        li.notes.append(
+            f"cell includes the draft KV: {li.bpt.value:,.0f} + {li.draft_bpt.value:,.0f} B/token "
+            "(SGLang: cell × (1 + L_draft/L_target))"
+        )
+    return m_post, cell
+
+
 def pool_rank(ranks: Iterable):
     """The rank whose pool figures are most precise (largest printed pool)."""
-    best = None
+    best, best_total = None, 0.0
     for r in ranks:
         total, _, tokens, _ = pool_figures(r)
         if total is None or not tokens:
             continue
-        if best is None or total > pool_figures(best)[0]:
-            best = r
+        if best is None or total > best_total:
+            best, best_total = r, total
     return best
 
 
@@ -615,6 +632,8 @@ def best_inputs(launch, group: Group | None = None) -> LaunchInputs:
         return li
 
     def matches(x: LaunchInputs) -> bool:
+        if x.inputs is None:
+            return False
         lo, hi = token_interval(x.inputs, x.features, x.bpt)
         return lo is not None and lo <= actual <= hi
 

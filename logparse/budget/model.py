@@ -117,7 +117,8 @@ def rank_budget(
 ) -> RankBudget:
     """The budget of one physical rank from its own lines."""
     t, d = target, draft
-    label = (t or d).label() if (t or d) is not None else "?"
+    shown = t or d
+    label = shown.label() if shown is not None else "?"
     after_load = t.avail_after_load_gb if t else None
     kv = _pool_gb(t)
     other_pools = None

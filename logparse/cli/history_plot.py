@@ -47,81 +47,7 @@ def plot_history(result, metric: str, path: str) -> int:
     n = len(groups)
     fig, axes = plt.subplots(n, 1, figsize=(11, 3.6 * n + 0.6), squeeze=False)
     for ax, (dep, part) in zip(axes[:, 0], groups):
-        rows = sorted(part, key=lambda r: r["launch_no"])
-        xs = list(range(len(rows)))
-        ys = [r[metric] for r in rows]
-        pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color="#607d8b", lw=1.5, zorder=1)
-        for x, r in zip(xs, rows):
-            if r[metric] is None:
-                continue
-            ax.scatter(
-                [x],
-                [r[metric]],
-                s=46,
-                zorder=3,
-                color=OUTCOME_COLOR.get(r["outcome"], "#555"),
-                edgecolor="white",
-                linewidth=0.8,
-            )
-        known = [y for y in ys if y is not None]
-        lo, hi = (min(known), max(known)) if known else (0, 1)
-        span = (hi - lo) or (abs(hi) or 1.0)
-        ax.set_ylim(lo - 0.15 * span, hi + 0.9 * span)
-        for x, r in zip(xs, rows):
-            notes = []
-            if r.get("version_changed"):
-                ax.axvline(x - 0.5, color="#8e24aa", ls="--", lw=1.2, zorder=0)
-                notes.append((_short("SGLang " + (r.get("version_change") or "").replace(" -> ", "→"), 44), "#8e24aa"))
-            if r.get("args_changed"):
-                ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
-                notes.append((_arg_note(r), "#00838f"))
-            for k, (text, color) in enumerate(notes):
-                ax.text(
-                    x - 0.5 + (0.06 + 0.13 * k) * (1 if len(rows) < 12 else 2),
-                    0.98,
-                    text,
-                    transform=ax.get_xaxis_transform(),
-                    rotation=90,
-                    va="top",
-                    ha="left",
-                    fontsize=7,
-                    color=color,
-                    clip_on=True,
-                )
-            if r.get(f"{metric}_change") not in (None, 0) and r[metric] is not None:
-                ch = r[f"{metric}_change"]
-                ax.annotate(
-                    f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}",
-                    (x, r[metric]),
-                    textcoords="offset points",
-                    xytext=(0, -14),
-                    ha="center",
-                    fontsize=7.5,
-                    color="#2e7d32" if ch > 0 else "#c62828",
-                )
-        if not known:
-            ax.text(
-                0.5,
-                0.5,
-                f"no {metric} in these launches",
-                transform=ax.transAxes,
-                ha="center",
-                va="center",
-                color="#777",
-                fontsize=9,
-            )
-        ax.set_xticks(xs)
-        ax.set_xticklabels([_label(r, dense=len(rows) > 10) for r in rows], fontsize=7)
-        ax.set_xlim(-0.7, max(len(rows) - 0.3, 0.7))
-        if known and all(isinstance(y, int) for y in known) and max(abs(y) for y in known) >= 1000:
-            from matplotlib.ticker import StrMethodFormatter
-
-            ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        ax.set_ylabel(metric)
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_title(dep, fontsize=9.5, loc="left")
+        _panel(ax, dep, sorted(part, key=lambda r: r["launch_no"]), metric)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], marker="o", ls="", color=c, label=o) for o, c in OUTCOME_COLOR.items()]
@@ -135,3 +61,91 @@ def plot_history(result, metric: str, path: str) -> int:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return n
+
+
+def _panel(ax, dep: str, rows: list[dict], metric: str) -> None:
+    """One deployment's launches (in order): the metric, coloured by outcome, changes marked."""
+    xs = list(range(len(rows)))
+    ys = [r[metric] for r in rows]
+    _points(ax, xs, rows, metric)
+    known = [y for y in ys if y is not None]
+    lo, hi = (min(known), max(known)) if known else (0, 1)
+    span = (hi - lo) or (abs(hi) or 1.0)
+    ax.set_ylim(lo - 0.15 * span, hi + 0.9 * span)
+    for x, r in zip(xs, rows):
+        _change_notes(ax, x, r, len(rows))
+        if r.get(f"{metric}_change") not in (None, 0) and r[metric] is not None:
+            ch = r[f"{metric}_change"]
+            ax.annotate(
+                f"{ch:+,}" if isinstance(ch, int) else f"{ch:+.2f}",
+                (x, r[metric]),
+                textcoords="offset points",
+                xytext=(0, -14),
+                ha="center",
+                fontsize=7.5,
+                color="#2e7d32" if ch > 0 else "#c62828",
+            )
+    if not known:
+        ax.text(
+            0.5,
+            0.5,
+            f"no {metric} in these launches",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="#777",
+            fontsize=9,
+        )
+    ax.set_xticks(xs)
+    ax.set_xticklabels([_label(r, dense=len(rows) > 10) for r in rows], fontsize=7)
+    ax.set_xlim(-0.7, max(len(rows) - 0.3, 0.7))
+    if known and all(isinstance(y, int) for y in known) and max(abs(y) for y in known) >= 1000:
+        from matplotlib.ticker import StrMethodFormatter
+
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    ax.set_ylabel(metric)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(dep, fontsize=9.5, loc="left")
+
+
+def _points(ax, xs: list[int], rows: list[dict], metric: str) -> None:
+    """The line through the known values, and a dot per launch in its outcome's colour."""
+    pts = [(x, r[metric]) for x, r in zip(xs, rows) if r[metric] is not None]
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color="#607d8b", lw=1.5, zorder=1)
+    for x, r in zip(xs, rows):
+        if r[metric] is None:
+            continue
+        ax.scatter(
+            [x],
+            [r[metric]],
+            s=46,
+            zorder=3,
+            color=OUTCOME_COLOR.get(r["outcome"], "#555"),
+            edgecolor="white",
+            linewidth=0.8,
+        )
+
+
+def _change_notes(ax, x: int, r: dict, n_rows: int) -> None:
+    """A line before a launch whose SGLang version or server arguments changed, with what changed."""
+    notes = []
+    if r.get("version_changed"):
+        ax.axvline(x - 0.5, color="#8e24aa", ls="--", lw=1.2, zorder=0)
+        notes.append((_short("SGLang " + (r.get("version_change") or "").replace(" -> ", "→"), 44), "#8e24aa"))
+    if r.get("args_changed"):
+        ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
+        notes.append((_arg_note(r), "#00838f"))
+    for k, (text, color) in enumerate(notes):
+        ax.text(
+            x - 0.5 + (0.06 + 0.13 * k) * (1 if n_rows < 12 else 2),
+            0.98,
+            text,
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            va="top",
+            ha="left",
+            fontsize=7,
+            color=color,
+            clip_on=True,
+        )

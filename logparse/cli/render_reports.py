@@ -21,7 +21,21 @@ def _known(rep: dict[str, Any], name: str) -> Any:
 
 
 def render_explain(rep: dict[str, Any], console) -> None:
+    _explain_head(rep, console)
+    unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
+    _explain_waterfall(rep, console, unit)
+    _explain_kv_pool(rep, console)
+    _explain_ranks(rep, console, unit)
+    console.print(Text("Why", style="bold"))
+    for line in rep.get("sentences") or []:
+        console.print(Text("  • " + line))
+    _explain_what_if(rep, console)
+    for wmsg in rep.get("warnings") or []:
+        console.print(Text("  warning: " + wmsg, style="yellow"))
 
+
+def _explain_head(rep: dict[str, Any], console) -> None:
+    """The launch: id, outcome, SGLang range, model, parallel sizes; its source and formula."""
     head = Text()
     head.append(f"launch {rep['launch_id']}  ", style="bold")
     head.append(rep["outcome"], style={"ready": "bold green", "failed": "bold red"}.get(rep["outcome"], "bold yellow"))
@@ -31,36 +45,42 @@ def render_explain(rep: dict[str, Any], console) -> None:
     console.print(head)
     console.print(f"  {rep['source']}", style="dim")
     console.print(f"  formula: {rep['formula_features']}", style="dim")
-    unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
 
+
+def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
+    """The binding rank's memory, step by step (nothing when the report has no steps)."""
     wf = rep.get("waterfall") or []
-    if wf:
-        t = Table(
-            title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}",
-            title_justify="left",
-            show_edge=False,
-            pad_edge=False,
-        )
-        t.add_column("step")
-        t.add_column("GiB", justify="right")
-        t.add_column("", justify="left")
-        for st in wf:
-            lab, gb = st["label"], st["gb"]
-            if st["kind"] == "start":
-                t.add_row(lab, f"{gb:.2f}", "")
-            elif st["kind"] == "minus":
-                extra = ""
-                if lab == "KV pool" and st.get("predicted_gb") is not None:
-                    extra = f"predicted {st['predicted_gb']:.2f}, Δ {gb - st['predicted_gb']:+.2f}"
-                t.add_row(f"  − {lab}", f"{gb:.2f}", extra)
-            elif st["kind"] == "subtotal":
-                t.add_row(Text(f"  = {lab}", style="bold"), Text(f"{gb:.2f}", style="bold"), "")
-            elif st["kind"] == "note":
-                t.add_row(Text(f"      {lab}", style="dim"), Text(f"{gb:.2f}", style="dim"), "")
-            else:
-                t.add_row(Text(f"  = {lab}", style="bold green"), Text(f"{gb:.2f}", style="bold green"), "")
-        console.print(t)
+    if not wf:
+        return
+    t = Table(
+        title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}",
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
+    t.add_column("step")
+    t.add_column("GiB", justify="right")
+    t.add_column("", justify="left")
+    for st in wf:
+        lab, gb = st["label"], st["gb"]
+        if st["kind"] == "start":
+            t.add_row(lab, f"{gb:.2f}", "")
+        elif st["kind"] == "minus":
+            extra = ""
+            if lab == "KV pool" and st.get("predicted_gb") is not None:
+                extra = f"predicted {st['predicted_gb']:.2f}, Δ {gb - st['predicted_gb']:+.2f}"
+            t.add_row(f"  − {lab}", f"{gb:.2f}", extra)
+        elif st["kind"] == "subtotal":
+            t.add_row(Text(f"  = {lab}", style="bold"), Text(f"{gb:.2f}", style="bold"), "")
+        elif st["kind"] == "note":
+            t.add_row(Text(f"      {lab}", style="dim"), Text(f"{gb:.2f}", style="dim"), "")
+        else:
+            t.add_row(Text(f"  = {lab}", style="bold green"), Text(f"{gb:.2f}", style="bold green"), "")
+    console.print(t)
 
+
+def _explain_kv_pool(rep: dict[str, Any], console) -> None:
+    """The KV pool's sizing: the formula's inputs, predicted and logged figures, the derivation."""
     kv = Table(title="KV pool", title_justify="left", show_edge=False, pad_edge=False, show_header=False)
     kv.add_column("")
     kv.add_column("", justify="right")
@@ -78,77 +98,78 @@ def render_explain(rep: dict[str, Any], console) -> None:
         ("headroom left (binding rank)", _known(rep, "headroom_gb")),
     ]
     for k, v in rows:
-        if v is None:
-            continue
-        kv.add_row(
-            k,
-            f"{v:,}"
-            if isinstance(v, int)
-            else (
-                f"{v:,.2f}"
-                if isinstance(v, float) and k != "bytes per token"
-                else f"{v:,.1f}"
-                if isinstance(v, float)
-                else str(v)
-            ),
-        )
+        if v is not None:
+            kv.add_row(k, _kv_pool_value(k, v))
     console.print(kv)
     if rep.get("derivation"):
         for line in rep["derivation"]:
             console.print(f"    {line}", style="dim")
 
-    ranks = rep.get("ranks") or []
-    if len(ranks) > 1:
-        rt = Table(title=f"per rank ({unit})", title_justify="left", show_edge=False, pad_edge=False)
-        cols = [
-            ("rank", "rank"),
-            ("before", "free_before_weights_gb"),
-            ("weights", "weights_gb"),
-            ("after", "free_after_weights_gb"),
-            ("KV", "kv_pool_gb"),
-            ("graphs (all)", "graph_gb"),
-            ("draft w", "draft_weights_gb"),
-            ("draft KV", "draft_kv_gb"),
-            ("other", "other_gb"),
-            ("lowest free", "lowest_free_gb"),
-            ("headroom", "headroom_gb"),
-        ]
-        present = [(h, k) for h, k in cols if k == "rank" or any(r.get(k) is not None for r in ranks)]
-        for h, _ in present:
-            rt.add_column(h, justify="left" if h == "rank" else "right")
-        for r in ranks:
-            rt.add_row(
-                *[str(r[k]) if k == "rank" else ("—" if r.get(k) is None else f"{r[k]:.2f}") for _, k in present]
-            )
-        console.print(rt)
 
-    console.print(Text("Why", style="bold"))
-    for line in rep.get("sentences") or []:
-        console.print(Text("  • " + line))
+def _kv_pool_value(name: str, v: Any) -> str:
+    """An int with thousands separators, a float with two decimals (bytes per token: one), else as is."""
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.2f}" if name != "bytes per token" else f"{v:,.1f}"
+    return str(v)
+
+
+#: The per-rank table of ``explain``: (header, budget field).
+_EXPLAIN_RANK_COLUMNS = [
+    ("rank", "rank"),
+    ("before", "free_before_weights_gb"),
+    ("weights", "weights_gb"),
+    ("after", "free_after_weights_gb"),
+    ("KV", "kv_pool_gb"),
+    ("graphs (all)", "graph_gb"),
+    ("draft w", "draft_weights_gb"),
+    ("draft KV", "draft_kv_gb"),
+    ("other", "other_gb"),
+    ("lowest free", "lowest_free_gb"),
+    ("headroom", "headroom_gb"),
+]
+
+
+def _explain_ranks(rep: dict[str, Any], console, unit: str) -> None:
+    """Every rank's budget, in the columns some rank has (only with more than one rank)."""
+    ranks = rep.get("ranks") or []
+    if len(ranks) <= 1:
+        return
+    rt = Table(title=f"per rank ({unit})", title_justify="left", show_edge=False, pad_edge=False)
+    present = [(h, k) for h, k in _EXPLAIN_RANK_COLUMNS if k == "rank" or any(r.get(k) is not None for r in ranks)]
+    for h, _ in present:
+        rt.add_column(h, justify="left" if h == "rank" else "right")
+    for r in ranks:
+        rt.add_row(*[str(r[k]) if k == "rank" else ("—" if r.get(k) is None else f"{r[k]:.2f}") for _, k in present])
+    console.print(rt)
+
+
+def _explain_what_if(rep: dict[str, Any], console) -> None:
+    """One line per what-if: the figures it would give, or why it cannot be computed."""
     wi = rep.get("what_if") or []
-    if wi:
-        console.print(Text("What if", style="bold"))
-        for w in wi:
-            bits = []
-            if w.get("kv_tokens") is not None:
-                bits.append(f"{w['kv_tokens']:,} tokens")
-            if w.get("kv_gb") is not None:
-                bits.append(f"KV {w['kv_gb']:.2f} GiB")
-            if w.get("headroom_gb") is not None:
-                bits.append(f"headroom {w['headroom_gb']:.2f} GiB")
-            if w.get("host_gb") is not None:
-                bits.append(
-                    f"host pool {w['host_gb']:.2f} GB/rank ({w['host_tokens']:,} tokens)"
-                    + (f", {w['host_gb_all_ranks']:.2f} GB on all ranks" if w.get("host_gb_all_ranks") else "")
-                )
-            line = f"  • {w['change']}: " + (", ".join(bits) if bits else "")
-            if not w.get("supported", True):
-                line += f" — not computable: {w.get('reason')}"
-            elif w.get("note"):
-                line += f" ({w['note']})"
-            console.print(Text(line))
-    for wmsg in rep.get("warnings") or []:
-        console.print(Text("  warning: " + wmsg, style="yellow"))
+    if not wi:
+        return
+    console.print(Text("What if", style="bold"))
+    for w in wi:
+        bits = []
+        if w.get("kv_tokens") is not None:
+            bits.append(f"{w['kv_tokens']:,} tokens")
+        if w.get("kv_gb") is not None:
+            bits.append(f"KV {w['kv_gb']:.2f} GiB")
+        if w.get("headroom_gb") is not None:
+            bits.append(f"headroom {w['headroom_gb']:.2f} GiB")
+        if w.get("host_gb") is not None:
+            bits.append(
+                f"host pool {w['host_gb']:.2f} GB/rank ({w['host_tokens']:,} tokens)"
+                + (f", {w['host_gb_all_ranks']:.2f} GB on all ranks" if w.get("host_gb_all_ranks") else "")
+            )
+        line = f"  • {w['change']}: " + (", ".join(bits) if bits else "")
+        if not w.get("supported", True):
+            line += f" — not computable: {w.get('reason')}"
+        elif w.get("note"):
+            line += f" ({w['note']})"
+        console.print(Text(line))
 
 
 def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
@@ -179,7 +200,6 @@ def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
 
 
 def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
-
     for side in ("A", "B"):
         x = rep[side.lower()]
         when = f" started {x['started_at'].replace('T', ' ')}" if x.get("started_at") else ""
@@ -190,7 +210,17 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
         return
     for line in rep["summary"]:
         console.print(Text("  • " + line))
-    args = rep["server_args"]
+    _diff_args(rep["server_args"], console)
+    _diff_budget(rep["budget"], console)
+    _diff_ranks(rep["ranks"], console, max_rank_rows)
+    _ab_table(console, "runtime KV pressure", rep["runtime"])
+    _ab_table(console, "startup durations (s)", rep["durations"])
+    _diff_attribution(rep["attribution"], console)
+
+
+def _diff_args(args: dict[str, Any], console) -> None:
+    """The server arguments that differ (changed, then added and removed), features turned on,
+    and the arguments that differ on every start."""
     if args["changed"] or args["added"] or args["removed"]:
         t = Table(title="server arguments", title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("arg")
@@ -216,82 +246,88 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
     if args["ignored_noise"]:
         console.print(f"  ignored (differ on every start): {', '.join(args['ignored_noise'])}", style="dim")
 
+
+#: The rows of the diff's budget table: budget field -> label.
+_DIFF_BUDGET_LABELS = {
+    "mem_fraction_static": "mem_fraction_static",
+    "pre_load_avail_gb": "free before weights",
+    "weights_gb": "weights",
+    "post_load_avail_gb": "free after weights",
+    "reserved_gb": "held back (1−f)·M_pre",
+    "rest_gb": "KV budget",
+    "bytes_per_token": "bytes per token",
+    "kv_tokens": "KV tokens",
+    "kv_pool_gb": "KV pool GiB",
+    "predicted_kv_tokens": "predicted tokens",
+    "draft_weights_gb": "draft weights",
+    "draft_kv_gb": "draft KV",
+    "graph_gb": "CUDA graphs",
+    "other_gb": "other",
+    "headroom_gb": "headroom left",
+    "hicache_host_gb": "HiCache host GB (decimal)",
+}
+
+
+def _diff_budget(budget: dict[str, Any], console) -> None:
+    """The binding rank's budget of both launches, the figures either one has."""
     t = Table(title="budget (binding rank, GiB)", title_justify="left", show_edge=False, pad_edge=False)
     for h in ("", "A", "B", "Δ", "Δ%"):
         t.add_column(h, justify="left" if not h else "right")
-    labels = {
-        "mem_fraction_static": "mem_fraction_static",
-        "pre_load_avail_gb": "free before weights",
-        "weights_gb": "weights",
-        "post_load_avail_gb": "free after weights",
-        "reserved_gb": "held back (1−f)·M_pre",
-        "rest_gb": "KV budget",
-        "bytes_per_token": "bytes per token",
-        "kv_tokens": "KV tokens",
-        "kv_pool_gb": "KV pool GiB",
-        "predicted_kv_tokens": "predicted tokens",
-        "draft_weights_gb": "draft weights",
-        "draft_kv_gb": "draft KV",
-        "graph_gb": "CUDA graphs",
-        "other_gb": "other",
-        "headroom_gb": "headroom left",
-        "hicache_host_gb": "HiCache host GB (decimal)",
-    }
-    for k, lab in labels.items():
-        d = rep["budget"].get(k)
+    for k, lab in _DIFF_BUDGET_LABELS.items():
+        d = budget.get(k)
         if d is None or (d["a"] is None and d["b"] is None):
             continue
         t.add_row(lab, *_cell(d, {"mem_fraction_static": 3, "bytes_per_token": 0}.get(k, 2)))
     console.print(t)
 
+
+def _diff_ranks(ranks: list[dict[str, Any]], console, max_rank_rows: int) -> None:
+    """The per-rank figures that changed (the first ``max_rank_rows``), or that none did."""
     changed_rows = []
-    for row in rep["ranks"]:
+    for row in ranks:
         for f in (k for k in row if k != "rank"):
             d = row[f]
             if d["a"] != d["b"]:
                 changed_rows.append((row["rank"], f, d))
-    if changed_rows:
-        t = Table(title="per rank (changes only)", title_justify="left", show_edge=False, pad_edge=False)
-        for h in ("rank", "figure", "A", "B", "Δ", "Δ%"):
-            t.add_column(h, justify="left" if h in ("rank", "figure") else "right")
-        for rank, f, d in changed_rows[:max_rank_rows]:
-            t.add_row(rank, f, *_cell(d))
-        console.print(t)
-        if len(changed_rows) > max_rank_rows:
-            console.print(f"  … {len(changed_rows) - max_rank_rows} more (see --json)", style="dim")
-    else:
+    if not changed_rows:
         console.print("  per-rank memory figures: unchanged on every rank")
+        return
+    t = Table(title="per rank (changes only)", title_justify="left", show_edge=False, pad_edge=False)
+    for h in ("rank", "figure", "A", "B", "Δ", "Δ%"):
+        t.add_column(h, justify="left" if h in ("rank", "figure") else "right")
+    for rank, f, d in changed_rows[:max_rank_rows]:
+        t.add_row(rank, f, *_cell(d))
+    console.print(t)
+    if len(changed_rows) > max_rank_rows:
+        console.print(f"  … {len(changed_rows) - max_rank_rows} more (see --json)", style="dim")
 
-    _ab_table(console, "runtime KV pressure", rep["runtime"])
-    _ab_table(console, "startup durations (s)", rep["durations"])
 
-    at = rep["attribution"]
+def _diff_attribution(at: dict[str, Any], console) -> None:
+    """The KV-token change, input by input through the formula, or why it cannot be computed."""
     console.print(Text("Attribution of the KV-token change", style="bold"))
     if not at.get("supported"):
         console.print(f"  not computable: {at.get('reason')}")
-    else:
-        t = Table(show_edge=False, pad_edge=False)
-        for h in ("input", "A", "B", "Δ tokens"):
-            t.add_column(h, justify="right" if h == "Δ tokens" else "left")
+        return
+    t = Table(show_edge=False, pad_edge=False)
+    for h in ("input", "A", "B", "Δ tokens"):
+        t.add_column(h, justify="right" if h == "Δ tokens" else "left")
+    t.add_row("formula on A's inputs", "", "", f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—")
+    for st in at["steps"]:
+        dt = st["delta_tokens"]
+        t.add_row(st["input"], str(st["a"]), str(st["b"]), "—" if dt is None else f"{dt:+,}")
+    if at.get("unexplained_tokens") is not None:
+        t.add_row("not explained by the formula", "", "", f"{at['unexplained_tokens']:+,}")
         t.add_row(
-            "formula on A's inputs", "", "", f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—"
+            Text("logged change", style="bold"),
+            f"{at['a_tokens']:,}",
+            f"{at['b_tokens']:,}",
+            Text(f"{at['delta_tokens']:+,}", style="bold"),
         )
-        for st in at["steps"]:
-            dt = st["delta_tokens"]
-            t.add_row(st["input"], str(st["a"]), str(st["b"]), "—" if dt is None else f"{dt:+,}")
-        if at.get("unexplained_tokens") is not None:
-            t.add_row("not explained by the formula", "", "", f"{at['unexplained_tokens']:+,}")
-            t.add_row(
-                Text("logged change", style="bold"),
-                f"{at['a_tokens']:,}",
-                f"{at['b_tokens']:,}",
-                Text(f"{at['delta_tokens']:+,}", style="bold"),
-            )
-        console.print(t)
-        if at.get("unexplained_tokens"):
-            console.print(f"  the unexplained part points at {at['unexplained_points_at']}", style="dim")
-        for n in at.get("notes", []):
-            console.print(f"  note: {n}", style="dim")
+    console.print(t)
+    if at.get("unexplained_tokens"):
+        console.print(f"  the unexplained part points at {at['unexplained_points_at']}", style="dim")
+    for n in at.get("notes", []):
+        console.print(f"  note: {n}", style="dim")
 
 
 def _short(v: Any, n: int = 60) -> str:

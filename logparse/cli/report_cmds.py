@@ -132,14 +132,7 @@ def check(
     from logparse.reports import check as ck
 
     new = resolve(launch or "@latest", db)
-    notes: list[str] = []
-    base, base_ref = None, baseline
-    if baseline:
-        base = resolve(baseline, db)
-    else:
-        base, why = ck.previous_in_store(new, db)
-        notes.append(why)
-        base_ref = "previous launch in the store" if base is not None else None
+    base, base_ref, notes = _baseline(new, baseline, db)
     hist_launches = _history_launches(history)
     rep = ck.run_check(
         new,
@@ -157,6 +150,19 @@ def check(
         typer.echo("logparse: no baseline to compare against: nothing checked", err=True)
         raise typer.Exit(EXIT_OK)
     raise typer.Exit(EXIT_PROBLEM if rep.status == "regression" else EXIT_OK)
+
+
+def _baseline(new, baseline: str | None, db: str | None):
+    """The launch to compare with, how it was named, and notes: ``--baseline``, else the previous
+    launch of the same deployment in the store (the note says which, or why there is none)."""
+    from logparse.reports import check as ck
+
+    notes: list[str] = []
+    if baseline:
+        return resolve(baseline, db), baseline, notes
+    base, why = ck.previous_in_store(new, db)
+    notes.append(why)
+    return base, ("previous launch in the store" if base is not None else None), notes
 
 
 def _history_launches(paths: list[str] | None):

@@ -122,7 +122,6 @@ def ingest(
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
     from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
-    from logparse.store import IngestReport
 
     labels = _parse_labels(label)
     store = _store(db, lock_timeout)
@@ -132,21 +131,33 @@ def ingest(
         paths = ["-"]
     if not paths and not use_journal:
         raise fail("nothing to ingest: give one or more paths, '-' for stdin, or --journal", EXIT_USAGE)
-    show = _show_outcome(quiet)
+    journal_query = (
+        {"unit": unit, "since": since, "until": until, "directory": directory, "file": jfile, "resume": not no_resume}
+        if use_journal
+        else None
+    )
+    report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
+    if not quiet:
+        for w in dict.fromkeys(report.warnings):
+            typer.echo(f"warning: {w}", err=True)
+    typer.echo(report.summary() + f" [{store.path}]", err=True)
+    if history_after:
+        _print_history(store, metric, None, None, None, Output("table", None), None)
+    if report.sources and all(s.status == "empty" for s in report.sources) and not use_journal:
+        raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
+    raise typer.Exit(EXIT_OK)
+
+
+def _ingest_inputs(store, journal_query: dict[str, Any] | None, paths: list[str] | None, opts: dict[str, Any], show):
+    """Ingest the journal query (if any), then the paths; one report of both."""
+    from logparse.store import IngestReport
+
     report = IngestReport()
     with store_errors():
-        if use_journal:
-            cursor = None if no_resume else store.journal_cursor(unit, directory, jfile)
-            sub = store.ingest_journal(
-                unit=unit,
-                since=since,
-                until=until,
-                directory=directory,
-                file=jfile,
-                resume=not no_resume,
-                on_outcome=show,
-                **opts,
-            )
+        if journal_query is not None:
+            q = journal_query
+            cursor = store.journal_cursor(q["unit"], q["directory"], q["file"]) if q["resume"] else None
+            sub = store.ingest_journal(**journal_query, on_outcome=show, **opts)
             report.sources += sub.sources
             report.warnings += sub.warnings
             if cursor and all(o.status == "empty" for o in sub.sources):
@@ -158,15 +169,7 @@ def ingest(
                 raise fail(str(exc), EXIT_USAGE) from None
             report.sources += sub.sources
             report.warnings += sub.warnings
-    if not quiet:
-        for w in dict.fromkeys(report.warnings):
-            typer.echo(f"warning: {w}", err=True)
-    typer.echo(report.summary() + f" [{store.path}]", err=True)
-    if history_after:
-        _print_history(store, metric, None, None, None, Output("table", None), None)
-    if report.sources and all(s.status == "empty" for s in report.sources) and not use_journal:
-        raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
-    raise typer.Exit(EXIT_OK)
+    return report
 
 
 # ---------------------------------------------------------------------------- launches

@@ -155,7 +155,12 @@ def _within_rounding(budget: dict[str, dict[str, Any]], ba: Budget, bb: Budget) 
     for name, (x, y) in pairs.items():
         if x is not None and y is not None and _overlap(x, y) and budget[name]["delta"]:
             budget[name].update(delta=None, pct=None, within_rounding=True)
-    lo_a, hi_a, lo_b, hi_b = ba.predicted_kv_tokens_lo, ba.predicted_kv_tokens_hi, bb.predicted_kv_tokens_lo, bb.predicted_kv_tokens_hi
+    lo_a, hi_a, lo_b, hi_b = (
+        ba.predicted_kv_tokens_lo,
+        ba.predicted_kv_tokens_hi,
+        bb.predicted_kv_tokens_lo,
+        bb.predicted_kv_tokens_hi,
+    )
     d = budget["predicted_kv_tokens"]
     if None not in (lo_a, hi_a, lo_b, hi_b) and lo_a <= hi_b and lo_b <= hi_a and d["delta"]:
         d.update(delta=None, pct=None, within_rounding=True)
@@ -282,67 +287,23 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
         out["supported"] = False
         out["reason"] = "a launch lacks the memory figures or mem_fraction_static the formula needs"
         return out
-    # bytes per token: when one side cannot measure them, assume the other's (same model)
-    if ka["cell_t"] is None and kb["cell_t"] is not None:
-        ka["cell_t"] = kb["cell_t"]
-        out["notes"].append("A's pool is too small to measure bytes per token; B's value is assumed for A")
-    elif kb["cell_t"] is None and ka["cell_t"] is not None:
-        kb["cell_t"] = ka["cell_t"]
-        out["notes"].append("B's pool is too small to measure bytes per token; A's value is assumed for B")
-    if ka["cell_t"] is None and kb["cell_t"] is None and (ka["cap"] is None or kb["cap"] is None):
+    reason = _common_cells(ka, kb, la, lb, out["notes"])
+    if reason is not None:
         out["supported"] = False
-        out["reason"] = "bytes per token unknown in both launches (no measurable KV pool line)"
+        out["reason"] = reason
         return out
-    # bytes per token that agree within the rounding of the printed pools are the same number
-    if _overlap(la.bpt, lb.bpt) and ka["cell_t"] is not None and kb["cell_t"] is not None:
-        kb["cell_t"] = ka["cell_t"]
-    if _overlap(la.draft_bpt, lb.draft_bpt) and ka["spec"].get("cell_d") and kb["spec"].get("cell_d"):
-        kb["spec"]["cell_d"] = ka["spec"]["cell_d"]
-    fa, fb = la.features, lb.features
-    cur = dict(ka)
-    cur["spec"] = dict(ka["spec"])
-    prev = fm.predict(_inputs_of(cur, fa), fa).tokens
-    start = prev
+    start, steps, end = _one_input_at_a_time(ka, kb, la.features, lb.features)
     out["predicted_a"] = start
-    for key, label in KNOB_ORDER:
-        if cur[key] == kb[key]:
-            continue
-        before = cur[key]
-        cur[key] = kb[key] if key != "spec" else dict(kb["spec"])
-        t = fm.predict(_inputs_of(cur, fa), fa).tokens
-        out["steps"].append(
-            {
-                "input": label,
-                "key": key,
-                "a": _fmt_knob(key, before),
-                "b": _fmt_knob(key, kb[key]),
-                "delta_tokens": (t - prev) if t is not None and prev is not None else None,
-                "tokens_after": t,
-            }
-        )
-        prev = t
-    if fa.era.key != fb.era.key or fa.describe() != fb.describe():
-        t = fm.predict(_inputs_of(cur, fb), fb).tokens
-        out["steps"].append(
-            {
-                "input": "SGLang sizing formula",
-                "key": "era",
-                "a": fa.describe(),
-                "b": fb.describe(),
-                "delta_tokens": (t - prev) if t is not None and prev is not None else None,
-                "tokens_after": t,
-            }
-        )
-        prev = t
-    out["predicted_b"] = prev
+    out["steps"].extend(steps)
+    out["predicted_b"] = end
     out["supported"] = True
     if ka["cap"] is not None and kb["cap"] is not None and ta == ka["cap"] and tb == kb["cap"]:
         out["notes"].append(
             f"both pools are set by --max-total-tokens ({ka['cap']:,} → {kb['cap']:,}): the memory "
             "figures do not change the token count while the cap holds"
         )
-    if out["delta_tokens"] is not None and start is not None and prev is not None:
-        explained = prev - start
+    if out["delta_tokens"] is not None and start is not None and end is not None:
+        explained = end - start
         # what each side's formula misses (noise, rounding, SGLang internals) does not cancel between A and B
         out["explained_tokens"] = explained
         out["unexplained_tokens"] = out["delta_tokens"] - explained
@@ -353,6 +314,62 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
             else "measurement noise or rounding (same SGLang version range)"
         )
     return out
+
+
+def _common_cells(ka: dict[str, Any], kb: dict[str, Any], la: Any, lb: Any, notes: list[str]) -> str | None:
+    """Make the bytes per token of A and B comparable (in place); why the attribution is impossible, if it is.
+
+    When one side cannot measure them, the other's is assumed (same model); values that agree within
+    the rounding of the printed pools are the same number."""
+    if ka["cell_t"] is None and kb["cell_t"] is not None:
+        ka["cell_t"] = kb["cell_t"]
+        notes.append("A's pool is too small to measure bytes per token; B's value is assumed for A")
+    elif kb["cell_t"] is None and ka["cell_t"] is not None:
+        kb["cell_t"] = ka["cell_t"]
+        notes.append("B's pool is too small to measure bytes per token; A's value is assumed for B")
+    if ka["cell_t"] is None and kb["cell_t"] is None and (ka["cap"] is None or kb["cap"] is None):
+        return "bytes per token unknown in both launches (no measurable KV pool line)"
+    if _overlap(la.bpt, lb.bpt) and ka["cell_t"] is not None and kb["cell_t"] is not None:
+        kb["cell_t"] = ka["cell_t"]
+    if _overlap(la.draft_bpt, lb.draft_bpt) and ka["spec"].get("cell_d") and kb["spec"].get("cell_d"):
+        kb["spec"]["cell_d"] = ka["spec"]["cell_d"]
+    return None
+
+
+def _one_input_at_a_time(
+    ka: dict[str, Any], kb: dict[str, Any], fa: fm.Features, fb: fm.Features
+) -> tuple[int | None, list[dict[str, Any]], int | None]:
+    """Starting from A's inputs, take B's value of one input after another (in ``KNOB_ORDER``), then
+    B's formula: the prediction on A's inputs, one step per change, and the last prediction."""
+    cur = dict(ka)
+    cur["spec"] = dict(ka["spec"])
+    prev = fm.predict(_inputs_of(cur, fa), fa).tokens
+    start = prev
+    steps: list[dict[str, Any]] = []
+    for key, label in KNOB_ORDER:
+        if cur[key] == kb[key]:
+            continue
+        before = cur[key]
+        cur[key] = kb[key] if key != "spec" else dict(kb["spec"])
+        t = fm.predict(_inputs_of(cur, fa), fa).tokens
+        steps.append(_step(label, key, _fmt_knob(key, before), _fmt_knob(key, kb[key]), prev, t))
+        prev = t
+    if fa.era.key != fb.era.key or fa.describe() != fb.describe():
+        t = fm.predict(_inputs_of(cur, fb), fb).tokens
+        steps.append(_step("SGLang sizing formula", "era", fa.describe(), fb.describe(), prev, t))
+        prev = t
+    return start, steps, prev
+
+
+def _step(label: str, key: str, a: str, b: str, prev: int | None, t: int | None) -> dict[str, Any]:
+    return {
+        "input": label,
+        "key": key,
+        "a": a,
+        "b": b,
+        "delta_tokens": (t - prev) if t is not None and prev is not None else None,
+        "tokens_after": t,
+    }
 
 
 def _overlap(x: fm.BytesPerToken, y: fm.BytesPerToken) -> bool:

@@ -337,7 +337,8 @@ class Store:
         """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest.
 
         A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | datetime] = []
         if host:
             where.append("host = ?")
             params.append(host)
@@ -451,92 +452,114 @@ class Store:
             return export(con, Path(directory))
 
     def doctor(self) -> DoctorReport:
-        from logparse.store import schema
-
         rep = DoctorReport(self.path)
         with self.connect() as con:
-            rep.schema_version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
-            if rep.schema_version != schema.SCHEMA_VERSION:
-                rep.problems.append(f"schema version {rep.schema_version}, expected {schema.SCHEMA_VERSION}")
-            have = {
-                r[0]
-                for r in con.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-                ).fetchall()
-            }
-            for t in schema.TABLES + schema.VIEWS:
-                if t not in have:
-                    rep.problems.append(f"missing table or view: {t}")
+            _doctor_schema(con, rep)
             if rep.problems:
                 return rep
-            for t in schema.TABLES:
-                rep.counts[t] = con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-            for v in schema.VIEWS:
-                try:
-                    rep.counts[v] = con.execute(f"SELECT count(*) FROM {v}").fetchall()[0][0]
-                except Exception as exc:
-                    rep.problems.append(f"view {v} fails: {str(exc).splitlines()[0]}")
-
-            def check(sql: str, what: str) -> None:
+            _doctor_counts(con, rep)
+            for sql, what in _integrity_checks():
                 n = con.execute(sql).fetchall()[0][0]
                 if n:
                     rep.problems.append(f"{n} {what}")
-
-            for t in schema.LAUNCH_CHILD_TABLES:
-                check(
-                    f"SELECT count(*) FROM {t} WHERE launch_id NOT IN (SELECT launch_id FROM launches)",
-                    f"{t} row(s) without a launch",
-                )
-            check(
-                "SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN "
-                "(SELECT source_id FROM sources)",
-                "launch(es) without a source",
-            )
-            check(
-                "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
-                "WHERE s.launch_id = l.launch_id)",
-                "launch(es) not linked to any source in launch_sources",
-            )
-            check(
-                "SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
-                "launch_sources row(s) naming a missing source",
-            )
-            check(
-                "SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
-                "unrecognized line(s) without a source",
-            )
-            check(
-                "SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
-                "launch id(s) stored more than once",
-            )
-            check(
-                "SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
-                "source id(s) stored more than once",
-            )
-            check(
-                "SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
-                "duplicate (launch_id, seq) event(s)",
-            )
-            check(
-                "SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
-                "launch(es) with more than one runtime_stats row",
-            )
-            check(
-                "SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
-                "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
-                "launch(es) whose event count disagrees with the events table",
-            )
-            check(
-                "SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
-                "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
-                "launch(es) whose rank count disagrees with rank_memory",
-            )
-            check(
-                "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
-                "WHERE r.launch_id = l.launch_id)",
-                "launch(es) without a runtime_stats row",
-            )
         return rep
+
+
+def _doctor_schema(con, rep: DoctorReport) -> None:
+    """The schema version, and every table and view present."""
+    from logparse.store import schema
+
+    rep.schema_version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    if rep.schema_version != schema.SCHEMA_VERSION:
+        rep.problems.append(f"schema version {rep.schema_version}, expected {schema.SCHEMA_VERSION}")
+    have = {
+        r[0]
+        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    }
+    for t in schema.TABLES + schema.VIEWS:
+        if t not in have:
+            rep.problems.append(f"missing table or view: {t}")
+
+
+def _doctor_counts(con, rep: DoctorReport) -> None:
+    """The rows of every table and view (a view that fails is a problem)."""
+    from logparse.store import schema
+
+    for t in schema.TABLES:
+        rep.counts[t] = con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+    for v in schema.VIEWS:
+        try:
+            rep.counts[v] = con.execute(f"SELECT count(*) FROM {v}").fetchall()[0][0]
+        except Exception as exc:
+            rep.problems.append(f"view {v} fails: {str(exc).splitlines()[0]}")
+
+
+#: ``doctor``'s consistency checks beyond the launch child tables: (SQL counting the offending rows,
+#: what they are).
+_INTEGRITY_CHECKS: list[tuple[str, str]] = [
+    (
+        "SELECT count(*) FROM launches WHERE source_id IS NULL OR source_id NOT IN (SELECT source_id FROM sources)",
+        "launch(es) without a source",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_sources s "
+        "WHERE s.launch_id = l.launch_id)",
+        "launch(es) not linked to any source in launch_sources",
+    ),
+    (
+        "SELECT count(*) FROM launch_sources WHERE source_id NOT IN (SELECT source_id FROM sources)",
+        "launch_sources row(s) naming a missing source",
+    ),
+    (
+        "SELECT count(*) FROM unrecognized WHERE source_id NOT IN (SELECT source_id FROM sources)",
+        "unrecognized line(s) without a source",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id FROM launches GROUP BY launch_id HAVING count(*) > 1)",
+        "launch id(s) stored more than once",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT source_id FROM sources GROUP BY source_id HAVING count(*) > 1)",
+        "source id(s) stored more than once",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
+        "duplicate (launch_id, seq) event(s)",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT launch_id FROM runtime_stats GROUP BY ALL HAVING count(*) > 1)",
+        "launch(es) with more than one runtime_stats row",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE n_events IS DISTINCT FROM "
+        "(SELECT count(*) FROM events e WHERE e.launch_id = l.launch_id)",
+        "launch(es) whose event count disagrees with the events table",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE n_ranks IS DISTINCT FROM "
+        "(SELECT count(*) FROM rank_memory r WHERE r.launch_id = l.launch_id)",
+        "launch(es) whose rank count disagrees with rank_memory",
+    ),
+    (
+        "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM runtime_stats r "
+        "WHERE r.launch_id = l.launch_id)",
+        "launch(es) without a runtime_stats row",
+    ),
+]
+
+
+def _integrity_checks() -> list[tuple[str, str]]:
+    """``doctor``'s referential and consistency checks: (SQL counting the offending rows, what they are)."""
+    from logparse.store import schema
+
+    orphans = [
+        (
+            f"SELECT count(*) FROM {t} WHERE launch_id NOT IN (SELECT launch_id FROM launches)",
+            f"{t} row(s) without a launch",
+        )
+        for t in schema.LAUNCH_CHILD_TABLES
+    ]
+    return orphans + _INTEGRITY_CHECKS
 
 
 def __getattr__(name: str) -> Any:

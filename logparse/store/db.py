@@ -17,7 +17,7 @@ import os
 import random
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
@@ -144,10 +144,8 @@ def transaction(con) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        try:
+        with suppress(Exception):  # the connection itself is gone: nothing was committed
             con.execute("ROLLBACK")
-        except Exception:  # the connection itself is gone: nothing was committed
-            pass
         raise
     con.execute("COMMIT")
 
@@ -170,7 +168,8 @@ def migrate(con, to: int | None = None) -> int:
     return max(current, target)
 
 
-def _check_version(path: Path, version: int | None) -> None:
+def _check_version(path: Path, version: int | None) -> int:
+    """The store's schema version, once it is known to be one this logparse can use."""
     if version is None:
         raise StoreCorrupt(
             f"{path} is a DuckDB database but not a logparse store (no schema_version table); "
@@ -181,6 +180,7 @@ def _check_version(path: Path, version: int | None) -> None:
             f"{path} was written by a newer logparse (store schema version {version}; this logparse "
             f"knows up to {schema.SCHEMA_VERSION}): upgrade logparse to use it"
         )
+    return version
 
 
 #: Store files this process has validated (read-only) and brought to the current schema.
@@ -201,63 +201,23 @@ def open_store(
     ``create``).  Otherwise a read-only one; ``safe_read`` also disables file access from SQL
     (for user queries).  An older store is migrated first, which needs the write lock.
     """
-    import duckdb
-
     exists = check_file(path)
-    key = str(path.resolve()) if exists else None
-    if key in _VALIDATED:
-        con = connect_file(
-            path,
-            not write,
-            lock_timeout,
-            {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None,
-        )
-        try:
-            version = schema_version_of(con)
-        except duckdb.Error as exc:
-            con.close()
-            raise StoreCorrupt(
-                f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched"
-            ) from None
-        if version == schema.SCHEMA_VERSION:
+    if exists:
+        con = _reopen_validated(path, write=write, lock_timeout=lock_timeout, safe_read=safe_read)
+        if con is not None:
             return con
-        con.close()
-        _VALIDATED.discard(key)
-    if not exists:
+        # Validate read-only first: nothing is written to a file we cannot read.
+        version = _read_version(path, lock_timeout)
+    else:
         if not create:
             raise StoreMissing(f"no history store at {path} yet: run 'logparse ingest' first (or give --db)")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the store directory {path.parent}: {exc.strerror or exc}") from None
-    if exists:
-        # Validate read-only first: nothing is written to a file we cannot read.
-        con = connect_file(path, True, lock_timeout, None)
-        try:
-            version = schema_version_of(con)
-        except duckdb.Error as exc:
-            con.close()
-            raise StoreCorrupt(
-                f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched"
-            ) from None
-        con.close()
-        _check_version(path, version)
-    else:
         version = 0
     if write or version < schema.SCHEMA_VERSION:
-        con = connect_file(path, False, lock_timeout, None)
-        try:
-            version = schema_version_of(con)
-            _check_version(path, version)
-            if version < schema.SCHEMA_VERSION:
-                migrate(con)
-            _VALIDATED.add(str(path.resolve()))
-        except duckdb.Error as exc:
-            con.close()
-            raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)})") from None
-        except BaseException:
-            con.close()
-            raise
+        con = _open_migrated(path, lock_timeout)
         if write:
             return con
         con.close()
@@ -265,6 +225,66 @@ def open_store(
         _VALIDATED.add(str(path.resolve()))
     config = {"enable_external_access": False, "lock_configuration": True} if safe_read else None
     return connect_file(path, True, lock_timeout, config)
+
+
+def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read: bool):
+    """A connection to a store this process validated before, if it is still of the current
+    schema version; else None (and it is no longer taken as validated)."""
+    import duckdb
+
+    key = str(path.resolve())
+    if key not in _VALIDATED:
+        return None
+    con = connect_file(
+        path,
+        not write,
+        lock_timeout,
+        {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None,
+    )
+    try:
+        version = schema_version_of(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched") from None
+    if version == schema.SCHEMA_VERSION:
+        return con
+    con.close()
+    _VALIDATED.discard(key)
+    return None
+
+
+def _read_version(path: Path, lock_timeout: float) -> int:
+    """The schema version of an existing store, read without the write lock; refuses a file that
+    is not a store, or a store of a newer logparse."""
+    import duckdb
+
+    con = connect_file(path, True, lock_timeout, None)
+    try:
+        version = schema_version_of(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched") from None
+    con.close()
+    return _check_version(path, version)
+
+
+def _open_migrated(path: Path, lock_timeout: float):
+    """A read-write connection to the store, brought to the current schema version (created when new)."""
+    import duckdb
+
+    con = connect_file(path, False, lock_timeout, None)
+    try:
+        version = _check_version(path, schema_version_of(con))
+        if version < schema.SCHEMA_VERSION:
+            migrate(con)
+        _VALIDATED.add(str(path.resolve()))
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)})") from None
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 @contextmanager

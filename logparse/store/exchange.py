@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -181,18 +182,13 @@ def _columns(con, table: str) -> list[str]:
 
 def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     """Merge another store (or an export) into the store at ``path``, in one transaction."""
-    import pyarrow as pa
-
-    from logparse.store.ingest import Item, SourceOutcome, is_continuation, apply_items
-    from logparse.store.load import fetch_launches
-    from logparse.store.runtime import BatchSpan
+    from logparse.store.ingest import SourceOutcome
 
     foreign_path = Path(foreign_path)
     if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():
         raise ValueError(f"{foreign_path} is the store itself")
     fcon = open_foreign(foreign_path, opts.lock_timeout)
     now = datetime.now()
-    added = updated = unchanged = 0
     try:
         ids = [
             r[0]
@@ -201,86 +197,125 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
             ).fetchall()
         ]
         links = fcon.execute("SELECT launch_id, source_id FROM launch_sources").fetchall()
-        with dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con:
-            with dbm.transaction(con):
-                # sources and their unrecognized lines that this store does not have
-                ours = _columns(con, "sources")
-                theirs = set(_columns(fcon, "sources"))
-                cols = [c for c in ours if c in theirs]
-                src_tbl = fcon.sql(f"SELECT {', '.join(cols)} FROM sources").to_arrow_table() if cols else None
-                new_sources: list[str] = []
-                if src_tbl is not None and src_tbl.num_rows:
-                    con.register("_isrc", src_tbl)
-                    try:
-                        new_sources = [
-                            r[0]
-                            for r in con.execute(
-                                "SELECT DISTINCT source_id FROM _isrc WHERE source_id NOT IN (SELECT source_id FROM sources)"
-                            ).fetchall()
-                        ]
-                        con.execute(
-                            f"INSERT INTO sources BY NAME SELECT {', '.join(cols)} FROM _isrc WHERE source_id "
-                            "NOT IN (SELECT source_id FROM sources)"
-                        )
-                    finally:
-                        con.unregister("_isrc")
-                if new_sources:
-                    un = fcon.sql(
-                        "SELECT source_id, line_no, reason, text FROM unrecognized WHERE source_id IN "
-                        "(SELECT unnest(?::VARCHAR[]))",
-                        params=[new_sources],
-                    ).to_arrow_table()
-                    if un.num_rows:
-                        con.register("_iun", un)
-                        try:
-                            con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _iun")
-                        finally:
-                            con.unregister("_iun")
-                final_of: dict[str, str] = {}
-                for start in range(0, len(ids), batch):
-                    chunk = ids[start : start + batch]
-                    loaded = fetch_launches(fcon, chunk)
-                    items = []
-                    for lid in chunk:
-                        if lid not in loaded:
-                            continue
-                        launch, meta = loaded[lid]
-                        items.append(
-                            Item(
-                                events=list(launch.events),
-                                stream=(launch.host, launch.unit, launch.boot, launch.pid),
-                                launch=launch,
-                                meta=meta,
-                                continuation=is_continuation(launch.events),
-                                span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges),
-                            )
-                        )
-                    res = apply_items(con, items, source_id=None, opts=opts, now=now)
-                    added += res.added
-                    updated += res.updated
-                    unchanged += res.unchanged
-                    final_of.update(res.final_of)
-                pairs = sorted({(final_of.get(l, l), s) for l, s in links})
-                if pairs:
-                    con.register(
-                        "_ilinks", pa.table({"launch_id": [a for a, _ in pairs], "source_id": [b for _, b in pairs]})
-                    )
-                    try:
-                        con.execute(
-                            "INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
-                            "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
-                            "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)"
-                        )
-                    finally:
-                        con.unregister("_ilinks")
+        with (
+            dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con,
+            dbm.transaction(con),
+        ):
+            new_sources = _import_sources(con, fcon)
+            _import_unrecognized(con, fcon, new_sources)
+            merged = _import_launches(con, fcon, ids, opts, batch=batch, now=now)
+            _import_links(con, links, merged.final_of)
     finally:
         fcon.close()
     status = "imported"
     return SourceOutcome(
         str(foreign_path),
         status,
-        added=added,
-        updated=updated,
-        unchanged=unchanged,
+        added=merged.added,
+        updated=merged.updated,
+        unchanged=merged.unchanged,
         message=f"merged {len(ids)} launch(es) from another store",
     )
+
+
+@dataclass
+class _Merged:
+    """What merging the foreign launches did."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    final_of: dict[str, str] = field(default_factory=dict)  #: a foreign launch id -> its id in this store
+
+
+def _import_sources(con, fcon) -> list[str]:
+    """Copy the foreign sources this store does not have; their ids."""
+    ours = _columns(con, "sources")
+    theirs = set(_columns(fcon, "sources"))
+    cols = [c for c in ours if c in theirs]
+    src_tbl = fcon.sql(f"SELECT {', '.join(cols)} FROM sources").to_arrow_table() if cols else None
+    new_sources: list[str] = []
+    if src_tbl is not None and src_tbl.num_rows:
+        con.register("_isrc", src_tbl)
+        try:
+            new_sources = [
+                r[0]
+                for r in con.execute(
+                    "SELECT DISTINCT source_id FROM _isrc WHERE source_id NOT IN (SELECT source_id FROM sources)"
+                ).fetchall()
+            ]
+            con.execute(
+                f"INSERT INTO sources BY NAME SELECT {', '.join(cols)} FROM _isrc WHERE source_id "
+                "NOT IN (SELECT source_id FROM sources)"
+            )
+        finally:
+            con.unregister("_isrc")
+    return new_sources
+
+
+def _import_unrecognized(con, fcon, new_sources: list[str]) -> None:
+    """Copy the unrecognized lines of the sources just copied."""
+    if not new_sources:
+        return
+    un = fcon.sql(
+        "SELECT source_id, line_no, reason, text FROM unrecognized WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+        params=[new_sources],
+    ).to_arrow_table()
+    if un.num_rows:
+        con.register("_iun", un)
+        try:
+            con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _iun")
+        finally:
+            con.unregister("_iun")
+
+
+def _import_launches(con, fcon, ids: list[str], opts, *, batch: int, now: datetime) -> _Merged:
+    """Merge the foreign launches, ``batch`` at a time, like any ingested input: the counts, and
+    the id each foreign launch ended up under (``final_of``)."""
+    from logparse.store.ingest import Item, apply_items, is_continuation
+    from logparse.store.load import fetch_launches
+    from logparse.store.runtime import BatchSpan
+
+    merged = _Merged()
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        loaded = fetch_launches(fcon, chunk)
+        items = []
+        for lid in chunk:
+            if lid not in loaded:
+                continue
+            launch, meta = loaded[lid]
+            items.append(
+                Item(
+                    events=list(launch.events),
+                    stream=(launch.host, launch.unit, launch.boot, launch.pid),
+                    launch=launch,
+                    meta=meta,
+                    continuation=is_continuation(launch.events),
+                    span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges),
+                )
+            )
+        res = apply_items(con, items, source_id=None, opts=opts, now=now)
+        merged.added += res.added
+        merged.updated += res.updated
+        merged.unchanged += res.unchanged
+        merged.final_of.update(res.final_of)
+    return merged
+
+
+def _import_links(con, links: list[tuple[str, str]], final_of: dict[str, str]) -> None:
+    """Link the merged launches to their sources (under the id each launch ended up with)."""
+    import pyarrow as pa
+
+    pairs = sorted({(final_of.get(lid, lid), sid) for lid, sid in links})
+    if not pairs:
+        return
+    con.register("_ilinks", pa.table({"launch_id": [a for a, _ in pairs], "source_id": [b for _, b in pairs]}))
+    try:
+        con.execute(
+            "INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
+            "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
+            "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)"
+        )
+    finally:
+        con.unregister("_ilinks")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.events import Event
 from logparse.launches.assemble import LaunchAssembler
@@ -43,6 +43,11 @@ from logparse.store import rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store.runtime import BatchSpan
+
+if TYPE_CHECKING:
+    import threading
+
+    from rich.progress import Progress, TaskID
 
 #: Event kinds that open a launch: a piece of a launch without one is a continuation.
 OPENING_KINDS = frozenset({"server_args", "init_begin", "launch_dp"})
@@ -254,6 +259,16 @@ def prehash(src) -> str | None:
     return h.hexdigest()
 
 
+@dataclass
+class _Bar:
+    """A progress bar that is showing, and the thread that updates it."""
+
+    progress: Progress
+    task: TaskID
+    stop: threading.Event
+    thread: threading.Thread
+
+
 class _Progress:
     """A rich progress bar on stderr (bytes and lines per second), only on a terminal.
 
@@ -268,63 +283,67 @@ class _Progress:
         if enabled is None:
             enabled = sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN_BYTES)
         self.enabled = enabled
-        self._bar = None
-        self._stop = None
+        self._bar: _Bar | None = None
         if enabled:
-            import threading
+            self._bar = self._start(src, size)
 
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TransferSpeedColumn,
-            )
+    def _start(self, src, size: int | None) -> _Bar:
+        import threading
 
-            self._bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                TextColumn("{task.fields[lines]:,} lines"),
-                TextColumn("{task.fields[lps]:,.0f} lines/s"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            name = Path(str(src.name)).name or str(src.name)
-            self._task = self._bar.add_task(name[-40:], total=size, lines=0, lps=0.0)
-            self._bar.start()
-            self._stop = threading.Event()
-            self._thread = threading.Thread(target=self._poll, daemon=True)
-            self._thread.start()
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TransferSpeedColumn,
+        )
+
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TextColumn("{task.fields[lines]:,} lines"),
+            TextColumn("{task.fields[lps]:,.0f} lines/s"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        name = Path(str(src.name)).name or str(src.name)
+        task = progress.add_task(name[-40:], total=size, lines=0, lps=0.0)
+        progress.start()
+        stop = threading.Event()
+        thread = threading.Thread(target=self._poll, args=(progress, task, stop), daemon=True)
+        thread.start()
+        return _Bar(progress, task, stop, thread)
 
     def tick(self) -> None:
         """Kept for callers that count records themselves; the poller does the work."""
 
-    def _poll(self) -> None:
-        while not self._stop.wait(0.25):
-            self._update()
+    def _poll(self, progress: Progress, task: TaskID, stop: threading.Event) -> None:
+        while not stop.wait(0.25):
+            self._update(progress, task)
 
-    def _update(self) -> None:
-        task = self._bar.tasks[0]
+    def _update(self, progress: Progress, task_id: TaskID) -> None:
+        task = progress.tasks[0]
         elapsed = task.elapsed or 0.0
         lines = self.sp.counts.total if self.sp is not None else 0
-        self._bar.update(
-            self._task,
+        progress.update(
+            task_id,
             completed=getattr(self.src, "bytes_read", 0),
             lines=lines,
             lps=lines / elapsed if elapsed > 0 else 0.0,
         )
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._stop.set()
-            self._thread.join(timeout=1.0)
-            self._update()
-            self._bar.stop()
+        bar = self._bar
+        if bar is not None:
+            bar.stop.set()
+            bar.thread.join(timeout=1.0)
+            self._update(bar.progress, bar.task)
+            bar.progress.stop()
 
 
 BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
@@ -345,57 +364,16 @@ def _store_parser_class():
 
 
 def parse_source(src, opts: IngestOptions) -> ParsedSource:
-    from logparse.grammar import bulk as bulk_mod
-
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
     cursors: dict[tuple, str] = {}
     cursor_by_line: dict[int, str] = {}
     kind = source_kind(src)
-    progress = _Progress(src, opts.progress, sp)
-    try:
-        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
-            # Whole files: the vectorized path (batch lines arrive as aggregates only).
-            bulk_mod.BulkReader(src, sp).run()
-        else:
-            for rec in src.records():
-                progress.tick()
-                if rec.cursor:
-                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
-                    cursor_by_line[rec.line_no] = rec.cursor
-                sp.feed(rec)
-    finally:
-        progress.close()
+    _feed(src, sp, opts, kind, cursors, cursor_by_line)
     launches, counts, unrec, warns = sp.finish()
-    asms = sp.assemblers
-    if asms is None or len(asms) != len(launches):
-        asms = [None] * len(launches)
-    for launch in launches:
-        _relabel(launch, opts.host)
-    make_distinct(launches)
-    items: list[Item] = []
-    for launch, asm in zip(launches, asms):
-        items.append(
-            Item(
-                events=list(launch.events),
-                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), opts.host),
-                launch=launch,
-                continuation=is_continuation(launch.events),
-                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
-            )
-        )
-    orphan_lines = 0
-    for asm in getattr(sp, "orphans", []):
-        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
-        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
-        items.append(
-            Item(
-                events=list(asm.events),
-                stream=_stream_with_host(tuple(asm.stream), opts.host),
-                continuation=True,
-                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
-            )
-        )
+    items = _launch_items(sp, launches, opts.host)
+    orphans, orphan_lines = _orphan_items(sp, opts.host)
+    items += orphans
     warnings = list(getattr(src, "warnings", []))
     warnings += [w for w in warns if "started before this input begins" not in w]
     return ParsedSource(
@@ -412,6 +390,66 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
         cursor_by_line=cursor_by_line,
         orphan_lines=orphan_lines,
     )
+
+
+def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
+    """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
+    from logparse.grammar import bulk as bulk_mod
+
+    progress = _Progress(src, opts.progress, sp)
+    try:
+        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
+            # Whole files: the vectorized path (batch lines arrive as aggregates only).
+            bulk_mod.BulkReader(src, sp).run()
+        else:
+            for rec in src.records():
+                progress.tick()
+                if rec.cursor:
+                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
+                    cursor_by_line[rec.line_no] = rec.cursor
+                sp.feed(rec)
+    finally:
+        progress.close()
+
+
+def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
+    """One item per assembled launch (relabelled with ``--host``)."""
+    asms = sp.assemblers
+    if asms is None or len(asms) != len(launches):
+        asms = [None] * len(launches)
+    for launch in launches:
+        _relabel(launch, host)
+    make_distinct(launches)
+    items: list[Item] = []
+    for launch, asm in zip(launches, asms):
+        items.append(
+            Item(
+                events=list(launch.events),
+                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), host),
+                launch=launch,
+                continuation=is_continuation(launch.events),
+                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
+    return items
+
+
+def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
+    """One item per piece of a launch that began before the input (a continuation), and their line count."""
+    items: list[Item] = []
+    orphan_lines = 0
+    for asm in getattr(sp, "orphans", []):
+        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
+        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
+        items.append(
+            Item(
+                events=list(asm.events),
+                stream=_stream_with_host(tuple(asm.stream), host),
+                continuation=True,
+                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
+            )
+        )
+    return items, orphan_lines
 
 
 def source_id_for(name: str, content_hash: str | None) -> str:
@@ -658,21 +696,22 @@ class _Merger:
 
     def new_launch(self, its: list[Item]) -> None:
         launch_items = [it for it in its if it.launch is not None]
-        if not launch_items:
+        launches = [it.launch for it in launch_items if it.launch is not None]
+        if not launches:
             self.res.dropped_lines += sum(len(it.events) + self.item_span(it).lines for it in its)
             return
         span = BatchSpan()
         for it in its:
             span = rtm.merge(span, self.item_span(it))
         if len(its) == 1:
-            final = its[0].launch
+            final = launches[0]
         else:
             evs: list[Event] = []
             stream = launch_items[0].stream
             for it in its:
                 evs, _ = merge_events(evs, it.events)
                 stream = _merge_stream(stream, it.stream)
-            final = reassemble(evs, stream, self.opts.sglang_version, launch_items[0].launch.source_ordinal)
+            final = reassemble(evs, stream, self.opts.sglang_version, launches[0].source_ordinal)
             final.runtime = rtm.apply(final.runtime, span)
         meta = _new_meta(its, self.source_id, self.opts, self.now)
         meta.batch_edges = span.edges()
@@ -1027,8 +1066,6 @@ def _ingest_parsed(
     journal_scope_key: str | None,
     known_hashes: set[str] | None,
 ) -> SourceOutcome:
-    import pyarrow as pa
-
     now = datetime.now()
     sid = source_id_for(ps.name, ps.content_hash)
     has_content = ps.counts.parsed > 0 or bool(ps.items)
@@ -1050,51 +1087,8 @@ def _ingest_parsed(
         )
         stored = bool(res.touched)
         if stored:
-            warnings = list(ps.warnings)
-            src_host = opts.host or next((it.host for it in ps.items if it.host), None)
-            con.register(
-                "_src",
-                pa.table(
-                    {
-                        "source_id": [sid],
-                        "path": [ps.name],
-                        "kind": [ps.kind],
-                        "format": [ps.fmt],
-                        "content_hash": [ps.content_hash],
-                        "bytes": pa.array([ps.bytes], pa.int64()),
-                        "lines": pa.array([ps.counts.total], pa.int64()),
-                        "parsed": pa.array([ps.counts.parsed], pa.int64()),
-                        "noise": pa.array([ps.counts.noise], pa.int64()),
-                        "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
-                        "ingested_at": pa.array([now], pa.timestamp("us")),
-                        "host": pa.array([src_host], pa.string()),
-                        "labels": [to_json(opts.labels)],
-                        "n_launches": pa.array([len(res.touched)], pa.int32()),
-                        "warnings": [to_json(warnings)],
-                        "logparse_version": [_logparse_version()],
-                    }
-                ),
-            )
-            try:
-                con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
-            finally:
-                con.unregister("_src")
-            if ps.unrecognized:
-                con.register(
-                    "_unrec",
-                    pa.table(
-                        {
-                            "source_id": [sid] * len(ps.unrecognized),
-                            "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
-                            "reason": [u.reason for u in ps.unrecognized],
-                            "text": [u.text for u in ps.unrecognized],
-                        }
-                    ),
-                )
-                try:
-                    con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
-                finally:
-                    con.unregister("_unrec")
+            _insert_source(con, ps, opts, sid, now, n_launches=len(res.touched))
+            _insert_unrecognized(con, ps, sid)
         if journal_scope_key is not None:
             save_cursors(con, journal_scope_key, ps.cursors, now)
     if known_hashes is not None and ps.content_hash and stored:
@@ -1116,6 +1110,64 @@ def _ingest_parsed(
         unchanged=res.unchanged,
         dropped_lines=res.dropped_lines,
     )
+
+
+def _insert_source(con, ps: ParsedSource, opts: IngestOptions, sid: str, now: datetime, *, n_launches: int) -> None:
+    """The ``sources`` row of an input whose launches were stored."""
+    import pyarrow as pa
+
+    warnings = list(ps.warnings)
+    src_host = opts.host or next((it.host for it in ps.items if it.host), None)
+    con.register(
+        "_src",
+        pa.table(
+            {
+                "source_id": [sid],
+                "path": [ps.name],
+                "kind": [ps.kind],
+                "format": [ps.fmt],
+                "content_hash": [ps.content_hash],
+                "bytes": pa.array([ps.bytes], pa.int64()),
+                "lines": pa.array([ps.counts.total], pa.int64()),
+                "parsed": pa.array([ps.counts.parsed], pa.int64()),
+                "noise": pa.array([ps.counts.noise], pa.int64()),
+                "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
+                "ingested_at": pa.array([now], pa.timestamp("us")),
+                "host": pa.array([src_host], pa.string()),
+                "labels": [to_json(opts.labels)],
+                "n_launches": pa.array([n_launches], pa.int32()),
+                "warnings": [to_json(warnings)],
+                "logparse_version": [_logparse_version()],
+            }
+        ),
+    )
+    try:
+        con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
+    finally:
+        con.unregister("_src")
+
+
+def _insert_unrecognized(con, ps: ParsedSource, sid: str) -> None:
+    """The input's unrecognized lines."""
+    if not ps.unrecognized:
+        return
+    import pyarrow as pa
+
+    con.register(
+        "_unrec",
+        pa.table(
+            {
+                "source_id": [sid] * len(ps.unrecognized),
+                "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
+                "reason": [u.reason for u in ps.unrecognized],
+                "text": [u.text for u in ps.unrecognized],
+            }
+        ),
+    )
+    try:
+        con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
+    finally:
+        con.unregister("_unrec")
 
 
 def _logparse_version() -> str:

@@ -41,31 +41,15 @@ def launch_from_rows(
     """A Launch equal to the parsed one (events included), and what the store knows beside it."""
     launch = Launch()
     for k in LAUNCH_FIELDS:
-        if k == "ranks":
-            continue
-        if k in ("started_at", "ready_at"):
-            v = row.get(k + "_text")
-            if v is None and row.get(k) is not None:
-                v = row[k].isoformat()
-        elif k in JSON_LAUNCH_COLUMNS:
-            v = _json(row.get(k))
-            if k in ("warnings", "version_evidence") and v is None:
-                v = []
-        else:
-            v = row.get(k)
-        setattr(launch, k, v)
+        if k != "ranks":
+            setattr(launch, k, _launch_value(row, k))
     if row.get("version_min") and row.get("version_max"):
         launch.version_range = (row["version_min"], row["version_max"])
     if launch.outcome is None:
         launch.outcome = "incomplete"
     launch.engine = launch.engine or "sglang"  # stores before the engine column
     launch.source_ordinal = row.get("source_ordinal")
-    for r in ranks:
-        rm = RankMemory(**{k: r.get(k) for k in RANK_FIELDS})
-        if rm.worker is None:
-            rm.worker = "target"
-        rm.extra = _json(r.get("extra")) or {}
-        launch.ranks.append(rm)
+    launch.ranks.extend(_rank_from_row(r) for r in ranks)
     meta = LaunchMeta(
         source_id=row.get("source_id"),
         labels=_json(row.get("labels")) or {},
@@ -74,31 +58,59 @@ def launch_from_rows(
         updated_at=row.get("updated_at"),
     )
     for e in events:
-        ev = Event(
-            kind=e["kind"],
-            fields=_json(e.get("fields")) or {},
-            form=e.get("form"),
-            variant=e.get("variant"),
-            source=e.get("source") or "",
-            line_no=e.get("line_no") or 0,
-            ts=e.get("ts_text"),
-            record_ts=_iso(e.get("record_ts")),
-            dp_rank=e.get("dp_rank"),
-            pp_rank=e.get("pp_rank"),
-            tp_rank=e.get("tp_rank"),
-            ep_rank=e.get("ep_rank"),
-            attn_cp_rank=e.get("attn_cp_rank"),
-            moe_dp_rank=e.get("moe_dp_rank"),
-            worker=e.get("worker"),
-            tagged=bool(e.get("tagged")),
-            text=e.get("text") or "",
-            seq=e.get("seq") or 0,
-        )
+        ev = _event_from_row(e)
         launch.events.append(ev)
         meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
     launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
     meta.batch_edges = launch.runtime.pop("_batch_span", None)
     return launch, meta
+
+
+def _launch_value(row: dict[str, Any], k: str) -> Any:
+    """One launch field as the parser gave it: times as SGLang printed them, JSON columns decoded."""
+    if k in ("started_at", "ready_at"):
+        v = row.get(k + "_text")
+        if v is None and row.get(k) is not None:
+            v = row[k].isoformat()
+        return v
+    if k in JSON_LAUNCH_COLUMNS:
+        v = _json(row.get(k))
+        if k in ("warnings", "version_evidence") and v is None:
+            v = []
+        return v
+    return row.get(k)
+
+
+def _rank_from_row(r: dict[str, Any]) -> RankMemory:
+    stored: dict[str, Any] = {k: r.get(k) for k in RANK_FIELDS}
+    rm = RankMemory(**stored)
+    if rm.worker is None:
+        rm.worker = "target"
+    rm.extra = _json(r.get("extra")) or {}
+    return rm
+
+
+def _event_from_row(e: dict[str, Any]) -> Event:
+    return Event(
+        kind=e["kind"],
+        fields=_json(e.get("fields")) or {},
+        form=e.get("form"),
+        variant=e.get("variant"),
+        source=e.get("source") or "",
+        line_no=e.get("line_no") or 0,
+        ts=e.get("ts_text"),
+        record_ts=_iso(e.get("record_ts")),
+        dp_rank=e.get("dp_rank"),
+        pp_rank=e.get("pp_rank"),
+        tp_rank=e.get("tp_rank"),
+        ep_rank=e.get("ep_rank"),
+        attn_cp_rank=e.get("attn_cp_rank"),
+        moe_dp_rank=e.get("moe_dp_rank"),
+        worker=e.get("worker"),
+        tagged=bool(e.get("tagged")),
+        text=e.get("text") or "",
+        seq=e.get("seq") or 0,
+    )
 
 
 def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[str, tuple[Launch, LaunchMeta]]:

@@ -117,7 +117,7 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
         out.lines = a.lines  # inside: nothing new
     else:
         s_a0, s_a1, s_b0, s_b1 = (_seconds(x) for x in (a.first, a.last, b.first, b.last))
-        if None in (s_a0, s_a1, s_b0, s_b1) or s_b1 <= s_b0:
+        if s_a0 is None or s_a1 is None or s_b0 is None or s_b1 is None or s_b1 <= s_b0:
             out.lines = max(a.lines, b.lines)
         else:
             outside = max(0.0, min(s_b1, s_a0) - s_b0) + max(0.0, s_b1 - max(s_b0, s_a1))
