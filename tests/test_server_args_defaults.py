@@ -80,3 +80,10 @@ def test_markers_survive_pickling():
 
     assert pickle.loads(pickle.dumps(DERIVED)) is DERIVED
     assert repr(MISSING) == "MISSING"
+
+
+def test_default_fraction_tables_of_0_1():
+    from logparse.grammar.versions import default_mem_fraction_static as f
+
+    assert f(("0.1.12", "0.1.12"), 2) == 0.85 and f(("0.1.3", "0.1.4"), 2) == 0.80
+    assert f(("0.1.21", "0.1.22"), 16) == 0.74 and f(("0.1.24", "0.1.26"), 1) == 0.89

@@ -141,7 +141,11 @@ def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> fl
     if version_range is None:
         return None
     hi = version_range[1]
-    tables = [
+    tables = [  # (last release, fraction for tp >= 16, >= 8, >= 4, >= 2, else), from ServerArgs.__post_init__
+        ("0.1.4", (0.80, 0.80, 0.80, 0.80, 0.90)),
+        ("0.1.19", (0.80, 0.80, 0.82, 0.85, 0.90)),
+        ("0.1.20", (0.78, 0.78, 0.80, 0.85, 0.88)),
+        ("0.1.22", (0.74, 0.78, 0.82, 0.85, 0.88)),
         ("0.2.6", (0.80, 0.84, 0.86, 0.88, 0.89)),
         ("0.3.5.post2", (0.79, 0.83, 0.85, 0.87, 0.88)),
         ("0.3.6.post3", (0.79, 0.82, 0.85, 0.87, 0.88)),
