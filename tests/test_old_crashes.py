@@ -50,7 +50,7 @@ Possible solutions:
 1. disable cuda graph by --disable-cuda-graph
 2. set --mem-fraction-static to a smaller value
 3. disable torch compile by not using --enable-torch-compile
-Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose 
+Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose
 
 Process Process-1:
 Traceback (most recent call last):
@@ -195,7 +195,11 @@ OutOfResources
         (LOG_032_RUN_TP_SERVER, CAPTURE_OOM, "0.3.2"),
         (LOG_025_MODEL_TP_SERVER, ILLEGAL, "0.2.5"),
         (LOG_030_CONTROLLER_MULTI, "AssertionError: the batch has no request", "0.3.0"),
-        (LOG_0122_RUN_TP_SERVER, "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 1 has a total capacity of 39.39 GiB of which 2.25 MiB is free.", "0.1.22"),
+        (
+            LOG_0122_RUN_TP_SERVER,
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 1 has a total capacity of 39.39 GiB of which 2.25 MiB is free.",
+            "0.1.22",
+        ),
         (
             LOG_0112_MODEL_RPC_CLIENT,
             "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 196608, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",

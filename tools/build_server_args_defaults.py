@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sglang_release_src import Unreadable, json_value, read_server_args, wheels  # noqa: E402
+from sglang_release_src import Unreadable, json_value, read_server_args, wheels
 
 DEST = Path(__file__).resolve().parent.parent / "logparse" / "data" / "sglang_server_args_defaults.json"
 

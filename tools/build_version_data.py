@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sglang_release_src import read_server_args, release_key, wheels  # noqa: E402
+from sglang_release_src import read_server_args, release_key, wheels
 
 
 def from_catalogue(path: str) -> tuple[list[str], dict[str, list[str]], dict[str, int]]:

@@ -264,9 +264,7 @@ def read_server_args(wheel: str | Path) -> dict[str, Any]:
         fields.extend(f for f in own if f[0] not in seen)
     defaults: dict[str, tuple[str, Any]] = {}
     for name, (kind, value), resolvable in fields:
-        if kind == "computed":
-            defaults[name] = ("derived", None)
-        elif kind == "value" and value is None and (resolvable or name in assigned):
+        if kind == "computed" or (kind == "value" and value is None and (resolvable or name in assigned)):
             defaults[name] = ("derived", None)
         else:
             defaults[name] = (kind, value)

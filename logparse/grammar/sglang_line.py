@@ -586,7 +586,11 @@ class LineTransformer(Transformer):
 
     def not_enought_memory(self, c):
         # 0.1.6-0.1.17 spelled it "enought"
-        return ("failure", {"error": "Not enought memory. Please try to increase --mem-fraction-static."}, "not_enough_memory:typo")
+        return (
+            "failure",
+            {"error": "Not enought memory. Please try to increase --mem-fraction-static."},
+            "not_enough_memory:typo",
+        )
 
     def exception_in(self, c):
         # 0.1.x-0.3.2: "Exception in ModelTpServer:" etc., the traceback on the following lines

@@ -107,7 +107,13 @@ VARIANTS: list[Variant] = [
         "0.1.3",
         "0.1.12",
         "Rank 0: max_total_num_token=52418, max_prefill_num_token=8736, context_len=4096, model_mode=[]",
-        {"tp_rank": 0, "max_total_num_tokens": 52418, "max_prefill_tokens": 8736, "context_len": 4096, "model_mode": []},
+        {
+            "tp_rank": 0,
+            "max_total_num_tokens": 52418,
+            "max_prefill_tokens": 8736,
+            "context_len": 4096,
+            "model_mode": [],
+        },
         "summary",
     ),
     V(

@@ -355,7 +355,9 @@ class LaunchAssembler:
     def _outcome(launch: Launch, evs: list[Event]) -> None:
         ready = next((e for e in evs if e.kind == "ready"), None)
         failures = [e for e in evs if e.kind in FAILURE_KINDS]
-        crashes = [e for e in evs if e.kind == "exception_start" and (e.form, e.fields.get("component")) in FATAL_COMPONENTS]
+        crashes = [
+            e for e in evs if e.kind == "exception_start" and (e.form, e.fields.get("component")) in FATAL_COMPONENTS
+        ]
         if ready is None and any(e.form in _V01_ROUTER_FORMS for e in evs):
             # 0.1.3-0.1.16 print no ready line: uvicorn starts only after every rank loaded the model
             # (launch_server waits for the router's "init ok"), so its running line stands for it -
