@@ -3,7 +3,7 @@
 SGLang's logging puts a bracket in front of each line, optionally followed by the
 ``LEVEL file.py:N: `` of a root handler that a dependency installed::
 
-    (none)                                                 0.2.0 - 0.2.13 (rank in the message: [gpu=N])
+    (none)                                                 0.1.17 - 0.2.13 (rank in the message: [gpu_id=N], [gpu=N])
     [09:12:44 TP2] Init nccl begin.                        0.2.14 - 0.3.3.post1
     [2026-11-29 08:09:19 TP0] Load weight begin. ...       0.3.4+
     [2026-11-29 08:09:19] Load weight begin. ...           0.4.6.post2+ on a single GPU (no tag)
@@ -12,8 +12,8 @@ SGLang's logging puts a bracket in front of each line, optionally followed by th
     [2026-11-29 08:09:19 TP0] INFO model_runner.py:412: ...   a root handler's level and location
 
 Tags are ``DP``, ``PP``, ``ATTN_CP``, ``MOE_DP``, ``TP``, ``EP`` with a rank (``-1`` too),
-``encode_server`` and ``encode_dp_worker[N]``.  The 0.1.x ``Rank N: `` prefix is read by
-the grammar alone: it has no stamp and only old logs carry it.
+``encode_server`` and ``encode_dp_worker[N]``.  The ``Rank N: `` prefix of 0.1.3-0.1.16 is read
+by the grammar alone: it has no stamp and only old logs carry it.
 
 **Authority.**  The grammar (``logparse/grammar/sglang_line.lark``, rule ``prefix``) is
 the documented definition.  :data:`STAMP`, :data:`TAG`, :data:`LOG_LEVEL` and

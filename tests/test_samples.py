@@ -10,6 +10,7 @@ from logparse.pipeline import parse_paths
 
 # file -> (imitated release, outcomes, ranks per launch, workers)
 EXPECTED = {
+    "sglang-0.1/llama-tp2-0.1.12.log": ("0.1.12", ["ready"], 2, {"target"}),
     "sglang-0.2/llama-tp2-0.2.5.log": ("0.2.5", ["ready"], 2, {"target"}),
     "sglang-0.3/qwen-tp4-0.3.2.log": ("0.3.2", ["ready"], 4, {"target"}),
     "sglang-0.3/llama-0.3.6-dp-minus-one.log": ("0.3.6", ["ready"], 1, {"target"}),
@@ -60,6 +61,16 @@ def test_kimi_seed_scenario_figures():
     assert hicache.enable_hierarchical_cache is True and hicache.hicache_ratio == 2.0
     assert hicache.hicache_host_gb == 22.39  # decimal GB, as SGLang prints host memory
     assert hicache.max_total_num_tokens == base.max_total_num_tokens
+
+
+def test_router_era_0_1_12():
+    """0.1.x: "Rank N: " lines, no memory figure, no ready line (uvicorn's running line stands for it)."""
+    launch = parse_paths([str(SAMPLES / "sglang-0.1/llama-tp2-0.1.12.log")]).launches[0]
+    assert launch.outcome == "ready" and launch.error is None
+    assert (launch.max_total_num_tokens, launch.max_prefill_tokens, launch.context_len) == (142113, 23685, 4096)
+    assert [r.tp_rank for r in launch.ranks] == [0, 1] and launch.tp_size == 2
+    assert launch.sglang_version_range == "0.1.6–0.1.12"
+    assert launch.runtime["peak_running_req"] == 3 and launch.runtime["batch_lines"] == 7
 
 
 def test_tp8_mla_eagle_0_4_7():

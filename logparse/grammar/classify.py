@@ -75,6 +75,22 @@ ANCHORS = (
     "Using KV cache dtype",
     "KV cache scaling factors",
     "FP8 KV cache but no",
+    # 0.1.x (router era "Rank N: ...", then the controller era) and its crash lines
+    "load weight begin",
+    "load weight end",
+    "max_total_num_token=",
+    "Not enought memory",
+    "Set cuda device",
+    "server_args: ",
+    "disable_radix_cache=",
+    "init state: ",
+    "Exception in ModelTpServer",
+    "Exception in run_tp_server",
+    "Exception in Controller",
+    "Exception in ModelRpcClient",
+    "Exception in TokenizerManager",
+    "#running-req: ",
+    "new fill batch. ",
 )
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 
@@ -85,6 +101,9 @@ _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _WARNING_HEADER_RE = re.compile(r"^(?:\S.*?|)\.py:\d+: (?:\w+\.)*\w*Warning: ")
 _EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|KeyboardInterrupt)(?::|$)")
+#: A module-qualified exception class of any name ("triton.runtime.errors.OutOfResources: ..."):
+#: the last line of a traceback, recognized only inside one.
+_QUALIFIED_EXC_RE = re.compile(r"^(?:[a-z_]\w*\.)+[A-Z]\w*: ")
 _TQDM_RE = re.compile(r"\d+%\|| \d+/\d+ \[\d|it/s\]|s/it\]|\[\d\d:\d\d<|% Completed \|")
 
 #: Known noise: (name, category, regexp, sample written by us).  A regexp is matched
@@ -170,6 +189,14 @@ NOISE: list[dict[str, Any]] = [
         r"The radix cache, chunked prefill|Attention backend not s|Max running request set to|"
         r"Using default HuggingFace chat template)",
         "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1",
+    },
+    # multiprocessing's header before the traceback of a child process that died (its traceback follows)
+    {
+        "name": "multiprocessing_child",
+        "category": "traceback",
+        "after_prefix": False,
+        "re": r"Process (?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*:$",
+        "sample": "Process SpawnProcess-2:",
     },
     {
         "name": "systemd",
@@ -329,7 +356,7 @@ class LineClassifier:
         ):
             self.mode = "traceback"
             return Classified("noise", "traceback")
-        if _EXCEPTION_LINE_RE.match(text):
+        if _EXCEPTION_LINE_RE.match(text) or (self.mode == "traceback" and _QUALIFIED_EXC_RE.match(text)):
             self.mode = "exception_tail"
             return self._parse(text, exception=True)
         if self.mode == "exception_tail" and not PREFIX_RE.match(text) and _is_exception_tail(text):

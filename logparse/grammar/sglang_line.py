@@ -442,7 +442,10 @@ class LineTransformer(Transformer):
 
     def summary(self, c):
         f: dict[str, Any] = {"max_total_num_tokens": int(_num(c[0]))}
-        for key, val in c[1:]:
+        for item in c[1:]:
+            if isinstance(item, Token):  # BATCH_TRAIL: 0.1.17 ends the line with ", "
+                continue
+            key, val = item
             if key in ("available_gpu_mem", "available_cpu_mem"):
                 f["available_mem_gb"] = val
                 f["available_mem_kind"] = key.split("_")[1]
@@ -519,6 +522,20 @@ class LineTransformer(Transformer):
     def prefill_batch(self, c):
         return self._batch("prefill_batch", c)
 
+    def decode_batch_v01(self, c):
+        # 0.1.3-0.1.16: "#running-req: 1, #token: 25, token usage: 0.00, #queue-req: 0"
+        kind, f, _ = self._batch("decode_batch", [[("#running-req", str(c[0]))], c[1]])
+        return (kind, f, "v01")
+
+    def prefill_batch_v01(self, c):
+        # 0.1.3-0.1.16: "new fill batch. #seq: 1. #cached_token: 0. ... #running_req: 0[. tree_cache_hit_rate: 0.00%.]"
+        f: dict[str, Any] = {}
+        for part in str(c[0]).rstrip(".").split(". "):
+            key, sep, value = part.partition(": ")
+            if sep:
+                f[field_name(key)] = batch_value(value)
+        return ("prefill_batch", f, "v01")
+
     def retract(self, c):
         kind, f, form = self._batch("retract", c)
         ratio = f.pop("new_token_ratio", None)
@@ -567,6 +584,19 @@ class LineTransformer(Transformer):
     def capture_failed(self, c):
         return ("failure", {"detail": str(c[1]) if len(c) > 1 else ""}, "capture_failed")
 
+    def not_enought_memory(self, c):
+        # 0.1.6-0.1.17 spelled it "enought"
+        return (
+            "failure",
+            {"error": "Not enought memory. Please try to increase --mem-fraction-static."},
+            "not_enough_memory:typo",
+        )
+
+    def exception_in(self, c):
+        # 0.1.x-0.3.2: "Exception in ModelTpServer:" etc., the traceback on the following lines
+        # (the component is in the form: each wording has its own release range)
+        return ("exception_start", {"component": str(c[0])}, f"exception_in:{c[0]}")
+
     def component_exception(self, c):
         return ("exception_start", {"component": str(c[0])}, None)
 
@@ -613,6 +643,50 @@ class LineTransformer(Transformer):
 
     def killed(self, c):
         return ("killed", {}, None)
+
+    # ---- 0.1.x
+    def load_begin_lower(self, c):
+        return ("load_begin", {}, "lower")
+
+    def load_end_lower(self, c):
+        return ("load_end", {}, "lower")
+
+    def summary_v01(self, c):
+        f: dict[str, Any] = {
+            "max_total_num_tokens": _num(c[0]),
+            "max_prefill_tokens": _num(c[1]),
+            "context_len": _num(c[2]),
+        }
+        for item in c[3:]:
+            if isinstance(item, dict):
+                f.update(item)
+        return ("summary", f, "v01")
+
+    def v01_tail(self, c):
+        tok = c[0]
+        if isinstance(tok, Token) and tok.type == "MODE_LIST":
+            inner = str(tok)[1:-1].strip()
+            return {"model_mode": [m.strip().strip("'\"") for m in inner.split(",") if m.strip()]}
+        return {}
+
+    def set_device(self, c):
+        return ("startup_info", {}, "set_device")
+
+    def mode_args(self, c):
+        return ("startup_info", next((x for x in c if isinstance(x, dict)), {}), "mode_args")
+
+    def mode_args_v013(self, c):
+        f = {"disable_radix_cache": str(c[0]) == "True", "enable_flashinfer": str(c[1]) == "True"}
+        f.update(next((x for x in c if isinstance(x, dict)), {}))
+        return ("startup_info", f, "optional_modes")
+
+    def init_state(self, c):
+        process = str(c[0]).split()[0]
+        state = str(c[1]).strip()
+        if state == "init ok":
+            return ("startup_info", {"process": process}, "init_state")
+        # 0.1.3-0.1.14 print a failed process's traceback after it
+        return ("exception_start", {"component": process}, "init_state")
 
     # ---- main process
     def ready(self, c):

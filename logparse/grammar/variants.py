@@ -15,6 +15,7 @@ across many releases.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,7 +40,7 @@ class Variant:
 V = Variant
 VARIANTS: list[Variant] = [
     # ---------------------------------------------------------------- prefixes (dated separately)
-    V("prefix_none_gpu_id", "0.2.0", "0.2.6", "[gpu_id=1] Init nccl begin.", {"tp_rank": 1}, "init_begin"),
+    V("prefix_none_gpu_id", "0.1.17", "0.2.6", "[gpu_id=1] Init nccl begin.", {"tp_rank": 1}, "init_begin"),
     V("prefix_none_gpu", "0.2.7", "0.2.13", "[gpu=3] Init nccl begin.", {"tp_rank": 3}, "init_begin"),
     V("prefix_time_only", "0.2.14", "0.3.3.post1", "[09:12:44 TP2] Init nccl begin.", {"tp_rank": 2}, "init_begin"),
     V(
@@ -98,16 +99,124 @@ VARIANTS: list[Variant] = [
         {"avail_gb": 51.2},
         "load_begin",
     ),
+    # 0.1.3-0.1.16 (the router era): "Rank N: " before the message, no timestamp (format "%(message)s").
+    V("prefix_rank_colon", "0.1.6", "0.1.16", "Rank 2: load weight begin.", {"tp_rank": 2}, "load_begin"),
+    # ---------------------------------------------------------------- 0.1.x (read from those releases' source)
     V(
-        "prefix_rank_colon",
-        "0.1.0",
-        "0.1.99",
-        "Rank 2: Load weight begin. avail mem=30.50 GB",
-        {"tp_rank": 2, "avail_gb": 30.5},
-        "load_begin",
+        "summary_v01_model_mode",
+        "0.1.3",
+        "0.1.12",
+        "Rank 0: max_total_num_token=52418, max_prefill_num_token=8736, context_len=4096, model_mode=[]",
+        {
+            "tp_rank": 0,
+            "max_total_num_tokens": 52418,
+            "max_prefill_tokens": 8736,
+            "context_len": 4096,
+            "model_mode": [],
+        },
+        "summary",
+    ),
+    V(
+        "summary_v01_trailing_comma",
+        "0.1.13",
+        "0.1.16",
+        "Rank 1: max_total_num_token=96301, max_prefill_num_token=16050, context_len=8192, ",
+        {"tp_rank": 1, "max_total_num_tokens": 96301, "max_prefill_tokens": 16050, "context_len": 8192},
+        "summary",
+    ),
+    V("load_begin_lower", "0.1.6", "0.1.16", "Rank 1: load weight begin.", {"tp_rank": 1}, "load_begin"),
+    V("load_end_lower", "0.1.6", "0.1.16", "Rank 0: load weight end.", {"tp_rank": 0}, "load_end"),
+    V(
+        "optional_modes_v01",
+        "0.1.13",
+        "0.1.14",
+        "disable_radix_cache=False, enable_flashinfer=True, disable_regex_jump_forward=False, disable_disk_cache=False, attention_reduce_in_fp32=False",
+        {"enable_flashinfer": True, "attention_reduce_in_fp32": False},
+        "startup_info",
+    ),
+    V(
+        "mode_args_enable_flashinfer",
+        "0.1.15",
+        "0.1.17",
+        "server_args: enable_flashinfer=True, attention_reduce_in_fp32=False, disable_radix_cache=False, disable_regex_jump_forward=False, disable_disk_cache=False, ",
+        {"enable_flashinfer": True, "disable_disk_cache": False},
+        "startup_info",
+    ),
+    V(
+        "mode_args_disable_flashinfer",
+        "0.1.18",
+        "0.1.22",
+        "[gpu_id=0] server_args: disable_flashinfer=False, attention_reduce_in_fp32=False, disable_radix_cache=False, disable_regex_jump_forward=False, disable_disk_cache=False, ",
+        {"tp_rank": 0, "disable_flashinfer": False},
+        "startup_info",
+    ),
+    V("set_cuda_device", "0.1.17", "0.1.19", "[gpu_id=1] Set cuda device.", {"tp_rank": 1}, "startup_info"),
+    V(
+        "init_state_ok",
+        "0.1.3",
+        "0.1.14",
+        "detoken init state: init ok",
+        {"process": "detoken"},
+        "startup_info",
+    ),
+    V(
+        "init_state_traceback",
+        "0.1.3",
+        "0.1.14",
+        "router init state: Traceback (most recent call last):",
+        {"component": "router"},
+        "exception_start",
+    ),
+    V(
+        "not_enought_memory",
+        "0.1.6",
+        "0.1.17",
+        "RuntimeError: Not enought memory. Please try to increase --mem-fraction-static.",
+        {"exception": "RuntimeError"},
+        "failure",
+    ),
+    V(
+        "load_end_no_dtype",
+        "0.1.17",
+        "0.1.17",
+        "[gpu_id=1] Load weight end. type=MixtralForCausalLM, avail mem=51.06 GB",
+        {"tp_rank": 1, "model_type": "MixtralForCausalLM", "avail_gb": 51.06},
+        "load_end",
+    ),
+    V(
+        "graph_begin_bare",
+        "0.1.20",
+        "0.1.22",
+        "[gpu_id=0] Capture cuda graph begin.",
+        {"tp_rank": 0, "name": "cuda graph"},
+        "graph_begin",
+    ),
+    V(
+        "summary_gpu_id_trailing_comma",
+        "0.1.17",
+        "0.1.17",
+        "[gpu_id=1] max_total_num_tokens=181240, max_prefill_tokens=30206, context_len=32768, ",
+        {"tp_rank": 1, "max_total_num_tokens": 181240, "context_len": 32768},
+        "summary",
+    ),
+    V(
+        "summary_gpu_id_no_max_running",
+        "0.1.18",
+        "0.1.22",
+        "[gpu_id=0] max_total_num_tokens=412907, max_prefill_tokens=68817, context_len=4096",
+        {"tp_rank": 0, "max_total_num_tokens": 412907, "max_prefill_tokens": 68817},
+        "summary",
+    ),
+    V(
+        "init_failed_router",
+        "0.1.15",
+        "0.1.21",
+        "Initialization failed. router_init_state: Traceback (most recent call last):",
+        {},
+        "failure",
     ),
     # ---------------------------------------------------------------- distributed init
-    V("init_nccl_begin", "0.2.0", "0.3.3", "[10:00:00 TP0] Init nccl begin.", {}, "init_begin"),
+    V("init_nccl_begin", "0.1.17", "0.3.3", "[10:00:00 TP0] Init nccl begin.", {}, "init_begin"),
     V(
         "init_dist_begin",
         "0.3.3.post1",
@@ -175,7 +284,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "unbalanced_plain",
-        "0.2.0",
+        "0.1.17",
         "0.4.3.post4",
         "[2024-06-02 10:00:03 TP3] The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
         {},
@@ -193,7 +302,7 @@ VARIANTS: list[Variant] = [
     # ---------------------------------------------------------------- weights
     V(
         "load_begin",
-        "0.2.0",
+        "0.1.17",
         LAST,
         "[2025-01-02 10:00:04 TP0] Load weight begin. avail mem=78.42 GB",
         {"avail_gb": 78.42},
@@ -201,7 +310,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "load_end_dtype",
-        "0.2.0",
+        "0.1.18",
         "0.4.3.post2",
         "[2024-10-02 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.37 GB",
         {"model_type": "LlamaForCausalLM", "dtype": "torch.bfloat16", "avail_gb": 63.37},
@@ -475,7 +584,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "pool_end",
-        "0.2.0",
+        "0.1.17",
         LAST,
         "[2025-01-02 10:00:12 TP0] Memory pool end. avail mem=9.27 GB",
         {"avail_gb": 9.27},
@@ -492,7 +601,7 @@ VARIANTS: list[Variant] = [
     # ---------------------------------------------------------------- graph capture
     V(
         "graph_begin_plain",
-        "0.2.0",
+        "0.1.24",
         "0.4.3.post2",
         "[2024-12-02 10:00:13 TP0] Capture cuda graph begin. This can take up to several minutes.",
         {},
@@ -766,7 +875,7 @@ VARIANTS: list[Variant] = [
     # ---------------------------------------------------------------- scheduler summary
     V(
         "summary_gpu_id",
-        "0.2.0",
+        "0.1.24",
         "0.2.6",
         "[gpu_id=0] max_total_num_tokens=185000, max_prefill_tokens=16384, max_running_requests=2047, context_len=8192",
         {"max_total_num_tokens": 185000, "context_len": 8192},
@@ -946,6 +1055,43 @@ VARIANTS: list[Variant] = [
         "retract",
         False,
     ),
+    # 0.1.3-0.1.16 runtime statistics (TP rank 0, no "Decode batch"/"Prefill batch" head)
+    V(
+        "decode_stats_v01",
+        "0.1.3",
+        "0.1.15",
+        "#running-req: 4, #token: 2210, token usage: 0.03, #queue-req: 1",
+        {"running_req": 4, "token": 2210, "token_usage": 0.03, "queue_req": 1},
+        "decode_batch",
+        False,
+    ),
+    V(
+        "decode_stats_v01_throughput",
+        "0.1.16",
+        "0.1.16",
+        "#running-req: 4, #token: 2210, token usage: 0.03, gen throughput (token/s): 187.52, #queue-req: 1",
+        {"running_req": 4, "gen_throughput": 187.52},
+        "decode_batch",
+        False,
+    ),
+    V(
+        "fill_batch_v01",
+        "0.1.3",
+        "0.1.10",
+        "new fill batch. #seq: 2. #cached_token: 37. #new_token: 611. #remaining_req: 1. #running_req: 3",
+        {"seq": 2, "new_token": 611, "running_req": 3},
+        "prefill_batch",
+        False,
+    ),
+    V(
+        "fill_batch_v01_hit_rate",
+        "0.1.11",
+        "0.1.16",
+        "new fill batch. #seq: 1. #cached_token: 128. #new_token: 96. #remaining_req: 0. #running_req: 2. tree_cache_hit_rate: 41.03%.",
+        {"cached_token": 128, "tree_cache_hit_rate": 41.03},
+        "prefill_batch",
+        False,
+    ),
     V(
         "retract_abort",
         "0.5.10",
@@ -958,7 +1104,7 @@ VARIANTS: list[Variant] = [
     # ---------------------------------------------------------------- failures
     V(
         "not_enough_memory",
-        "0.2.0",
+        "0.1.18",
         LAST,
         "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         {},
@@ -990,7 +1136,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "cuda_oom",
-        "0.2.0",
+        "0.1.3",
         LAST,
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 3 has a total capacity of 79.11 GiB of which 1.02 GiB is free.",
         {"exception": "torch.OutOfMemoryError"},
@@ -999,7 +1145,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "capture_failed",
-        "0.2.0",
+        "0.1.24",
         LAST,
         "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 512.00 MiB.",
         {},
@@ -1014,10 +1160,70 @@ VARIANTS: list[Variant] = [
         {"component": "Scheduler", "tp_rank": 4},
         "exception_start",
     ),
-    V("traceback_bare", "0.2.0", LAST, "Traceback (most recent call last):", {}, "exception_start", False),
+    # "Exception in X:" + the traceback on the following lines (logger.error), 0.1.x-0.3.2;
+    # no prefix up to 0.2.13, "[HH:MM:SS TPn] " from 0.2.14.
+    V(
+        "exception_in_model_rpc_client",
+        "0.1.3",
+        "0.1.16",
+        "Exception in ModelRpcClient:",
+        {"component": "ModelRpcClient"},
+        "exception_start",
+    ),
+    V(
+        "exception_in_model_tp_server",
+        "0.1.17",
+        "0.3.2",
+        "[14:20:07 TP1] Exception in ModelTpServer:",
+        {"component": "ModelTpServer", "tp_rank": 1},
+        "exception_start",
+    ),
+    V(
+        "exception_in_run_tp_server",
+        "0.1.21",
+        "0.3.2",
+        "Exception in run_tp_server:",
+        {"component": "run_tp_server"},
+        "exception_start",
+    ),
+    V(
+        "exception_in_controller_single",
+        "0.1.17",
+        "0.3.2",
+        "[14:20:07 TP0] Exception in ControllerSingle:",
+        {"component": "ControllerSingle", "tp_rank": 0},
+        "exception_start",
+    ),
+    V(
+        "exception_in_controller_multi",
+        "0.1.22",
+        "0.3.2",
+        "Exception in ControllerMulti:",
+        {"component": "ControllerMulti"},
+        "exception_start",
+    ),
+    # An image a request referred to could not be processed: the server goes on.
+    V(
+        "exception_in_tokenizer_manager",
+        "0.1.3",
+        LAST,
+        "[2025-03-02 11:40:00] Exception in TokenizerManager:",
+        {"component": "TokenizerManager"},
+        "exception_start",
+    ),
+    V(
+        "exception_qualified_name",
+        "0.1.3",
+        LAST,
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 196608, Hardware limit: 101376.",
+        {"exception": "triton.runtime.errors.OutOfResources"},
+        "exception",
+        False,
+    ),
+    V("traceback_bare", "0.1.3", LAST, "Traceback (most recent call last):", {}, "exception_start", False),
     V(
         "exception_other",
-        "0.2.0",
+        "0.1.3",
         LAST,
         "AssertionError: tp_size 3 does not divide the number of attention heads",
         {"exception": "AssertionError"},
@@ -1066,15 +1272,15 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "init_failed",
-        "0.2.0",
+        "0.1.22",
         "0.3.2",
         "Initialization failed. controller_init_state: Traceback (most recent call last):",
         {},
         "failure",
     ),
-    V("killed", "0.2.0", LAST, "Killed", {}, "killed", False),
+    V("killed", "0.1.3", LAST, "Killed", {}, "killed", False),
     # ---------------------------------------------------------------- main process
-    V("ready", "0.2.0", LAST, "[2025-07-02 10:00:40] The server is fired up and ready to roll!", {}, "ready", False),
+    V("ready", "0.1.18", LAST, "[2025-07-02 10:00:40] The server is fired up and ready to roll!", {}, "ready", False),
     V(
         "uvicorn_started",
         "0.3.4",
@@ -1086,7 +1292,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "uvicorn_running_bare",
-        "0.2.0",
+        "0.1.3",
         "0.3.3.post1",
         "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
         {"url": "http://0.0.0.0:30000"},
@@ -1113,7 +1319,7 @@ VARIANTS: list[Variant] = [
     ),
     V(
         "server_args_dataclass",
-        "0.2.0",
+        "0.1.24",
         "0.5.18",
         "[2025-07-02 10:00:01] server_args=ServerArgs(model_path='/models/llama', tp_size=2, mem_fraction_static=0.88)",
         {},
@@ -1235,11 +1441,16 @@ def _short(text: str, n: int = 48) -> str:
     return body if len(body) <= n else body[:n] + "…"
 
 
+_RANK_COLON_RE = re.compile(r"Rank \d+: ")
+
+
 def _prefix_evidence(events, launch) -> list[tuple[str, tuple[str, str]]]:
     out = []
     texts = [e.text for e in events[:200]]
+    if any(_RANK_COLON_RE.match(t) for t in texts):
+        out.append(("rank prefix 'Rank N: '", ("0.1.3", "0.1.16")))
     if any(t.startswith("[gpu_id=") for t in texts):
-        out.append(("rank inside the message ([gpu_id=N])", ("0.2.0", "0.2.6")))
+        out.append(("rank inside the message ([gpu_id=N])", ("0.1.17", "0.2.6")))
     elif any(t.startswith("[gpu=") for t in texts):
         out.append(("rank inside the message ([gpu=N])", ("0.2.7", "0.2.13")))
     stamps = [e.ts for e in events if e.ts]

@@ -141,7 +141,11 @@ def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> fl
     if version_range is None:
         return None
     hi = version_range[1]
-    tables = [
+    tables = [  # (last release, fraction for tp >= 16, >= 8, >= 4, >= 2, else), from ServerArgs.__post_init__
+        ("0.1.4", (0.80, 0.80, 0.80, 0.80, 0.90)),
+        ("0.1.19", (0.80, 0.80, 0.82, 0.85, 0.90)),
+        ("0.1.20", (0.78, 0.78, 0.80, 0.85, 0.88)),
+        ("0.1.22", (0.74, 0.78, 0.82, 0.85, 0.88)),
         ("0.2.6", (0.80, 0.84, 0.86, 0.88, 0.89)),
         ("0.3.5.post2", (0.79, 0.83, 0.85, 0.87, 0.88)),
         ("0.3.6.post3", (0.79, 0.82, 0.85, 0.87, 0.88)),
@@ -159,3 +163,80 @@ def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> fl
                 return table[3]
             return table[4]
     return None
+
+
+# --------------------------------------------------------------------------- ServerArgs defaults
+
+
+class _Marker:
+    """A default that is not a value: see :data:`DERIVED`, :data:`MISSING`, :data:`REQUIRED`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+#: The default is computed at runtime (declared ``None`` and filled in by SGLang's argument
+#: resolution, e.g. ``mem_fraction_static`` from the GPU's memory, or not a literal at all).
+DERIVED = _Marker("DERIVED")
+#: The release has no such field.
+MISSING = _Marker("MISSING")
+#: The field has no default (``model_path``).
+REQUIRED = _Marker("REQUIRED")
+
+
+@lru_cache(maxsize=1)
+def _defaults_data() -> dict:
+    with resources.files("logparse.data").joinpath("sglang_server_args_defaults.json").open("r") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def _defaults_index() -> dict[str, int]:
+    return {v: i for i, v in enumerate(_defaults_data()["releases"])}
+
+
+def default_releases() -> tuple[str, ...]:
+    """The releases whose ServerArgs defaults were read (oldest first)."""
+    return tuple(_defaults_data()["releases"])
+
+
+def default_of(field: str, release: str):
+    """The ``ServerArgs`` default of ``field`` in SGLang ``release``.
+
+    Returns the literal default as JSON gives it (tuples and sets as lists), or
+    :data:`DERIVED`, :data:`MISSING` (no such field in that release) or :data:`REQUIRED`.
+    Data: ``data/sglang_server_args_defaults.json``, built from every release's own
+    ``server_args.py`` by ``tools/build_server_args_defaults.py``.  Raises ``ValueError``
+    for a release that was not read.
+    """
+    idx = _defaults_index()
+    if release not in idx:
+        raise ValueError(f"no ServerArgs defaults for SGLang {release!r}")
+    if release in _defaults_data()["unreadable"]:
+        raise ValueError(f"SGLang {release}: server_args.py could not be read")
+    i = idx[release]
+    for run in _defaults_data()["fields"].get(field, ()):
+        if idx[run[0]] <= i <= idx[run[1]]:
+            code = run[2]
+            if code == "v":
+                return run[3]
+            return DERIVED if code == "d" else REQUIRED
+    return MISSING
+
+
+def defaults_of(release: str) -> dict[str, object]:
+    """Every field of ``release`` with its default (as :func:`default_of`)."""
+    out = {}
+    for field in _defaults_data()["fields"]:
+        value = default_of(field, release)
+        if value is not MISSING:
+            out[field] = value
+    return out

@@ -81,6 +81,30 @@ STARTUP_KINDS = frozenset(
         "exception_start",
         "launch_dp",
         "kv_dtype",
+        "startup_info",
+    }
+)
+#: ``exception_start`` components whose traceback ends the process, so the start failed even when
+#: the traceback's last line is not one we recognize: the TP worker and controllers of
+#: 0.1.x-0.3.2 (``Exception in ModelTpServer:`` ...), the 0.1.3-0.1.14 ``router init state:``
+#: traceback, and the ``... hit an exception:`` components of 0.3.6.post3+.  ``Exception in
+#: TokenizerManager:`` (an image that failed to load) is not fatal.
+FATAL_COMPONENTS = frozenset(
+    {
+        ("exception_in:ModelTpServer", "ModelTpServer"),
+        ("exception_in:run_tp_server", "run_tp_server"),
+        ("exception_in:ControllerSingle", "ControllerSingle"),
+        ("exception_in:ControllerMulti", "ControllerMulti"),
+        ("exception_in:ModelRpcClient", "ModelRpcClient"),
+        ("init_state", "router"),
+        ("init_state", "detoken"),
+        (None, "Scheduler"),
+        (None, "TpModelWorkerClient"),
+        (None, "DataParallelController"),
+        (None, "DetokenizerManager"),
+        (None, "TokenizerManager"),
+        (None, "MultiTokenizerRouter"),
+        (None, "MultiDetokenizerRouter"),
     }
 )
 
@@ -205,6 +229,7 @@ class LaunchAssembler:
         self.has_server_args = False
         self.inited_ranks: set[tuple] = set()
         self.loaded_ranks: set[tuple] = set()
+        self.summary_ranks: set[tuple] = set()  # 0.1.x summary lines (0.1.3-0.1.5 print nothing else)
         self.terminal = False  # summary/ready/failure reached
         self.startup_seen = False
         self.runtime = RuntimeAgg()
@@ -233,6 +258,8 @@ class LaunchAssembler:
         # failed is a new start (a draft model loads before the summary line).
         if ev.kind == "load_begin" and self.terminal and rk in self.loaded_ranks:
             return True
+        if ev.kind == "summary" and ev.form == "v01" and rk in self.summary_ranks:
+            return True  # 0.1.x: a rank prints its summary once per start
         return bool(ev.kind == "init_begin" and self.terminal and rk in self.loaded_ranks)
 
     def add(self, ev: Event) -> None:
@@ -247,6 +274,8 @@ class LaunchAssembler:
             self.inited_ranks.add(ev.rank_key())
         elif ev.kind == "load_begin":
             self.loaded_ranks.add(ev.rank_key())
+        elif ev.kind == "summary" and ev.form == "v01":
+            self.summary_ranks.add(ev.rank_key())
         if ev.kind in ("summary", "ready") or ev.kind in FAILURE_KINDS:
             self.terminal = True
         if ev.kind in STARTUP_KINDS:
@@ -325,9 +354,24 @@ class LaunchAssembler:
     def _outcome(launch: Launch, evs: list[Event]) -> None:
         ready = next((e for e in evs if e.kind == "ready"), None)
         failures = [e for e in evs if e.kind in FAILURE_KINDS]
+        crashes = [
+            e for e in evs if e.kind == "exception_start" and (e.form, e.fields.get("component")) in FATAL_COMPONENTS
+        ]
+        if ready is None and any(e.form in _V01_ROUTER_FORMS for e in evs):
+            # 0.1.3-0.1.16 print no ready line: uvicorn starts only after every rank loaded the model
+            # (launch_server waits for the router's "init ok"), so its running line stands for it -
+            # unless the model process then crashed (the warmup request is its first forward pass).
+            ready = next((e for e in evs if e.kind == "uvicorn" and e.form in ("running", "startup_complete")), None)
+            if ready is not None and any(e.seq > ready.seq for e in crashes):
+                ready = None
         if ready is not None:
             launch.outcome = "ready"
             launch.ready_at = ready.ts
+            return
+        if not failures and crashes:
+            # The traceback's last line was not recognized: the crash line itself is the error.
+            launch.outcome = "failed"
+            launch.error = crashes[0].text
             return
         if not failures:
             launch.outcome = "incomplete"
@@ -339,8 +383,10 @@ class LaunchAssembler:
             return
         launch.outcome = "failed"
         # The most specific explanation wins: a known failure, then an exception text, then the rest.
+        # "Initialization failed. <process>_init_state: Traceback ..." (0.1.15-0.3.2) only announces
+        # the traceback that follows: the exception at its end explains more.
         rank = {"failure": 0, "exception": 1, "child_failed": 2, "killed": 3}
-        best = min(failures, key=lambda e: (rank[e.kind], e.seq))
+        best = min(failures, key=lambda e: (1.5 if e.form == "init_failed" else rank[e.kind], e.seq))
         launch.error = _error_text(best)
 
     @staticmethod
@@ -502,6 +548,10 @@ class _WorkerAssigner:
         return worker
 
 
+#: Wording printed only by 0.1.3-0.1.16 (the "Rank N:" router era), which has no ready line.
+_V01_ROUTER_FORMS = frozenset({"v01", "lower", "optional_modes", "init_state"})
+
+
 def _read_server_args(launch: Launch, ev: Event) -> dict | None:
     """The ``server_args=`` payload as a dict, or None with a warning on the launch."""
     try:
@@ -520,7 +570,7 @@ def _server_args_evidence(form: str, args: dict[str, Any]) -> list[tuple[str, tu
     evidence = [
         (
             "server_args form " + form,
-            ("0.2.0", "0.5.18") if form == "dataclass" else ("0.5.19", versions.last()),
+            ("0.1.24", "0.5.18") if form == "dataclass" else ("0.5.19", versions.last()),
         )
     ]
     rng, exact = versions.date_field_set(set(args))

@@ -38,7 +38,7 @@ class _RankTable:
 def _load_begin(table: _RankTable, ev: Event) -> None:
     rank = table.of(ev)
     if rank.avail_before_load_gb is None:
-        rank.avail_before_load_gb = ev.fields["avail_gb"]
+        rank.avail_before_load_gb = ev.fields.get("avail_gb")  # 0.1.x prints none
 
 
 def _load_end(table: _RankTable, ev: Event) -> None:
@@ -135,6 +135,13 @@ def _graph_end(table: _RankTable, ev: Event) -> None:
     )
 
 
+def _summary(table: _RankTable, ev: Event) -> None:
+    """0.1.x: every rank prints its summary line, and in 0.1.3-0.1.5 it is the only line a rank
+    prints: it makes the rank known (later releases' ranks come from their memory lines)."""
+    if ev.form == "v01":
+        table.of(ev)
+
+
 def _hicache_alloc(table: _RankTable, ev: Event) -> None:
     table.of(ev).extra.setdefault("hicache", []).append(dict(ev.fields))
 
@@ -169,6 +176,7 @@ _HANDLERS: dict[str, Callable[[_RankTable, Event], None]] = {
     "graph_begin": _graph_begin,
     "graph_end": _graph_end,
     "hicache_alloc": _hicache_alloc,
+    "summary": _summary,
     "memory_unbalanced": _copy_to_extra("unbalanced"),
     "init_end": _init_end,
     "memory_baseline": _memory_baseline,

@@ -11,7 +11,10 @@ logparse/data/sglang_versions.json.  Checks, per launch:
     era adds it), within what the 2-decimal rounding of the logged GB values allows;
   * KV size(s) == (#tokens + page) x cell / 2^30;
   * the summary line repeats #tokens, and available_gpu_mem == TP0's last avail mem;
-  * HiCache host pool size, the failure messages' numbers.
+  * HiCache host pool size, the failure messages' numbers;
+  * 0.1.x (``Rank N:`` lines, no memory figure printed): every rank's summary agrees, its tokens come
+    out of the 0.1.x formula for the premise in V01_PREMISE, max_prefill_num_token = max(context_len,
+    tokens // 6), and each ``token usage`` = #token / tokens.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ def mla(layers):
 
 # era: 'A' (<=0.5.6.post2: floor of a float), 'BC' (0.5.7+: int(rest*2^30)//cell)
 META = {
+    "sglang-0.1/llama-tp2-0.1.12.log": ("0.1.12", "v01", mha(20, 128, 40), None),
     "sglang-0.2/llama-tp2-0.2.5.log": ("0.2.5", "A", mha(20, 128, 40), None),
     "sglang-0.3/qwen-tp4-0.3.2.log": ("0.3.2", "A", mha(2, 128, 80), None),
     "sglang-0.3/llama-0.3.6-dp-minus-one.log": ("0.3.6", "A", mha(8, 128, 32), None),
@@ -73,6 +77,11 @@ META = {
     "kimi-k25/launch-1-baseline.log": ("0.5.10.post1", "BC", mla(61), mha(1, 128, 1)),
     "kimi-k25/launch-2-hicache.log": ("0.5.10.post1", "BC", mla(61), mha(1, 128, 1)),
 }
+
+# 0.1.x prints no memory figure: the free memory (GiB, min over ranks) before and after the weights and
+# the fraction the sample was written from.  0.1.12's default fraction for tp_size 2 is 0.85.
+V01_PREMISE = {"sglang-0.1/llama-tp2-0.1.12.log": (78.12, 65.93, 0.85)}
+RANK = re.compile(r"^Rank (?P<r>\d+): (?P<msg>.*)$")
 
 PREFIX = re.compile(
     r"^\[(?P<ts>\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?: (?P<tag>[^\]]+))?\] (?P<msg>.*)$"
@@ -316,6 +325,50 @@ def check_launch(rel, idx, lines):
     return loads, kvs, args, summary
 
 
+def check_v01(rel, lines):
+    """0.1.x router era: ModelRunner.profile_max_num_token = int((avail - total x (1 - f)) // cell)."""
+    release, _, model, _ = META[rel]
+    m_pre, m_post, f = V01_PREMISE[rel]
+    if any("server_args=" in ln for ln in lines):
+        bad(rel, f"{release} prints no server_args=")
+    ranks: dict[str, list[str]] = {}
+    for ln in lines:
+        m = RANK.match(ln)
+        if m:
+            ranks.setdefault(m.group("r"), []).append(m.group("msg"))
+    if not ranks:
+        bad(rel, "no 'Rank N:' lines")
+        return
+    cell = cell_bytes(model, 2)
+    want = int((m_post * GiB - m_pre * GiB * (1 - f)) // cell)
+    summaries = set()
+    for r, msgs in ranks.items():
+        if msgs[:2] != ["load weight begin.", "load weight end."]:
+            bad(rel, f"rank {r}: load lines {msgs[:2]}")
+        s = [x for x in msgs if x.startswith("max_total_num_token=")]
+        if len(s) != 1:
+            bad(rel, f"rank {r}: {len(s)} summary lines")
+            continue
+        summaries.add(s[0])
+    if len(summaries) != 1:
+        bad(rel, f"ranks disagree: {summaries}")
+        return
+    m = re.match(r"max_total_num_token=(\d+), max_prefill_num_token=(\d+), context_len=(\d+)", summaries.pop())
+    tok, prefill, ctx = (int(x) for x in m.groups())
+    if tok != want:
+        bad(rel, f"max_total_num_token {tok} != formula {want}")
+    if prefill != max(ctx, tok // 6):
+        bad(rel, f"max_prefill_num_token {prefill} != max({ctx}, {tok} // 6)")
+    for ln in lines:
+        d = re.match(r"#running-req: \d+, #token: (\d+), token usage: ([\d.]+)", ln)
+        if d and f"{int(d.group(1)) / tok:.2f}" != d.group(2):
+            bad(rel, f"token usage in {ln!r} != #token / {tok}")
+    report.append(
+        f"{rel}: {release} ranks={len(ranks)} M_pre={m_pre} M_post={m_post} f={f} "
+        f"rest={m_post - m_pre * (1 - f):.4f} T_formula={want} logged={tok} prefill={prefill}"
+    )
+
+
 def extra_checks(rel, text):
     if rel.endswith("crash-oom-0.5.6.log"):
         assert "Current value: self.server_args.mem_fraction_static=0.55" in text
@@ -340,6 +393,9 @@ def main():
         if text is None:
             continue
         lines = text.split("\n")[:-1]
+        if META[rel][1] == "v01":
+            check_v01(rel, lines)
+            continue
         for i, launch in enumerate(split_launches(lines)):
             check_launch(rel, i, launch)
         extra_checks(rel, text)

@@ -47,6 +47,63 @@ def warn(path: str, line: int, category: str, msg: str, src: str) -> str:
 
 
 # =============================================================================
+# 0. 0.1.12, TP=2, Llama-2-13B  (router era: "Rank N: " lines, format "%(message)s", no memory figure,
+#    no ready line: uvicorn starts once every rank has loaded the model)
+# =============================================================================
+
+
+def sample_0112():
+    tp, ctx = 2, 4096
+    f = 0.85  # 0.1.12's default fraction for tp_size >= 2
+    layers, kv_heads, head_dim = 40, 40, 128
+    m_pre, m_post = 78.12, 65.93  # free GiB (min over ranks) before / after the weights: not printed
+    cell = kv_heads // tp * head_dim * layers * 2 * 2
+    tokens = int((m_post * GiB - m_pre * GiB * (1 - f)) // cell)  # ModelRunner.profile_max_num_token
+    prefill = max(ctx, tokens // 6)
+    py = "/opt/conda/lib/python3.10/site-packages"
+    out = [
+        warn(
+            f"{py}/transformers/utils/hub.py",
+            124,
+            "FutureWarning",
+            "Using `TRANSFORMERS_CACHE` is deprecated and will be removed in v5 of Transformers. Use `HF_HOME` instead.",
+            "warnings.warn(",
+        ),
+        "Rank 1: load weight begin.",
+        "Rank 0: load weight begin.",
+        "Rank 0: load weight end.",
+        "Rank 1: load weight end.",
+    ]
+    for rank in range(tp):
+        out.append(
+            f"Rank {rank}: max_total_num_token={tokens}, max_prefill_num_token={prefill}, context_len={ctx}, model_mode=[]"
+        )
+    out += [
+        "INFO:     Started server process [31574]",
+        "INFO:     Waiting for application startup.",
+        "INFO:     Application startup complete.",
+        "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+        'INFO:     127.0.0.1:41872 - "GET /get_model_info HTTP/1.1" 200 OK',
+        "new fill batch. #seq: 1. #cached_token: 0. #new_token: 8. #remaining_req: 0. #running_req: 0. tree_cache_hit_rate: 0.00%.",
+        'INFO:     127.0.0.1:41880 - "POST /generate HTTP/1.1" 200 OK',
+        "new fill batch. #seq: 3. #cached_token: 6. #new_token: 1274. #remaining_req: 0. #running_req: 0. tree_cache_hit_rate: 0.47%.",
+    ]
+    for used in (1352, 1412, 1472):
+        out.append(f"#running-req: 3, #token: {used}, token usage: {used / tokens:.2f}, #queue-req: 0")
+    out += [
+        'INFO:     10.20.3.17:52210 - "POST /generate HTTP/1.1" 200 OK',
+        'INFO:     10.20.3.17:52214 - "POST /generate HTTP/1.1" 200 OK',
+        "new fill batch. #seq: 2. #cached_token: 512. #new_token: 930. #remaining_req: 0. #running_req: 1. tree_cache_hit_rate: 19.86%.",
+        f"#running-req: 3, #token: 2617, token usage: {2617 / tokens:.2f}, #queue-req: 0",
+        'INFO:     10.20.3.17:52214 - "POST /generate HTTP/1.1" 200 OK',
+        'INFO:     10.20.3.17:52218 - "POST /generate HTTP/1.1" 200 OK',
+        'INFO:     10.20.3.17:52210 - "POST /generate HTTP/1.1" 200 OK',
+    ]
+    write("sglang-0.1/llama-tp2-0.1.12.log", "\n".join(out) + "\n")
+    return {"tokens": tokens, "max_prefill": prefill}
+
+
+# =============================================================================
 # 1. 0.2.5, TP=2, Llama-2-13B  (no bracket prefix, [gpu_id=N] inside messages)
 # =============================================================================
 
