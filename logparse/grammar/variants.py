@@ -98,6 +98,16 @@ VARIANTS: list[Variant] = [
         {"avail_gb": 51.2},
         "load_begin",
     ),
+    # Builds and forks of the disaggregation era (disaggregation_mode: 0.4.4.post2+) put another
+    # word in the bracket; no release prints it, so it dates nothing (a prefix_ variant).
+    V(
+        "prefix_bracket_word",
+        "0.4.4.post2",
+        LAST,
+        "[2025-12-02 07:04:51 DisaggregationMode.DECODE TP1] Load weight begin. avail mem=77.10 GB",
+        {"tp_rank": 1, "avail_gb": 77.1},
+        "load_begin",
+    ),
     V(
         "prefix_rank_colon",
         "0.1.0",
