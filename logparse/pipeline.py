@@ -43,6 +43,10 @@ class _UnitTally:
         self.pids: set[int] = set()
 
 
+#: The stream key of a line no outer layer says anything about.
+_NO_STREAM = (None, None, None, None)
+
+
 def _sglang_line(text: str | None) -> bool:
     """The line carries SGLang's prefix (perhaps after text glued in front)."""
     if not text:
@@ -87,6 +91,8 @@ class StreamParser:
         self._unrecognized_units: list[tuple | None] = []
         #: pids of SGLang lines the bulk path counted itself (their units are SGLang's)
         self.sglang_pids: set[int] = set()
+        #: the stream of the last record fed
+        self._last_key: tuple | None = None
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
@@ -94,6 +100,13 @@ class StreamParser:
                 if note.startswith(_SURFACED_NOTES):
                     self._notes[note] = self._notes.get(note, 0) + 1
         key = rec.stream_key()
+        if key != self._last_key and key == _NO_STREAM and self._last_key is not None:
+            # A line with no outer layer right after a journal line whose server_args payload is
+            # open: the rest of it, wrapped by a terminal or a paste (the classifier decides).
+            last = self._classifiers.get(self._last_key)
+            if last is not None and last.mode == "server_args":
+                key = self._last_key
+        self._last_key = key
         clf = self._classifiers.get(key)
         if clf is None:
             clf = self._classifiers[key] = LineClassifier()

@@ -315,6 +315,19 @@ def test_wrapped_server_args_line_is_rejoined(tmp_path, payload, width):
     assert not any("cut after" in w for w in launch.warnings)
 
 
+def test_wrapped_server_args_in_a_pasted_journal(tmp_path):
+    """A journal rendering wrapped by a terminal: the further lines have no header."""
+    head = "2026-07-20T09:00:01+0000 gpu-node-4 python3[5150]: "
+    line = head + f"[2026-07-20 09:00:01] server_args={ARGS}"
+    wrapped = "\n".join(line[i : i + 160] for i in range(0, len(line), 160))
+    rest = "".join(head + x + "\n" for x in REST.splitlines())
+    result = both_paths(tmp_path, wrapped + "\n" + rest, "journal.short-iso")
+    assert result.lines.unrecognized == 0
+    (launch,) = result.launches
+    assert launch.pid == 5150 and launch.server_args["hicache_ratio"] == 2.0
+    assert len(launch.ranks) == 2
+
+
 def test_a_line_after_a_cut_payload_is_itself(tmp_path):
     """What follows a cut payload and does not read as its continuation keeps its own class."""
     cut = ARGS[: ARGS.index("page_size") + 3]
