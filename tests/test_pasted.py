@@ -431,6 +431,26 @@ def test_other_units_in_a_json_journal(tmp_path):
     assert result.lines.to_dict() == {"total": 4, "parsed": 2, "noise": 0, "unrecognized": 0, "other_units": 2}
 
 
+def test_other_units_when_sglang_prints_only_runtime_lines(tmp_path):
+    """A window of a unit not named after SGLang whose SGLang lines are all counted by the bulk
+    path itself (batch and info lines): its pid tells its unit is SGLang's."""
+    entries = [
+        _json_entry(1_784_000_000_000_000, "llm.service", "python3", 77, "Loading safetensors: 100% Completed | 4/4"),
+        _json_entry(1_784_000_001_000_000, "nginx.service", "nginx", 811, "upstream timed out"),
+    ] + [
+        _json_entry(
+            1_784_000_002_000_000 + i,
+            "llm.service",
+            "python3",
+            77,
+            f"[2026-07-18 02:00:0{i}] Decode batch. #running-req: {i}, #token: 90, token usage: 0.00, #queue-req: 0",
+        )
+        for i in range(3)
+    ]
+    result = both_paths(tmp_path, "".join(x + "\n" for x in entries), "journal.json")
+    assert result.lines.to_dict() == {"total": 5, "parsed": 3, "noise": 1, "unrecognized": 0, "other_units": 1}
+
+
 def test_a_window_without_any_sglang_line_keeps_its_lines(tmp_path):
     """Nothing tells which unit is SGLang's: nothing is moved (a journal window holding only the
     tail of a traceback stays SGLang's)."""
