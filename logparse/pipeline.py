@@ -17,6 +17,7 @@ from logparse.grammar.events import Event
 from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
 from logparse.launches.identity import make_distinct
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
+from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
 from logparse.sources.records import Record
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
@@ -25,6 +26,34 @@ MAX_UNRECOGNIZED_KEPT = 10_000
 MAX_UNRECOGNIZED_TEXT = 4_000
 #: Record notes that change how figures should be read: said once per source, with a count.
 _SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging")
+
+
+#: Parsed kinds any Python program may print (an exception line, uvicorn's own lines, ``Killed``):
+#: not evidence that a unit is SGLang's.
+_GENERIC_KINDS = frozenset({"uvicorn", "exception", "exception_start", "killed"})
+
+
+class _UnitTally:
+    """The lines of one unit (host, unit) of a journal or capture, until it is known to be SGLang's."""
+
+    __slots__ = ("noise", "parsed", "pids", "sglang", "unrecognized")
+
+    def __init__(self) -> None:
+        self.parsed = self.noise = self.unrecognized = 0
+        self.sglang = False
+        self.pids: set[int] = set()
+
+
+#: The stream key of a line no outer layer says anything about.
+_NO_STREAM = (None, None, None, None)
+
+
+def _sglang_line(text: str | None) -> bool:
+    """The line carries SGLang's prefix (perhaps after text glued in front)."""
+    if not text:
+        return False
+    m = STAMP_START_RE.search(text)
+    return m is not None and PREFIX_RE.match(text, m.start()) is not None
 
 
 def _iso_utc(ts: float | None) -> str | None:
@@ -57,6 +86,14 @@ class StreamParser:
         self.orphans: list[LaunchAssembler] = []
         #: after finish(): the assembler of each launch, in the order of the launches
         self.assemblers: list[LaunchAssembler] = []
+        #: lines per unit of a journal or capture (other programs' lines are counted apart)
+        self._units: dict[tuple, _UnitTally] = {}
+        #: the unit of each kept unrecognized line (None: no unit)
+        self._unrecognized_units: list[tuple | None] = []
+        #: pids of SGLang lines the bulk path counted itself (their units are SGLang's)
+        self.sglang_pids: set[int] = set()
+        #: the stream of the last record fed
+        self._last_key: tuple | None = None
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
@@ -64,19 +101,34 @@ class StreamParser:
                 if note.startswith(_SURFACED_NOTES):
                     self._notes[note] = self._notes.get(note, 0) + 1
         key = rec.stream_key()
+        if key != self._last_key and key == _NO_STREAM and self._last_key is not None:
+            # A line with no outer layer right after a journal line whose server_args payload is
+            # open: the rest of it, wrapped by a terminal or a paste (the classifier decides).
+            last = self._classifiers.get(self._last_key)
+            if last is not None and last.mode == "server_args":
+                key = self._last_key
+        self._last_key = key
         clf = self._classifiers.get(key)
         if clf is None:
             clf = self._classifiers[key] = LineClassifier()
         res = clf.classify(rec)
         self.counts.add(res.status)
+        unit = None
+        if rec.unit is not None:
+            unit = (rec.host, rec.unit)
+            self._tally(unit, rec, res)
         if res.status == "unrecognized":
             if len(self.unrecognized) < MAX_UNRECOGNIZED_KEPT:
                 text = res.text or (rec.text or "")
                 self.unrecognized.append(
                     Unrecognized(self.source_name, rec.line_no, res.reason, text[:MAX_UNRECOGNIZED_TEXT])
                 )
+                self._unrecognized_units.append(unit)
             return
         if res.status != "parsed":
+            return
+        if res.parsed is None:  # the next piece of a wrapped server_args line
+            self._continue_server_args(key, res.text)
             return
         prefix, gpu, (kind, fields, form) = res.parsed
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
@@ -89,6 +141,73 @@ class StreamParser:
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
             ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)
+
+    def _tally(self, unit: tuple, rec: Record, res) -> None:
+        t = self._units.get(unit)
+        if t is None:
+            t = self._units[unit] = _UnitTally()
+        if rec.pid is not None:
+            t.pids.add(rec.pid)
+        if t.sglang:
+            return
+        if res.status == "parsed":
+            t.parsed += 1
+            if (res.parsed is None or res.parsed[2][0] not in _GENERIC_KINDS) or _sglang_line(rec.text):
+                t.sglang = True
+        elif _sglang_line(rec.text):
+            t.sglang = True
+        elif res.status == "noise":
+            t.noise += 1
+        else:
+            t.unrecognized += 1
+
+    def _other_units(self) -> set[tuple]:
+        """Units none of whose lines is SGLang's (nginx next to sglang.service): their lines move
+        from parsed/noise/unrecognized to ``other_units``, their unrecognized lines are not kept."""
+        ours = {
+            unit
+            for unit, t in self._units.items()
+            if t.sglang or "sglang" in str(unit[1]).lower() or (t.pids and not t.pids.isdisjoint(self.sglang_pids))
+        }
+        if not ours:
+            # No unit shows an SGLang line (a journal window holding only a traceback's tail, say):
+            # nothing tells SGLang's unit from the others, so every line stays SGLang's.
+            return set()
+        others: dict[tuple, int] = {}
+        for unit, t in self._units.items():
+            if unit in ours:
+                continue
+            n = t.parsed + t.noise + t.unrecognized
+            self.counts.parsed -= t.parsed
+            self.counts.noise -= t.noise
+            self.counts.unrecognized -= t.unrecognized
+            self.counts.other_units += n
+            others[unit] = n
+        if not others:
+            return set()
+        kept = [(u, w) for u, w in zip(self.unrecognized, self._unrecognized_units) if w not in others]
+        self.unrecognized = [u for u, _ in kept]
+        self._unrecognized_units = [w for _, w in kept]
+        shown = ", ".join(f"{unit[1]}: {n}" for unit, n in list(others.items())[:5]) + (
+            ", …" if len(others) > 5 else ""
+        )
+        total = sum(others.values())
+        self.warnings.append(
+            f"{self.source_name}: {total} line{'s' if total != 1 else ''} of other units ({shown}) "
+            "are not SGLang's: counted apart, as other_units"
+        )
+        return set(others)
+
+    def _continue_server_args(self, key: tuple, piece: str) -> None:
+        """Rejoin a ``server_args`` line a terminal or a paste wrapped (the classifier said this
+        line goes on with its payload): the event gets the whole payload back."""
+        cur = self._open.get(key)
+        ev = cur.events[-1] if cur is not None and cur.events else None
+        if ev is None or ev.kind != "server_args":
+            return
+        ev.fields["payload"] = ev.fields.get("payload", "") + piece
+        ev.fields["wrapped_lines"] = ev.fields.get("wrapped_lines", 1) + 1
+        ev.text += piece
 
     def end_multiline_records(self) -> None:
         """Lines fed elsewhere (the bulk path counts most lines itself) were well-formed SGLang
@@ -129,9 +248,12 @@ class StreamParser:
     def finish(self) -> tuple[list, LineCounts, list[Unrecognized], list[str]]:
         for key in list(self._open):
             self._close(key)
+        others = self._other_units()
         launches = []
         for _, asm in sorted(self._done, key=lambda t: t[0]):
             if not any(e.kind in STARTUP_KINDS for e in asm.events):
+                if (asm.stream[0], asm.stream[1]) in others:
+                    continue  # an exception line of another program: counted as other_units
                 self._orphan_lines += len(asm.events)
                 self.orphans.append(asm)
                 continue

@@ -10,10 +10,15 @@ SGLang's logging puts a bracket in front of each line, optionally followed by th
     [2026-11-29 08:09:19.123 DP1 PP0 TP3 EP3] ...          SGLANG_LOG_MS (0.5.6+); tags in any order
     [2025-01-01 00:00:00 DP-1 TP0] ...                     0.3.6 on single-DP launches
     [2026-11-29 08:09:19 TP0] INFO model_runner.py:412: ...   a root handler's level and location
+    [2025-12-02 07:04:51 DisaggregationMode.DECODE TP1] ...   a build or fork's own word (a WORD)
 
 Tags are ``DP``, ``PP``, ``ATTN_CP``, ``MOE_DP``, ``TP``, ``EP`` with a rank (``-1`` too),
-``encode_server`` and ``encode_dp_worker[N]``.  The ``Rank N: `` prefix of 0.1.3-0.1.16 is read
-by the grammar alone: it has no stamp and only old logs carry it.
+``encode_server`` and ``encode_dp_worker[N]``.  Builds and forks put more in the bracket (the
+disaggregation role of a prefill/decode server, a node name): any other word of the shape
+:data:`WORD` is accepted there, in any position, and kept apart from the rank tags
+(``words`` in the prefix dict; :func:`split_items`).  An item of the bracket is a rank tag
+when it is one entirely (:data:`TAG_RE`), else a word.  The 0.1.x ``Rank N: `` prefix is
+read by the grammar alone: it has no stamp and only old logs carry it.
 
 **Authority.**  The grammar (``logparse/grammar/sglang_line.lark``, rule ``prefix``) is
 the documented definition.  :data:`STAMP`, :data:`TAG`, :data:`LOG_LEVEL` and
@@ -43,13 +48,17 @@ import re
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?|\d\d:\d\d:\d\d(?:\.\d{1,6})?"
 #: One rank tag.
 TAG = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]"
+#: One item of the bracket after the stamp: a rank tag, or another word a build or fork put
+#: there (``DisaggregationMode.DECODE``, ``prefill``, ``node-3``).  Every tag has this shape,
+#: so the items of a bracket split one way only (no backtracking between tag and word).
+WORD = r"[A-Za-z_][\w.-]*(?:\[\d+\])?"
 #: The level of a root logging handler's ``LEVEL file.py:N: `` after the bracket.
 LOG_LEVEL = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 #: The ``file.py:N`` of that handler.
 PYLOC = r"[\w./-]+\.py:\d+"
 
-#: ``[STAMP TAG*] ``: the bracket and the space after it.
-BRACKET = rf"\[(?P<stamp>{STAMP})(?P<tags>(?: (?:{TAG}))*)\] "
+#: ``[STAMP ITEM*] ``: the bracket and the space after it (``tags``: the items, tags and words).
+BRACKET = rf"\[(?P<stamp>{STAMP})(?P<tags>(?: {WORD})*)\] "
 #: The optional ``LEVEL file.py:N: `` after the bracket.
 LEVEL_LOC = rf"(?:(?P<level>{LOG_LEVEL}) (?P<pyloc>{PYLOC}): )?"
 #: The whole prefix; the message starts where it ends.
@@ -64,12 +73,26 @@ PREFIX_RE = re.compile(PREFIX)
 STAMP_START_RE = re.compile(STAMP_START)
 #: The bracket anywhere in a line (``bytes``, for the sources layer; ASCII digits only).
 BRACKET_BYTES_RE = re.compile(BRACKET.encode())
+#: A whole item that is a rank tag.
+TAG_RE = re.compile(rf"(?:{TAG})\Z")
+
+
+def split_items(items: str) -> tuple[list[str], list[str]]:
+    """The items of a bracket (the ``tags`` group) as (rank tags, other words), in order."""
+    tags: list[str] = []
+    words: list[str] = []
+    for item in items.split():
+        (tags if TAG_RE.match(item) else words).append(item)
+    return tags, words
 
 
 def prefix_fields(m: re.Match) -> dict:
-    """The grammar's prefix dict (``stamp``, ``tags``, and ``level``/``pyloc`` when present)
-    from a match of :data:`PREFIX_RE`."""
-    info: dict = {"stamp": m.group("stamp"), "tags": m.group("tags").split()}
+    """The grammar's prefix dict (``stamp``, ``tags``, ``words`` when the bracket holds other
+    words, and ``level``/``pyloc`` when present) from a match of :data:`PREFIX_RE`."""
+    tags, words = split_items(m.group("tags"))
+    info: dict = {"stamp": m.group("stamp"), "tags": tags}
+    if words:
+        info["words"] = words
     level = m.group("level")
     if level is not None:
         info["level"] = level

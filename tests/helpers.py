@@ -41,10 +41,10 @@ def corpus_params(pattern: str = "*/*.log", base: Path = CORPUS) -> list[Any]:
 
 
 def assert_accounted(result, n_lines: int) -> None:
-    """Every input line is parsed, noise or unrecognized, and there are ``n_lines`` of them."""
+    """Every input line is parsed, noise, unrecognized or another unit's, and there are ``n_lines`` of them."""
     lc = result.lines
     assert lc.total == n_lines
-    assert lc.parsed + lc.noise + lc.unrecognized == n_lines
+    assert lc.parsed + lc.noise + lc.unrecognized + lc.other_units == n_lines
 
 
 # ------------------------------------------------------------------------------------ the CLI

@@ -66,7 +66,7 @@ def test_invalid_utf8_and_binary():
     data = GOOD.encode() + b"\xff\xfe\x00garbage\x80\x81\n" + os.urandom(2000) + b"\n"
     r = parse_text(data)
     assert len(r.launches) == 1
-    assert r.lines.total == r.lines.parsed + r.lines.noise + r.lines.unrecognized
+    assert r.lines.total == r.lines.parsed + r.lines.noise + r.lines.unrecognized + r.lines.other_units
 
 
 def test_truncated_mid_line_and_starting_mid_line():
@@ -126,7 +126,7 @@ def test_cli_json_contract_from_stdin():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) >= {"launches", "lines", "warnings"}
-    assert doc["lines"] == {"total": 7, "parsed": 7, "noise": 0, "unrecognized": 0}
+    assert doc["lines"] == {"total": 7, "parsed": 7, "noise": 0, "unrecognized": 0, "other_units": 0}
     launch = doc["launches"][0]
     for key in (
         "launch_id",

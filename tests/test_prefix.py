@@ -40,6 +40,13 @@ ERA_SAMPLES = [
     "[2026-03-21 03:30:04 TP0] Decode batch. #running-req: 3, #token: 1200, token usage: 0.01, #queue-req: 0",
     "[2026-03-21 03:30:04 TP0] ERROR model_runner.py:7: Decode batch. #running-req: 3, #token: 12, #queue-req: 0",
     "Rank 2: Load weight begin. avail mem=30.50 GB",  # 0.1.x: the grammar's alone (no stamp)
+    # builds and forks: another word in the bracket, before (or after) the rank tags
+    "[2025-12-02 07:04:51 DisaggregationMode.DECODE TP1] Load weight begin. avail mem=77.10 GB",
+    "[2025-12-02 07:04:51.250 DisaggregationMode.PREFILL DP0 TP3 EP3] Memory pool end. avail mem=9.12 GB",
+    "[2025-12-02 07:04:51 prefill] KV Cache is allocated. #tokens: 52000, K size: 3.10 GB, V size: 3.10 GB",
+    "[2025-12-02 07:04:51 TP0 node-7] Init torch distributed begin.",
+    "[2025-12-02 07:04:51 TP2x] Init torch distributed begin.",  # not a tag: a word
+    "[2025-12-02 07:04:51 decode TP0] Decode batch. #running-req: 3, #token: 1200, token usage: 0.01, #queue-req: 0",
 ]
 SAMPLES = list(dict.fromkeys([v.sample for v in VARIANTS] + ERA_SAMPLES))
 
@@ -47,12 +54,16 @@ SAMPLES = list(dict.fromkeys([v.sample for v in VARIANTS] + ERA_SAMPLES))
 def grammar_prefix(line: str) -> tuple[dict, int] | None:
     """(prefix dict, message start) as the grammar reads them; None without a bracket prefix.
 
-    The grammar's rule is ``"[" STAMP (" " TAG)* "] " (LOG_LEVEL PYLOC ": ")?``: the text it
-    consumed is rebuilt from its tokens, and must be the start of the line."""
+    The grammar's rule is ``"[" STAMP (" " (TAG | BRACKET_WORD))* "] " (LOG_LEVEL PYLOC ": ")?``:
+    the text it consumed is rebuilt from its tokens (tags and words, in the line's order), and
+    must be the start of the line."""
     prefix, _, _ = parse_line(line)
     if not prefix.get("stamp"):
         return None
-    consumed = "[" + prefix["stamp"] + "".join(" " + t for t in prefix["tags"]) + "] "
+    items = line[len(prefix["stamp"]) + 1 :].split("] ", 1)[0].split()
+    assert sorted(items) == sorted(prefix["tags"] + prefix.get("words", [])), line
+    assert [i for i in items if i in prefix["tags"]] == prefix["tags"], line
+    consumed = "[" + prefix["stamp"] + "".join(" " + t for t in items) + "] "
     if "level" in prefix:
         consumed += f"{prefix['level']} {prefix['pyloc']}: "
     assert line.startswith(consumed), line
@@ -74,7 +85,10 @@ def bulk_prefixes(lines: list[str]) -> list[tuple[dict, int] | None]:
         if w is None:
             out.append(None)
             continue
-        info = {"stamp": g["stamp"], "tags": g["tags"].split()}
+        tags, words = sglang_prefix.split_items(g["tags"])
+        info = {"stamp": g["stamp"], "tags": tags}
+        if words:
+            info["words"] = words
         if g["level"] is not None:
             info.update(level=g["level"], pyloc=g["pyloc"])
         out.append((info, len(w)))
@@ -89,6 +103,8 @@ def test_samples_cover_every_era():
     assert any(f and "." in f[0]["stamp"] for f in found)
     assert any(f and "level" in f[0] for f in found)
     assert any(f is None for f in found)
+    words = {w for f in found if f for w in f[0].get("words", ())}
+    assert {"DisaggregationMode.DECODE", "prefill", "node-7", "TP2x"} <= words
 
 
 def test_grammar_fast_path_and_bulk_agree_on_every_sample():
@@ -137,7 +153,11 @@ def _lark_terminal(name: str) -> str:
 
 def test_module_pieces_are_the_grammars_terminals():
     assert _lark_terminal("STAMP") == sglang_prefix.STAMP
-    assert _lark_terminal("TAG") == sglang_prefix.TAG
+    # TAG carries a lookahead in the grammar (a tag is a whole item, else the item is a word);
+    # the fast paths split the items with WORD and test each against TAG_RE (the same rule)
+    assert _lark_terminal("TAG").replace("(?=[ \\]])", "") == sglang_prefix.TAG
+    assert _lark_terminal("TAG").count("(?=[ \\]])") == 3
+    assert _lark_terminal("BRACKET_WORD.-1") == sglang_prefix.WORD
     assert _lark_terminal("PYLOC") == sglang_prefix.PYLOC
     # LOG_LEVEL carries a lookahead in the grammar (its own token); the module's piece is the level
     assert _lark_terminal("LOG_LEVEL") == f"(?:{sglang_prefix.LOG_LEVEL}) (?={sglang_prefix.PYLOC}: )"
@@ -148,4 +168,5 @@ def test_prefix_rule_shape():
     text = resources.files("logparse.grammar").joinpath("sglang_line.lark").read_text()
     assert 'prefix: "[" STAMP tag* "] " level_loc?' in text
     assert 'tag: " " TAG' in text
+    assert '| " " BRACKET_WORD' in text
     assert 'level_loc: LOG_LEVEL PYLOC ": "' in text

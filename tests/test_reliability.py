@@ -358,14 +358,14 @@ def test_full_disk(tmp_path):
 
 @needs_corpus
 def test_nothing_lost_on_the_corpus(tmp_path):
-    """Per source: parsed + noise + unrecognized == lines, and unrecognized lines are kept."""
+    """Per source: parsed + noise + unrecognized + other_units == lines, and unrecognized lines are kept."""
     db = tmp_path / "c.duckdb"
     assert cli("ingest", "--db", db, "-q", CORPUS).returncode == 0
     con = duckdb.connect(str(db), read_only=True)
-    rows = con.execute("SELECT source_id, lines, parsed, noise, unrecognized FROM sources").fetchall()
+    rows = con.execute("SELECT source_id, lines, parsed, noise, unrecognized, other_units FROM sources").fetchall()
     assert rows
-    for _, lines, parsed, noise, unrec in rows:
-        assert parsed + noise + unrec == lines
+    for _, lines, parsed, noise, unrec, other in rows:
+        assert parsed + noise + unrec + other == lines
     unrec_total = sum(r[4] for r in rows)
     assert con.execute("SELECT count(*) FROM unrecognized").fetchone()[0] == unrec_total
     con.close()

@@ -40,6 +40,8 @@ def launch_header(launch: Launch) -> Text:
     ]
     if sizes:
         t.append("  " + " ".join(sizes))
+    if launch.role:
+        t.append(f"  {launch.role} server")
     where = [x for x in (launch.host, launch.unit, f"pid {launch.pid}" if launch.pid else None) if x]
     if where:
         t.append("  [" + " ".join(where) + "]", style="dim")
@@ -205,7 +207,7 @@ def print_parse_result(
     lc = result.lines
     console.print(
         f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
-        f"{lc.unrecognized} unrecognized"
+        f"{lc.unrecognized} unrecognized" + (f", {lc.other_units} of other units" if lc.other_units else "")
     )
     if result.unrecognized and show_unrecognized:
         console.print("unrecognized lines:", style="yellow")

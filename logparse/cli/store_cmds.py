@@ -74,7 +74,7 @@ def _show_outcome(quiet: bool):
     def show(outcome) -> None:
         if quiet:
             return
-        if outcome.status == "skipped":
+        if outcome.status in ("skipped", "binary"):
             typer.echo(f"skipped {outcome.name}: {outcome.message}", err=True)
         elif outcome.status == "imported":
             typer.echo(

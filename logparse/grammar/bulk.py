@@ -19,13 +19,14 @@ identical whatever the block size (``tests/test_bulk.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
-from logparse.grammar.classify import ANCHORS, MAX_LINE
+from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json"})
@@ -36,6 +37,8 @@ BLOCK_BYTES = 8 << 20
 #: definition as the classifier's fast path and the grammar).
 PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
+#: A glog-format line (classify.GLOG) at the start of a message.
+GLOG_PATTERN = "^(?:" + GLOG + ")"
 
 
 def split_lines(data: bytes):
@@ -90,6 +93,8 @@ class BlockResult:
     py_rows: list
     py_lines: list
     aggs: dict
+    #: pids of the SGLang lines counted here (journal formats): their units are SGLang's
+    sglang_pids: list = dataclasses.field(default_factory=list)
 
 
 def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
@@ -116,7 +121,7 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     if crlf:
         lines = lines.str.strip_suffix("\r")
     lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
-    lf = _classified(_with_message(lf, fmt))
+    lf = _classified(_with_message(lf, fmt), fmt)
     # One query plan, collected once: the python rows, the counts and the aggregates share
     # the classification.  Segment k = the batch rows after the k-th python row.
     lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
@@ -124,7 +129,10 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
     py_lf = lf.filter(pl.col("python")).select("i", "line")
     counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
     agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
-    py, counts, agg = pl.collect_all([py_lf, counts_lf, agg_lf])
+    frames = [py_lf, counts_lf, agg_lf]
+    if fmt != "plain":  # a journal: which processes printed SGLang lines (units, see pipeline)
+        frames.append(lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()))
+    py, counts, agg, *pids = pl.collect_all(frames)
     return BlockResult(
         len(lines),
         int(counts["vec_total"][0] or 0),
@@ -132,6 +140,7 @@ def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
         py["i"].to_list(),
         py["line"].to_list(),
         _aggregates_by_segment(agg),
+        pids[0]["pid"].to_list() if pids else [],
     )
 
 
@@ -165,23 +174,32 @@ def _with_message(lf, fmt: str):
     )
 
 
-def _classified(lf):
+def _classified(lf, fmt: str = "plain"):
     """Columns ``prefixed`` (SGLang's prefix), ``batch`` (a Decode/Prefill batch line),
-    ``anchor`` (mentions something tracked), ``special`` (needs cleaning), and ``python``:
-    the line goes to the record path (the classifier, maybe the grammar)."""
+    ``anchor`` (mentions something tracked), ``special`` (needs cleaning), ``glog`` (a glog-format
+    line of C++ code: noise, counted here in a plain input), and ``python``: the line goes to the
+    record path (the classifier, maybe the grammar).
+
+    glog lines of a journal go to the record path: their unit may be another program's, whose
+    lines are counted apart (``other_units``), which only the record path knows."""
     import polars as pl
 
     msg = pl.col("msg")
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
+    glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
     return lf.with_columns(
         prefixed=prefixed,
         batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
         anchor=msg.str.contains_any(list(ANCHORS)),
         special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
+        glog=glog,
     ).with_columns(
         python=(
-            msg.is_null() | pl.col("special") | ~pl.col("prefixed") | (pl.col("anchor") & ~pl.col("batch"))
+            msg.is_null()
+            | pl.col("special")
+            | (~pl.col("prefixed") & ~pl.col("glog"))
+            | (pl.col("anchor") & ~pl.col("batch"))
         ).fill_null(True)
     )
 
@@ -364,6 +382,7 @@ class BulkReader:
         counts.total += res.vec_total
         counts.parsed += res.vec_parsed
         counts.noise += res.vec_total - res.vec_parsed
+        self.sp.sglang_pids.update(res.sglang_pids)
         aggs = res.aggs
         self._apply(aggs.get(-1))  # batch rows before the first python row of this block
         for k, (row, line) in enumerate(zip(res.py_rows, res.py_lines)):

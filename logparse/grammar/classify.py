@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
@@ -106,6 +107,11 @@ _EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit
 _QUALIFIED_EXC_RE = re.compile(r"^(?:[a-z_]\w*\.)+[A-Z]\w*: ")
 _TQDM_RE = re.compile(r"\d+%\|| \d+/\d+ \[\d|it/s\]|s/it\]|\[\d\d:\d\d<|% Completed \|")
 
+#: A glog-format line of C++ code (PyTorch, NCCL, gRPC): ``W1129 08:17:30.618000 24008 path/file.py:183] msg``
+#: (level I/W/E/F, month and day, time, thread id, file:line), optionally after torch's ``[rank0]:``.
+#: Written for Python's ``re`` and polars alike (no look-around): the bulk path counts these lines too.
+GLOG = r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
+
 #: Known noise: (name, category, regexp, sample written by us).  A regexp is matched
 #: at the start of the line (after SGLang's prefix when ``after_prefix`` is set).
 NOISE: list[dict[str, Any]] = [
@@ -143,6 +149,14 @@ NOISE: list[dict[str, Any]] = [
         "after_prefix": False,
         "re": r"(?:\S+:\d+:\d+ \[\d+\] )?NCCL (?:INFO|WARN|version)|\[Gloo\] |\[rank\d+\]:\[[WIE]|\[aiter\]|\[W\d{3,4} ",
         "sample": "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1",
+    },
+    {
+        "name": "glog",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": GLOG,
+        "sample": "W0412 21:05:44.902113 3187 torch/distributed/elastic/multiprocessing/api.py:897] "
+        "Sending process 3240 closing signal SIGTERM",
     },
     {
         "name": "tqdm",
@@ -292,15 +306,29 @@ def clean_text(text: str) -> tuple[str, list[str]]:
     return text.rstrip(), notes
 
 
+#: A piece of a ``server_args`` payload: a dataclass field ``name=`` or a dict key ``'name': ``.
+_PAYLOAD_FIELD_RE = re.compile(r"(?:^|[\s,(])[A-Za-z_]\w*=|'[A-Za-z_]\w*': ")
+#: A piece of a payload without a field in it: the middle of a long list of numbers.
+_PAYLOAD_BITS_RE = re.compile(r"[\d\s.,+eE\[\](){}-]*,[\d\s.,+eE\[\](){}-]*")
+#: The kind of a line that continues a ``server_args`` line wrapped by a terminal or a paste.
+SERVER_ARGS_CONTINUATION = "server_args_continuation"
+#: How much of a wrapped payload is rejoined (the longest real ones are about 30 KB).
+MAX_WRAPPED_PAYLOAD = 1_000_000
+
+
 class LineClassifier:
     """Stateful classifier; one instance per input stream."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None  # "traceback" | "warning" | "exception_tail" | None
+        # "traceback" | "warning" | "exception_tail" | "server_args" | None
+        self.mode: str | None = None
+        #: the payload of a server_args line whose brackets are still open (wrapped when pasted)
+        self.payload: str | None = None
 
     def end_multiline(self) -> None:
-        """A well-formed line arrived elsewhere: no traceback or warning continues."""
+        """A well-formed line arrived elsewhere: no traceback, warning or wrapped line continues."""
         self.mode = None
+        self.payload = None
 
     def classify(self, rec: Record) -> Classified:
         if rec.marker:
@@ -315,7 +343,11 @@ class LineClassifier:
         text, _notes = clean_text(raw)
         if not text.strip():
             return Classified("noise", "blank")
-        if self.mode is not None:
+        if self.mode == "server_args":
+            cont = self._payload_continuation(text)
+            if cont is not None:
+                return cont
+        elif self.mode is not None:
             cont = self._continuation(text)
             if cont is not None:
                 return cont
@@ -364,6 +396,32 @@ class LineClassifier:
         self.mode = None
         return None
 
+    def _payload_continuation(self, text: str) -> Classified | None:
+        """The next piece of a ``server_args`` line a terminal or a paste wrapped: a line that is
+        not a line of its own (no prefix, no known noise) and reads as the payload going on (a
+        field, or the middle of a list, or the end that closes it).  None: the payload ends here
+        (cut), and the line is classified as itself."""
+        payload = self.payload or ""
+        self.mode, self.payload = None, None
+        if (
+            PREFIX_RE.match(text)
+            or STAMP_START_RE.match(text)
+            or text.lstrip().startswith(('File "', "Traceback (most recent call last)"))
+            or _NOISE_BARE.match(text)
+            or _TQDM_RE.search(text)
+            or len(payload) + len(text) > MAX_WRAPPED_PAYLOAD
+        ):
+            return None
+        joined = payload + text
+        shape = payload_shape(joined)
+        if shape.broken or (shape.closed and joined[shape.end :].strip()):
+            return None
+        if not (shape.closed or _PAYLOAD_FIELD_RE.search(text) or _PAYLOAD_BITS_RE.fullmatch(text)):
+            return None
+        if not shape.closed:
+            self.mode, self.payload = "server_args", joined
+        return Classified("parsed", SERVER_ARGS_CONTINUATION, None, text)
+
     def _warning(self, text: str) -> Classified:
         """``file.py:N: SomeWarning: message``: noise, unless the message is one we track."""
         self.mode = "warning"
@@ -402,6 +460,11 @@ class LineClassifier:
         kind = parsed[2][0]
         if kind == "exception_start":
             self.mode = "traceback"
+        elif kind == "server_args":
+            payload = parsed[2][1].get("payload", "")
+            shape = payload_shape(payload)
+            if not shape.closed and not shape.broken and shape.opener is not None:
+                self.mode, self.payload = "server_args", payload  # wrapped (or cut): may go on
         return Classified("parsed", kind, parsed, text)
 
 

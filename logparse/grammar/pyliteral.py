@@ -8,6 +8,7 @@ values; a dataclass repr becomes a :class:`ReprRecord`, a dict that remembers it
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -142,6 +143,107 @@ def parse_literal(text: str) -> Any:
         raise LiteralParseError(f"server_args payload is not a Python literal: {first_line_of(exc)}") from None
     except RecursionError:
         raise LiteralParseError("server_args payload nests too deeply") from None
+
+
+# --------------------------------------------------------------------------- a cut or wrapped payload
+
+#: The pieces of a payload that matter for its shape: strings, reprs in angle brackets, brackets
+#: and commas; a lone quote or ``<`` is a string (or repr) the cut left open.
+_SHAPE_TOKEN = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|<[^<>]*>|['"<]|[()\[\]{},]""")
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+@dataclass(slots=True)
+class PayloadShape:
+    """How far a payload's brackets go: is the outer record/dict closed, where are its own commas."""
+
+    #: the outer record or dict was closed (at ``end``)
+    closed: bool = False
+    end: int = -1
+    #: the payload is not a literal's shape at all (a closing bracket that closes nothing)
+    broken: bool = False
+    #: the opening bracket of the outer record/dict, and the positions of its own (top-level) commas
+    opener: str | None = None
+    commas: list[int] = field(default_factory=list)
+
+
+def payload_shape(text: str) -> PayloadShape:
+    """The bracket structure of a ``server_args=`` payload, read without parsing it (fast: one
+    regexp over the text).  A payload cut by a paste is neither closed nor broken."""
+    shape = PayloadShape()
+    stack: list[str] = []
+    for m in _SHAPE_TOKEN.finditer(text):
+        tok = m.group()
+        if len(tok) > 1 or tok not in "()[]{},'\"<":
+            continue  # a whole string or <repr>
+        if tok in "'\"<":
+            return shape  # a string (or repr) the cut left open
+        if tok in "([{":
+            if shape.opener is None:
+                shape.opener = tok
+            stack.append(tok)
+        elif tok == ",":
+            if len(stack) == 1:
+                shape.commas.append(m.start())
+        elif not stack or _CLOSER[stack.pop()] != tok:
+            shape.broken = True
+            return shape
+        elif not stack:
+            shape.closed, shape.end = True, m.end()
+            return shape
+    return shape
+
+
+@dataclass(slots=True)
+class PartialLiteral:
+    """The fields of a payload that could be read before it stops being readable."""
+
+    value: dict
+    #: why the rest is missing: ``cut`` (the line ends inside the payload) or ``unreadable``
+    why: str
+    #: the last field read, and how many characters of the payload were read
+    last_field: str | None
+    read_chars: int
+
+
+def parse_literal_prefix(text: str) -> PartialLiteral | None:
+    """The complete fields of a payload that does not parse as a whole (a line cut when pasted,
+    or one holding a value the grammar does not know): the longest run of its top-level fields,
+    from the start, that reads as a literal.  None when not even the first field reads.
+
+    A field is kept whole or not at all: a nested record cut half-way is left out."""
+    text = text.rstrip()
+    shape = payload_shape(text)
+    if shape.opener not in ("(", "{") or shape.broken or not shape.commas:
+        return None
+    closer = _CLOSER[shape.opener]
+    commas = shape.commas
+
+    def attempt(i: int) -> Any:
+        try:
+            value = parse_literal(text[: commas[i]] + closer)
+        except LiteralParseError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    # the fields before the k-th comma read when those before the (k+1)-th do: a binary search
+    lo, hi, best = 0, len(commas) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        value = attempt(mid)
+        if value is not None:
+            best, lo = (mid, value), mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        return None
+    i, value = best
+    return PartialLiteral(
+        value,
+        "unreadable" if shape.closed else "cut",
+        next(reversed(value), None) if value else None,
+        commas[i],
+    )
 
 
 def json_safe(value: Any) -> Any:

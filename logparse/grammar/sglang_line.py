@@ -111,12 +111,17 @@ class LineTransformer(Transformer):
                 info["stamp"] = str(item)
             elif isinstance(item, tuple) and item[0] == "tag":
                 info["tags"].append(item[1])
+            elif isinstance(item, tuple) and item[0] == "word":
+                info.setdefault("words", []).append(item[1])
             elif isinstance(item, dict):
                 info.update(item)
         return ("prefix", info)
 
     def tag(self, c):
         return ("tag", str(c[0]))
+
+    def bracket_word(self, c):
+        return ("word", str(c[0]))
 
     def level_loc(self, c):
         return {"level": str(c[0]).strip(), "pyloc": str(c[1])}

@@ -99,6 +99,16 @@ VARIANTS: list[Variant] = [
         {"avail_gb": 51.2},
         "load_begin",
     ),
+    # Builds and forks of the disaggregation era (disaggregation_mode: 0.4.4.post2+) put another
+    # word in the bracket; no release prints it, so it dates nothing (a prefix_ variant).
+    V(
+        "prefix_bracket_word",
+        "0.4.4.post2",
+        LAST,
+        "[2025-12-02 07:04:51 DisaggregationMode.DECODE TP1] Load weight begin. avail mem=77.10 GB",
+        {"tp_rank": 1, "avail_gb": 77.1},
+        "load_begin",
+    ),
     # 0.1.3-0.1.16 (the router era): "Rank N: " before the message, no timestamp (format "%(message)s").
     V("prefix_rank_colon", "0.1.6", "0.1.16", "Rank 2: load weight begin.", {"tp_rank": 2}, "load_begin"),
     # ---------------------------------------------------------------- 0.1.x (read from those releases' source)

@@ -132,6 +132,17 @@ def date_field_set(keys: set[str] | frozenset[str]) -> tuple[Range | None, bool]
     return (close[0], close[-1]), False
 
 
+def date_field_subset(keys: set[str] | frozenset[str]) -> Range | None:
+    """Release range of the releases whose ServerArgs has every field of ``keys``: the dating
+    of a ``server_args`` line cut short (the fields it shows are some of the release's)."""
+    keys = frozenset(k for k in keys if k)
+    if not keys:
+        return None
+    sets = field_sets()
+    having = [v for v in releases() if keys <= sets[v]]
+    return (having[0], having[-1]) if having else None
+
+
 def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> float | None:
     """The fraction SGLang picks when ``--mem-fraction-static`` is not given (catalogue §4.5).
 

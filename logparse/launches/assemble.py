@@ -22,10 +22,11 @@ from typing import Any
 
 from logparse.grammar import versions
 from logparse.grammar.events import Event
-from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal
+from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal, parse_literal_prefix
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
+from logparse.sglang_prefix import PREFIX_RE, split_items
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
 #: when the line has no rank tag (single GPU from 0.4.6.post2 on).
@@ -62,9 +63,24 @@ SCHEDULER_KINDS = frozenset(
 )
 RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch", "retract"})
 FAILURE_KINDS = frozenset({"failure", "exception", "child_failed", "killed"})
-#: Kinds that show a launch really started (not only runtime lines of an earlier one).
+#: Kinds that show a launch really started (not only runtime lines of an earlier one).  A piece
+#: of a log holding any of them is a launch (``incomplete`` when its start is missing): a user's
+#: paste of a few ``Load weight end`` / ``KV Cache is allocated`` / ``Memory pool end`` / HiCache
+#: lines keeps the figures they show.
 STARTUP_KINDS = frozenset(
     {
+        "memory_unbalanced",
+        "comm_warmup",
+        "kv_scales",
+        "kv_post_capture_info",
+        "mamba_alloc",
+        "swa_tokens",
+        "swakv_pool",
+        "dsv4_memory",
+        "max_total_tokens_capped",
+        "graph_bs",
+        "hicache_alloc",
+        "hicache_not_enough",
         "server_args",
         "init_begin",
         "init_end",
@@ -107,6 +123,16 @@ FATAL_COMPONENTS = frozenset(
         (None, "MultiDetokenizerRouter"),
     }
 )
+
+#: Kinds printed at the start of a launch: a launch without any is a piece of a log.
+_OPENING_KINDS = frozenset({"server_args", "init_begin", "load_begin", "launch_dp"})
+#: Memory lines a rank prints once per model runner, each after a load line of that runner.
+_REPEATED_MEMORY_KINDS = frozenset({"load_end", "kv_alloc", "pool_end"})
+
+
+def _memory_key(ev: Event) -> tuple:
+    return (ev.rank_key(), ev.kind, ev.fields.get("label"), ev.form)
+
 
 _TAG_FIELDS = {
     "DP": "dp_rank",
@@ -231,6 +257,8 @@ class LaunchAssembler:
         self.loaded_ranks: set[tuple] = set()
         self.summary_ranks: set[tuple] = set()  # 0.1.x summary lines (0.1.3-0.1.5 print nothing else)
         self.terminal = False  # summary/ready/failure reached
+        #: (rank, kind, label) of the memory lines seen since the rank's last load line
+        self.memory_lines: set[tuple] = set()
         self.startup_seen = False
         self.runtime = RuntimeAgg()
 
@@ -260,6 +288,10 @@ class LaunchAssembler:
             return True
         if ev.kind == "summary" and ev.form == "v01" and rk in self.summary_ranks:
             return True  # 0.1.x: a rank prints its summary once per start
+        # A piece of another start pasted after a finished one (no load or init line in it): a rank
+        # printing the same memory line again, with no load line in between (a draft loads first).
+        if ev.kind in _REPEATED_MEMORY_KINDS and self.terminal and _memory_key(ev) in self.memory_lines:
+            return True
         return bool(ev.kind == "init_begin" and self.terminal and rk in self.loaded_ranks)
 
     def add(self, ev: Event) -> None:
@@ -276,6 +308,11 @@ class LaunchAssembler:
             self.loaded_ranks.add(ev.rank_key())
         elif ev.kind == "summary" and ev.form == "v01":
             self.summary_ranks.add(ev.rank_key())
+        if ev.kind == "load_begin" or ev.kind == "load_end":
+            rk = ev.rank_key()
+            self.memory_lines = {k for k in self.memory_lines if k[0] != rk}
+        if ev.kind in _REPEATED_MEMORY_KINDS:
+            self.memory_lines.add(_memory_key(ev))
         if ev.kind in ("summary", "ready") or ev.kind in FAILURE_KINDS:
             self.terminal = True
         if ev.kind in STARTUP_KINDS:
@@ -298,12 +335,18 @@ class LaunchAssembler:
         self._assign_workers(evs)
         evidence: list[tuple[str, tuple[str, str]]] = []
         self._server_args(launch, evs, evidence)
+        if not any(e.kind in _OPENING_KINDS for e in evs):
+            launch.warnings.append(
+                "the start of this launch is not in the input (no server_args, init or load-begin line): "
+                "a piece of a log; only the figures its lines show are known"
+            )
         launch.ranks = rank_memory(evs)
         self._summary(launch, evs)
         self._outcome(launch, evs)
         self._runtime(launch, evs, self.runtime)
         self._hicache(launch, evs)
         self._fill_from_ranks(launch)
+        self._role(launch, evs)
         self._version(launch, evs, evidence, sglang_version)
         self._sanity(launch)
         launch.launch_id = launch_id(launch)
@@ -322,12 +365,12 @@ class LaunchAssembler:
         ev = next((e for e in evs if e.kind == "server_args"), None)
         if ev is None:
             return
-        value = _read_server_args(launch, ev)
+        value, whole = _read_server_args(launch, ev)
         if value is None:
             return
         launch.server_args_form = "dataclass" if isinstance(value, ReprRecord) else "dict"
         launch.server_args = json_safe(value)
-        evidence.extend(_server_args_evidence(launch.server_args_form, launch.server_args))
+        evidence.extend(_server_args_evidence(launch.server_args_form, launch.server_args, whole))
         for attr, names, convert in _LAUNCH_ARGS:
             arg = next((launch.server_args[n] for n in names if launch.server_args.get(n) is not None), None)
             setattr(launch, attr, convert(arg) if convert else arg)
@@ -419,8 +462,51 @@ class LaunchAssembler:
         dps = {r.dp_rank for r in launch.ranks if r.dp_rank is not None and r.dp_rank >= 0}
         if launch.tp_size is None and tps:
             launch.tp_size = max(tps) + 1
+            if tps != set(range(launch.tp_size)):
+                launch.warnings.append(
+                    f"tp_size={launch.tp_size} is inferred from the highest rank tag seen (TP{max(tps)}); "
+                    f"the lines of rank(s) {', '.join(f'TP{r}' for r in sorted(set(range(launch.tp_size)) - tps))} "
+                    "are missing, so it is a lower bound"
+                )
         if launch.dp_size is None and dps:
             launch.dp_size = max(dps) + 1
+
+    @staticmethod
+    def _role(launch: Launch, evs: list[Event]) -> None:
+        """The disaggregation role, from the words a build puts in the line prefix (else from
+        ``server_args``); words that name no role are kept in a warning."""
+        roles: dict[str, None] = {}
+        other: dict[str, None] = {}
+        for ev in evs:
+            if not ev.text.startswith("[") or not (m := PREFIX_RE.match(ev.text)):
+                continue
+            for word in split_items(m.group("tags"))[1]:
+                role = role_of_word(word)
+                if role is None:
+                    other[word] = None
+                elif role:
+                    roles[role] = None
+        if other:
+            shown = ", ".join(repr(w) for w in list(other)[:5]) + (", …" if len(other) > 5 else "")
+            launch.warnings.append(
+                f"the line prefix carries word(s) that name no rank and no role: {shown} "
+                "(a build or fork of SGLang; kept here, the lines are parsed)"
+            )
+        arg = (launch.server_args or {}).get("disaggregation_mode")
+        from_args = arg if arg in ("prefill", "decode") else None
+        if len(roles) > 1:
+            launch.warnings.append(
+                f"lines of both a prefill and a decode server ({', '.join(roles)}) are in one launch: "
+                "the log mixes two servers; split it per server"
+            )
+            launch.role = from_args
+            return
+        from_prefix = next(iter(roles), None)
+        if from_prefix and from_args and from_prefix != from_args:
+            launch.warnings.append(
+                f"the line prefix says role {from_prefix!r}, server_args says disaggregation_mode={from_args!r}"
+            )
+        launch.role = from_prefix or from_args
 
     @staticmethod
     def _version(launch: Launch, evs: list[Event], evidence: list, user_version: str | None) -> None:
@@ -552,27 +638,69 @@ class _WorkerAssigner:
 _V01_ROUTER_FORMS = frozenset({"v01", "lower", "optional_modes", "init_state"})
 
 
-def _read_server_args(launch: Launch, ev: Event) -> dict | None:
-    """The ``server_args=`` payload as a dict, or None with a warning on the launch."""
+#: Words of the line prefix that name a disaggregation role (``DisaggregationMode.DECODE`` -> ``decode``),
+#: or say there is none (``""``).
+_ROLE_WORDS = {"prefill": "prefill", "decode": "decode", "null": "", "none": ""}
+
+
+def role_of_word(word: str) -> str | None:
+    """``DisaggregationMode.DECODE``/``decode`` -> ``decode``; ``DisaggregationMode.NULL`` -> ``""``
+    (no role); a word that names no role -> None."""
+    return _ROLE_WORDS.get(word.rsplit(".", 1)[-1].lower())
+
+
+def _read_server_args(launch: Launch, ev: Event) -> tuple[dict | None, bool]:
+    """The ``server_args=`` payload as a dict (and whether it is whole), or None with a warning.
+
+    A line cut when pasted (or holding a value the grammar does not read) keeps the fields
+    before the cut, with a warning naming it; a line wrapped over several lines was rejoined
+    by the classifier (``wrapped_lines``)."""
+    payload = ev.fields.get("payload", "")
+    wrapped = ev.fields.get("wrapped_lines")
+    if wrapped:
+        launch.warnings.append(
+            f"line {ev.line_no}: server_args was wrapped over {wrapped} lines (a terminal or a paste); rejoined"
+        )
     try:
-        value = parse_literal(ev.fields.get("payload", ""))
+        value = parse_literal(payload)
     except LiteralParseError as exc:
-        launch.warnings.append(f"line {ev.line_no}: server_args not readable ({exc}); truncated line?")
-        return None
+        part = parse_literal_prefix(payload)
+        if part is None:
+            launch.warnings.append(f"line {ev.line_no}: server_args not readable ({exc}); truncated line?")
+            return None, False
+        rest = len(payload.rstrip()) - part.read_chars
+        if part.why == "cut":
+            launch.warnings.append(
+                f"line {ev.line_no}: server_args is cut after field {part.last_field!r} ({len(part.value)} "
+                f"fields read; the line ends {rest} characters later, inside the payload: truncated or "
+                "wrapped when pasted); the fields after it are unknown"
+            )
+        else:
+            launch.warnings.append(
+                f"line {ev.line_no}: server_args is not readable after field {part.last_field!r} "
+                f"({len(part.value)} fields read; {exc}); the fields after it are unknown"
+            )
+        return part.value, False
     if not isinstance(value, dict):
         launch.warnings.append(f"line {ev.line_no}: server_args is not a record")
-        return None
-    return value
+        return None, False
+    return value, True
 
 
-def _server_args_evidence(form: str, args: dict[str, Any]) -> list[tuple[str, tuple[str, str]]]:
-    """Release ranges implied by how ``server_args`` is printed and by its field set."""
+def _server_args_evidence(form: str, args: dict[str, Any], whole: bool = True) -> list[tuple[str, tuple[str, str]]]:
+    """Release ranges implied by how ``server_args`` is printed and by its field set (of a
+    payload cut short: the releases that have every field it shows)."""
     evidence = [
         (
             "server_args form " + form,
             ("0.1.24", "0.5.18") if form == "dataclass" else ("0.5.19", versions.last()),
         )
     ]
+    if not whole:
+        sub = versions.date_field_subset(set(args))
+        if sub is not None:
+            evidence.append((f"server_args fields before the cut ({len(args)} fields)", sub))
+        return evidence
     rng, exact = versions.date_field_set(set(args))
     if rng is not None:
         evidence.append((f"server_args field set ({len(args)} fields{'' if exact else ', closest releases'})", rng))

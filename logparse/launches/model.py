@@ -2,7 +2,7 @@
 
 This is the JSON contract of ``logparse parse --json`` (documented in the README):
 
-``{"launches": [...], "lines": {"total", "parsed", "noise", "unrecognized"}, "warnings": [...]}``
+``{"launches": [...], "lines": {"total", "parsed", "noise", "unrecognized", "other_units"}, "warnings": [...]}``
 
 Units: every ``*_gb`` figure of device memory is GiB (SGLang prints bytes / 2^30 and
 calls it "GB"); HiCache host memory (``hicache_host_gb``) is decimal GB (10^9), as
@@ -102,6 +102,10 @@ class Launch:
     hicache_size: float | None = None
     enable_dp_attention: bool | None = None
     device: str | None = None
+    #: The server's role in prefill/decode disaggregation (``prefill`` | ``decode``): from the word
+    #: a build puts in the line prefix (``[… DisaggregationMode.DECODE TP1]``), else from
+    #: ``server_args``' ``disaggregation_mode``; None for a server that is not disaggregated.
+    role: str | None = None
     server_args: dict[str, Any] | None = None
     server_args_form: str | None = None  # "dataclass" | "dict"
     max_total_num_tokens: int | None = None
@@ -173,10 +177,16 @@ RANK_FIELDS = tuple(declared(RankMemory))
 
 @dataclass(slots=True)
 class LineCounts:
+    """Every input line is counted once: ``parsed + noise + unrecognized + other_units == total``.
+
+    ``other_units``: lines of other programs in a journal or a compose/kubectl capture (nginx next
+    to ``sglang.service``): a unit (a service, a container) none of whose lines is SGLang's."""
+
     total: int = 0
     parsed: int = 0
     noise: int = 0
     unrecognized: int = 0
+    other_units: int = 0
 
     def add(self, status: str) -> None:
         self.total += 1
@@ -192,6 +202,7 @@ class LineCounts:
         self.parsed += other.parsed
         self.noise += other.noise
         self.unrecognized += other.unrecognized
+        self.other_units += other.other_units
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)

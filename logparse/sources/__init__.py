@@ -4,7 +4,9 @@ Public API (used by the pipeline, the CLI and the store):
 
 * ``open_inputs(paths, input_format=None)`` yields one :class:`Source` per input
   (a file, every regular file below a directory in sorted order, ``-`` for stdin).
-  ``.gz`` and ``.zst`` content is decompressed (recognised by its magic bytes).
+  ``.gz`` and ``.zst`` content is decompressed (recognised by its magic bytes).  A binary
+  file met in a directory walk (a ``.journal`` file, an image, a database) is not read:
+  its source yields no records, sets ``skipped`` and says so in one warning.
 * ``journal_source(unit=None, since=None, until=None, directory=None, file=None,
   after_cursor=None, extra_args=())`` runs ``journalctl -o export --all`` with those
   filters and reads its output as a stream.
@@ -81,7 +83,7 @@ from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.formats.journal_verbose import VerboseReader
 from logparse.sources.lines import LineParser
 from logparse.sources.records import Record
-from logparse.sources.sniff import normalize_format, sniff_format
+from logparse.sources.sniff import binary_kind, normalize_format, sniff_format
 from logparse.sources.years import year_resolver
 
 __all__ = [
@@ -160,6 +162,10 @@ class Source:
         self._stream: Iterator[bytes] | None = None
         self._head: bytes | None = None
         self._started = False
+        #: skip the input when it is binary (a file met in a directory walk, not one named)
+        self.skip_binary = False
+        #: why the input was skipped without reading it (a binary file), else None
+        self.skipped: str | None = None
 
     # -- public ------------------------------------------------------------------------
     @property
@@ -251,6 +257,15 @@ class Source:
         self._head = head
         self._stream = stream
         fmt, self._crlf = sniff_format(head, eof)
+        what = binary_kind(head) if fmt != "journal-export" else None
+        if what is not None and self.skip_binary:
+            # one note instead of hundreds of unrecognized lines; the rest is not read
+            self.skipped = f"not a log: {what}"
+            self.warnings.append(f"{self.name}: skipped, {self.skipped}")
+            self._head, self._stream = b"", iter(())
+            self._close()
+        elif what is not None:
+            self.warnings.append(f"{self.name}: looks like {what}, not a log; read as text since it was named")
         if self._fmt is None:
             self._fmt = fmt
 
@@ -469,7 +484,9 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterat
             if not files:
                 raise InputError(f"{p}: directory holds no log files")
             for f in files:
-                yield _file_source(f, fmt)
+                src = _file_source(f, fmt)
+                src.skip_binary = True  # a binary file beside the logs: one note, not its bytes as lines
+                yield src
             continue
         yield _file_source(path, fmt)
 

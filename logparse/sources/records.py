@@ -8,7 +8,7 @@ a new ``pid`` or ``boot`` is a new launch, and two units in one journal are two
 independent streams.
 
 Every *physical input line* (or journal entry) produces exactly one record, so
-that ``parsed + noise + unrecognized == total`` can be checked per source.  A
+that ``parsed + noise + unrecognized + other_units == total`` can be checked per source.  A
 record whose text could not be recovered (journal ``MESSAGE`` null, ``[NB blob
 data]``) carries ``text=None`` and a ``problem`` saying why; a journal marker
 (``-- Boot ... --``) carries ``marker=True``.

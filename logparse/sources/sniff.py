@@ -104,3 +104,38 @@ def _line_format(body: list[bytes]) -> str | None:
         if k >= 0.3 * total:
             return best
     return None
+
+
+#: Magic numbers of binary files a log directory holds beside its logs: (offset, bytes, what).
+_BINARY_MAGIC = (
+    (0, b"LPKSHHRH", "a binary systemd journal file (read it with --journal --file PATH)"),
+    (0, b"\x7fELF", "an executable"),
+    (0, b"\x89PNG", "a PNG image"),
+    (0, b"\xff\xd8\xff", "a JPEG image"),
+    (0, b"PK\x03\x04", "a zip archive"),
+    (0, b"PAR1", "a Parquet file"),
+    (0, b"SQLite format 3\x00", "an SQLite database"),
+    (8, b"DUCK", "a DuckDB database (logparse ingest merges a store named on its own)"),
+    (0, b"%PDF-", "a PDF document"),
+)
+#: Bytes that do not occur in text (control characters other than tab, newlines, form feed,
+#: backspace and ESC).
+_CONTROL = bytes(b for b in range(32) if b not in (8, 9, 10, 12, 13, 27))
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a binary file is (from its first bytes, decompressed), or None for text.
+
+    Text logs may hold a few NULs or stray bytes (a crash, a terminal's debris): a file is
+    binary when it has a known magic number, or when more than one byte in ten of its head is
+    a control character or not UTF-8."""
+    if not head:
+        return None
+    for offset, magic, what in _BINARY_MAGIC:
+        if head[offset : offset + len(magic)] == magic:
+            return what
+    sample = head[:8192]
+    control = len(sample) - len(sample.translate(None, _CONTROL))
+    text = sample.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - sample.decode("utf-8", "ignore").count("\ufffd")
+    return "binary data" if (control + bad) * 10 > len(sample) else None

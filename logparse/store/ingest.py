@@ -71,7 +71,7 @@ class IngestOptions:
 @dataclass
 class SourceOutcome:
     name: str
-    status: str  # stored | skipped | empty (no SGLang lines) | unattached | imported
+    status: str  # stored | skipped | empty (no SGLang lines) | unattached | imported | binary (not read)
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -109,6 +109,9 @@ class IngestReport:
             text += f"; {self.skipped} input(s) skipped (already in the store)"
         if empty:
             text += f"; {empty} input(s) without SGLang lines not stored"
+        binary = sum(1 for s in self.sources if s.status == "binary")
+        if binary:
+            text += f"; {binary} binary file(s) met in a directory not read"
         dropped = sum(s.dropped_lines for s in self.sources)
         if dropped:
             text += f"; {dropped} line(s) of launches whose start is in no input and not in the store were dropped"
@@ -220,6 +223,8 @@ class ParsedSource:
     cursors: dict[tuple, str]  # (host, unit) -> last __CURSOR
     cursor_by_line: dict[int, str]
     orphan_lines: int = 0
+    #: why the input was not read (a binary file met in a directory walk)
+    skipped: str | None = None
 
 
 def source_kind(src) -> str:
@@ -389,6 +394,7 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
         cursors=cursors,
         cursor_by_line=cursor_by_line,
         orphan_lines=orphan_lines,
+        skipped=getattr(src, "skipped", None),
     )
 
 
@@ -1093,6 +1099,8 @@ def _ingest_parsed(
             save_cursors(con, journal_scope_key, ps.cursors, now)
     if known_hashes is not None and ps.content_hash and stored:
         known_hashes.add(ps.content_hash)
+    if ps.skipped:
+        return SourceOutcome(ps.name, "binary", message=ps.skipped)
     if not has_content:
         return SourceOutcome(ps.name, "empty", message="no SGLang lines")
     if not stored:
@@ -1132,6 +1140,7 @@ def _insert_source(con, ps: ParsedSource, opts: IngestOptions, sid: str, now: da
                 "parsed": pa.array([ps.counts.parsed], pa.int64()),
                 "noise": pa.array([ps.counts.noise], pa.int64()),
                 "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
+                "other_units": pa.array([ps.counts.other_units], pa.int64()),
                 "ingested_at": pa.array([now], pa.timestamp("us")),
                 "host": pa.array([src_host], pa.string()),
                 "labels": [to_json(opts.labels)],

@@ -551,6 +551,16 @@ def _m5_history_release_fields(con) -> None:
     create_views(con)
 
 
+def _m6_role_other_units(con) -> None:
+    """``launches.role`` (the prefill/decode role of a disaggregated server) and ``sources.other_units``
+    (lines of other units of a journal, counted apart from SGLang's).  Frozen: the columns this
+    migration adds are named here, their kinds come from the declarations."""
+    from logparse.store import columns as C
+
+    C.add_missing_columns(con, "launches", {k: v for k, v in C.launch_columns().items() if k == "role"})
+    C.add_missing_columns(con, "sources", {"other_units": "int"})
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -558,6 +568,7 @@ MIGRATIONS: list[Callable] = [
     _m3_views_kv_tokens_fallback,
     _m4_one_truth,
     _m5_history_release_fields,
+    _m6_role_other_units,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
