@@ -93,3 +93,21 @@ def test_restarts_are_three_launches_with_changing_capacity():
     assert [launch.max_total_num_tokens for launch in launches] == [193257, 227564, 455243]
     assert launches[2].kv_cache_dtype == "fp8_e4m3" and launches[2].ranks[0].kv_dtype == "torch.float8_e4m3fn"
     assert len({launch.launch_id for launch in launches}) == 3
+
+
+def test_sample_derivations_hold():
+    """The samples and their derivation cannot drift: tools/samplegen/check_samples.py re-derives every
+    sample's figures from its text (the era's formula, pool sizes, summary lines) and must agree."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "samplegen" / "check_samples.py")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "samples consistent" in proc.stdout
