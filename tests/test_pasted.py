@@ -163,7 +163,7 @@ def test_migration_6_adds_role_and_other_units(tmp_path):
     s.ingest_text(DISAGG_DECODE, name="decode.log")
     assert s.query("SELECT role FROM launches")["role"].to_list() == ["decode"]
     assert s.query("SELECT other_units FROM sources")["other_units"].to_list() == [0]
-    assert s.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION == 6
+    assert s.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION
 
 
 # ---------------------------------------------------------------------------------------------

@@ -559,3 +559,16 @@ def test_era_c_eagle_draft_inside_the_budget():
     # the same figures under 0.5.13 would ignore the draft: a visibly different prediction
     rep13 = explain_launch(_launch("0.5.13", [tgt, dr], mem_fraction_static=f, speculative_algorithm="EAGLE")).to_dict()
     assert rep13["predicted_kv_tokens"] > rep["predicted_kv_tokens"] * 1.05
+
+
+@needs_corpus
+def test_diff_tells_set_values_from_moved_defaults_and_derived_ones():
+    rep = diff_launches(
+        _one(CORPUS / "sglang-0.5.14" / "restart-1.log"), _one(CORPUS / "sglang-0.5.10.post1" / "restart-1.log")
+    ).to_dict()
+    kinds = {c["arg"]: c["kind"] for c in rep["server_args"]["changed"]}
+    assert kinds["hicache_mem_layout"] == "default_moved"
+    assert kinds.get("mem_fraction_static") in (None, "derived")
+    text = " ".join(rep["summary"])
+    assert "release defaults moved" in text and "ServerArgs fields from the" in text
+    assert "hicache_mem_layout" not in next((x for x in rep["summary"] if x.startswith("arguments changed")), "")

@@ -671,3 +671,25 @@ def test_history_counts_release_fields_instead_of_listing_them(tmp_path):
     # what is listed are values of fields both releases print
     names = last["changed_arg_names"] or []
     assert len(names) < 10 and "_radix_eviction_policy_explicitly_set" not in names
+
+
+@needs_corpus
+def test_history_tells_set_values_from_moved_defaults_and_derived_ones(tmp_path):
+    store = Store(tmp_path / "kinds.duckdb")
+    store.ingest_paths(
+        [str(CORPUS / v / "restart-1.log") for v in ("sglang-0.5.23", "sglang-0.5.14", "sglang-0.5.10.post1")],
+        labels={"deployment": "tiny"},
+    )
+    rows = {r["version"]: r for r in store.history(metric="kv_tokens").to_dicts()}
+    # mem_fraction_static is chosen by SGLang in these releases: derived, not an argument the user changed
+    assert "mem_fraction_static: 0.716 -> 0.843" in rows["0.5.14"]["derived_changes"]
+    assert "mem_fraction_static" not in (rows["0.5.14"]["changed_arg_names"] or [])
+    # each release's own default, moved between releases
+    assert "hicache_mem_layout" in rows["0.5.10–0.5.10.post1"]["defaults_moved"]
+    assert rows["0.5.10–0.5.10.post1"]["args_changed"] is False
+    origins = dict(
+        store.query(
+            "SELECT name, origin FROM launch_args WHERE launch_id = (SELECT min(launch_id) FROM launches)"
+        ).rows()
+    )
+    assert origins["mem_fraction_static"] == "derived" and origins["model_path"] == "set"

@@ -419,6 +419,12 @@ def _plot_history(rows, metric: str, plot: str) -> None:
     typer.echo(f"wrote {plot} ({n} deployment(s), {len(rows.rows)} launch(es))", err=True)
 
 
+def _short_changes(text: str | None, limit: int = 60) -> str:
+    """``a: x -> y; b: ...`` with each change cut to ``limit`` characters (a whole config dict is noise here)."""
+    parts = [p if len(p) <= limit else p[: limit - 1] + "…" for p in (text or "").split("; ")]
+    return "; ".join(parts)
+
+
 def _what_changed(row: dict[str, Any]):
     from rich.text import Text
 
@@ -428,7 +434,10 @@ def _what_changed(row: dict[str, Any]):
     if row["args_changed"]:
         if what:
             what.append("; ")
-        what.append(row["arg_changes"] or "", style="cyan")
+        what.append(_short_changes(row["arg_changes"]), style="cyan")
+    for key, label in (("derived_changes", "derived by SGLang: "), ("defaults_moved", "release default moved: ")):
+        if row.get(key):
+            what.append(("; " if what else "") + label + _short_changes(row[key]), style="dim")
     if row.get("release_fields_change"):
         what.append(("; " if what else "") + row["release_fields_change"], style="dim")
     if row["args_changed"] is None and row["prev_launch_id"]:

@@ -349,7 +349,7 @@ def _likely_cause(att: dict[str, Any], args: dict[str, Any], a, b) -> str | None
         un = att.get("unexplained_tokens")
         if un and att.get("delta_tokens") and abs(un) > 0.2 * abs(att["delta_tokens"]):
             bits.append(f"{un:+,} tokens not explained by the formula: {att.get('unexplained_points_at')}")
-    changed = [c["arg"] for c in args.get("changed", [])]
+    changed = [c["arg"] for c in args.get("changed", []) if c.get("kind", "set") == "set"]
     if changed and not bits:
         bits.append("changed arguments: " + ", ".join(changed[:6]))
     if (a.version_range or ()) != (b.version_range or ()) and not any("SGLang" in x for x in bits):

@@ -24,29 +24,9 @@ from typing import Any
 
 from logparse.budget import formula as fm
 from logparse.budget.model import Budget, launch_budget
+from logparse.launches.args import change_kind, is_ignored
 from logparse.launches.model import Launch
 from logparse.reports.explain import explain_launch
-
-#: server_args that differ between any two starts and mean nothing.
-NOISE_ARGS = {
-    "random_seed",
-    "port",
-    "additional_ports",
-    "nccl_port",
-    "dist_init_addr",
-    "gated_launch_port",
-    "grpc_port",
-    "disaggregation_bootstrap_port",
-    "engine_info_bootstrap_port",
-    "metrics_port",
-    "smg_http_sidecar_port",
-    "bootstrap_port",
-}
-
-
-def _noise(key: str) -> bool:
-    leaf = key.split(".")[-1]
-    return leaf in NOISE_ARGS or leaf.endswith(("_port", "_ports"))
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -62,16 +42,19 @@ def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def args_diff(a, b) -> dict[str, Any]:
+    """Changed server arguments, each with its ``kind`` (:func:`logparse.launches.args.change_kind`:
+    ``set`` by the user, a release ``default_moved``, or ``derived`` by SGLang across an upgrade)."""
     fa, fb = flatten(a.server_args or {}), flatten(b.server_args or {})
     changed, added, removed, ignored = [], [], [], []
     for k in sorted(set(fa) | set(fb)):
-        if _noise(k):
+        if is_ignored(k):
             if fa.get(k) != fb.get(k):
                 ignored.append(k)
             continue
         if k in fa and k in fb:
             if fa[k] != fb[k]:
-                changed.append({"arg": k, "a": fa[k], "b": fb[k]})
+                kind = change_kind(k.split(".")[0], fa[k], a.version_range, fb[k], b.version_range)
+                changed.append({"arg": k, "a": fa[k], "b": fb[k], "kind": kind})
         elif k in fb:
             added.append({"arg": k, "b": fb[k]})
         else:
@@ -531,38 +514,65 @@ def _identical(a: Launch, b: Launch, rep: Diff) -> bool:
     return all(row[f]["a"] == row[f]["b"] for row in rep.ranks for f in RANK_FIELDS)
 
 
+def _brief_value(v: Any, limit: int = 40) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _summary(rep: dict[str, Any]) -> list[str]:
     if rep["identical"]:
         return ["identical launches: same arguments, same SGLang version range, same memory figures and KV pool"]
+    return _args_summary(rep) + _version_summary(rep["version"]) + _pool_summary(rep)
+
+
+def _args_summary(rep: dict[str, Any]) -> list[str]:
     s = []
     args = rep["server_args"]
-    if args["changed"]:
-        s.append(
-            "arguments changed: "
-            + ", ".join(f"{c['arg']} {c['a']!r} → {c['b']!r}" for c in args["changed"][:12])
-            + (f" (+{len(args['changed']) - 12} more)" if len(args["changed"]) > 12 else "")
-        )
+    for kind, title in (
+        ("set", "arguments changed"),
+        ("default_moved", "release defaults moved (the value is each release's default)"),
+        ("derived", "derived by SGLang (the default is computed at start)"),
+    ):
+        items = [c for c in args["changed"] if c.get("kind", "set") == kind]
+        if items:
+            s.append(
+                f"{title}: "
+                + ", ".join(f"{c['arg']} {_brief_value(c['a'])} → {_brief_value(c['b'])}" for c in items[:12])
+                + (f" (+{len(items) - 12} more)" if len(items) > 12 else "")
+            )
     for feat in args.get("enabled_features", []):
         s.append(
             f"{feat['flag']} → {feat['value']!r}, with " + ", ".join(f"{k}={v!r}" for k, v in feat["settings"].items())
         )
-    if args["added"] and not args["added_removed_by_version"]:
-        s.append("arguments added: " + ", ".join(f"{c['arg']}={c['b']!r}" for c in args["added"][:12]))
-    if args["removed"] and not args["added_removed_by_version"]:
-        s.append("arguments removed: " + ", ".join(c["arg"] for c in args["removed"][:12]))
     if args["added_removed_by_version"]:
         s.append(
-            f"ServerArgs fields differ with the SGLang version: {len(args['added'])} only in B, "
-            f"{len(args['removed'])} only in A"
-        )
-    v = rep["version"]
-    if v["changed"]:
-        s.append(
-            f"SGLang version: {v['a']} → {v['b']}"
-            + (f" ({v['era_a']} → {v['era_b']})" if v["era_a"] != v["era_b"] else "")
+            f"+{len(args['added'])} / −{len(args['removed'])} ServerArgs fields from the "
+            f"{rep['version']['a']} → {rep['version']['b']} release change"
         )
     else:
-        s.append(f"SGLang version unchanged: {v['a']}")
+        if args["added"]:
+            s.append("arguments added: " + ", ".join(f"{c['arg']}={c['b']!r}" for c in args["added"][:12]))
+        if args["removed"]:
+            s.append("arguments removed: " + ", ".join(c["arg"] for c in args["removed"][:12]))
+    return s
+
+
+def _version_summary(v: dict[str, Any]) -> list[str]:
+    if not v["changed"]:
+        return [f"SGLang version unchanged: {v['a']}"]
+    eras = f" ({v['era_a']} → {v['era_b']})" if v["era_a"] != v["era_b"] else ""
+    return [f"SGLang version: {v['a']} → {v['b']}{eras}"]
+
+
+def _host_pool(x: dict[str, Any]) -> str:
+    if not x["enabled"] and x["host_gb"] is None:
+        return "off"
+    t = f" ({x['host_tokens']:,} tokens)" if x.get("host_tokens") else ""
+    return (f"{x['host_gb']:.2f} GB" if x["host_gb"] is not None else "on (size not logged)") + t
+
+
+def _pool_summary(rep: dict[str, Any]) -> list[str]:
+    s = []
     kv = rep["budget"]["kv_tokens"]
     if kv["a"] is not None and kv["b"] is not None:
         if kv["delta"]:
@@ -571,15 +581,8 @@ def _summary(rep: dict[str, Any]) -> list[str]:
             s.append(f"KV pool unchanged: {kv['a']:,} tokens")
     hc = rep["hicache"]
     if hc["a"]["enabled"] != hc["b"]["enabled"] or hc["a"]["host_gb"] != hc["b"]["host_gb"]:
-
-        def hp(x):
-            if not x["enabled"] and x["host_gb"] is None:
-                return "off"
-            t = f" ({x['host_tokens']:,} tokens)" if x.get("host_tokens") else ""
-            return (f"{x['host_gb']:.2f} GB" if x["host_gb"] is not None else "on (size not logged)") + t
-
         s.append(
-            f"HiCache host pool per rank: {hp(hc['a'])} → {hp(hc['b'])} (decimal GB of host memory); "
+            f"HiCache host pool per rank: {_host_pool(hc['a'])} → {_host_pool(hc['b'])} (decimal GB of host memory); "
             "the GPU pool is " + ("unchanged" if not kv.get("delta") else "changed for other reasons")
         )
     h = rep["budget"]["headroom_gb"]

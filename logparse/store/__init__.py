@@ -401,7 +401,8 @@ class Store:
         sql = (
             f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
             f"{m}, {m}_change, version_changed, version_change, args_changed, changed_args, "
-            f"changed_arg_names, arg_changes, fields_added, fields_removed, release_fields_change, prev_launch_id "
+            f"changed_arg_names, arg_changes, defaults_moved, derived_changes, fields_added, fields_removed, "
+            f"release_fields_change, prev_launch_id "
             f"FROM history"
         )
         if where:

@@ -117,7 +117,9 @@ RUNTIME_COLUMNS = {
     "runtime": "json",
 }
 
-ARG_COLUMNS = {"launch_id": "str", "name": "str", "value": "json"}
+#: ``launch_args``: one row per launch x server argument; ``origin`` is default | derived | set | unknown
+#: (:func:`logparse.launches.args.origin`).
+ARG_COLUMNS = {"launch_id": "str", "name": "str", "value": "json", "origin": "str"}
 
 
 def polars_schema(columns: dict[str, str]) -> dict[str, Any]:

@@ -164,6 +164,8 @@ def migrate(con, to: int | None = None) -> int:
     for v in range(current + 1, target + 1):
         with transaction(con):
             schema.MIGRATIONS[v - 1](con)
+            if v == schema.SCHEMA_VERSION:  # the views over the tables the last migration left
+                schema.finish_migrations(con)
             con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, datetime.now(), __version__])
     return max(current, target)
 

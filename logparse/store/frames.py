@@ -32,6 +32,7 @@ import polars as pl
 
 from logparse.budget.model import Budget, launch_budget
 from logparse.grammar.events import Event
+from logparse.launches.args import origin as arg_origin
 from logparse.launches.deployment import deployment_key
 from logparse.launches.identity import identity
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
@@ -333,19 +334,19 @@ def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None)
     return df.select(list(RUNTIME_COLUMNS))
 
 
-def args_frame(pairs: Iterable[tuple[str, dict | None]]) -> pl.DataFrame:
-    """One row per (launch, server argument); the value as JSON text."""
-    ids: list = []
-    names: list = []
-    values: list = []
-    for launch_id, args in pairs:
+def args_frame(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> pl.DataFrame:
+    """One row per (launch, server argument): the value as JSON text, and its origin (release default,
+    derived by SGLang, or set) for the launch's release."""
+    cols: dict[str, list] = {"launch_id": [], "name": [], "value": [], "origin": []}
+    for launch_id, args, version_range in launches:
         if not isinstance(args, dict):
             continue
         for k, v in args.items():
-            ids.append(launch_id)
-            names.append(str(k))
-            values.append(to_json(v) if v is not None else "null")
-    return pl.DataFrame({"launch_id": ids, "name": names, "value": values}, schema=ARG_COLUMNS)
+            cols["launch_id"].append(launch_id)
+            cols["name"].append(str(k))
+            cols["value"].append(to_json(v) if v is not None else "null")
+            cols["origin"].append(arg_origin(str(k), v, version_range))
+    return pl.DataFrame(cols, schema=ARG_COLUMNS)
 
 
 def frames(launches: list[Launch], metas: list[LaunchMeta]) -> Frames:
@@ -356,7 +357,7 @@ def frames(launches: list[Launch], metas: list[LaunchMeta]) -> Frames:
         rank_memory=rank_frame(launches, budgets),
         events=events_frame(launches, metas),
         runtime_stats=runtime_frame(launches, metas),
-        launch_args=args_frame((launch.launch_id, launch.server_args) for launch in launches),
+        launch_args=args_frame((x.launch_id, x.server_args, x.version_range) for x in launches),
         launch_budget=budget_frame(budgets),
         rank_budget=rank_budget_frame(budgets),
     )

@@ -79,7 +79,9 @@ def rebuild_all(con) -> None:
             con.unregister("_chunk")
         for table, df in frames(launches, metas).items():
             if df.height:
-                con.register("_rows", df.to_arrow())
+                # the columns this migration's tables have (a later migration adds and fills the rest)
+                have = {r[0] for r in con.execute(f"SELECT * FROM {table} LIMIT 0").description}
+                con.register("_rows", df.select([c for c in df.columns if c in have]).to_arrow())
                 try:
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
                 finally:

@@ -17,36 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-#: Server arguments whose change between two launches of a deployment is not reported by
-#: the ``history`` view: they differ between otherwise identical launches (random seeds,
-#: ports picked at start, per-run file names) or say nothing about memory and capacity.
-#: The list lives in the table ``ignored_args`` (name, reason); edit it with
-#: ``logparse query --write`` if your fleet has other noise.
-IGNORED_ARGS: dict[str, str] = {
-    "random_seed": "random per start unless pinned",
-    "port": "changes with the deployment's port, not its memory",
-    "nccl_port": "picked at start",
-    "additional_ports": "picked at start (0.2.x)",
-    "dist_init_addr": "address of the rendezvous, picked at start",
-    "nccl_init_addr": "address of the rendezvous, picked at start (0.2.x)",
-    "host": "bind address of the HTTP server",
-    "api_key": "a secret, and not about memory",
-    "admin_api_key": "a secret, and not about memory",
-    "file_storage_path": "per-run directory",
-    "file_storage_pth": "per-run directory (old spelling)",
-    "metrics_http_port": "picked at start",
-    "disaggregation_bootstrap_port": "picked at start",
-    "engine_info_bootstrap_port": "picked at start",
-    "log_level": "logging only",
-    "log_level_http": "logging only",
-    "log_requests": "logging only",
-    "log_requests_level": "logging only",
-    "decode_log_interval": "logging only",
-    "show_time_cost": "logging only",
-    "served_model_name": "a display name",
-    "tokenizer_path": "follows model_path",
-    "download_dir": "local cache location",
-}
+from logparse.launches.args import IGNORED_ARGS, IGNORED_PORTS
 
 #: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.  Memory
 #: figures are the launch budget's (:mod:`logparse.budget.model`): the binding rank's.
@@ -425,12 +396,11 @@ LEFT JOIN runtime_stats s USING (launch_id)
 """
 
 
-def _history_view() -> str:
-    metric_cols = ",\n    ".join(f"s.{m}, s.{m} - p.{m} AS {m}_change" for m in HISTORY_METRICS)
-    return f"""
+#: The ``history`` view; ``{metrics}`` and ``{metric_cols}`` are filled from :data:`HISTORY_METRICS`.
+_HISTORY_SQL = """
 CREATE OR REPLACE VIEW history AS
 WITH ordered AS (
-    SELECT s.* EXCLUDE ({", ".join(HISTORY_METRICS)}),
+    SELECT s.* EXCLUDE ({metrics}),
         q.launch_no, q.prev_launch_id, p.version AS prev_version, p.started_at AS prev_started_at,
         {metric_cols}
     FROM launch_summary s
@@ -445,26 +415,39 @@ pairs AS (
       AND o.prev_launch_id IN (SELECT launch_id FROM has_args)
 ),
 cur AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value, a.origin
+    FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
 ),
 prev AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
+    SELECT p.launch_id, a.name, a.value::VARCHAR AS value, a.origin
+    FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
 ),
 diff AS (
     SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
            prev.value AS old_value, cur.value AS new_value,
-           cur.name IS NOT NULL AND prev.name IS NOT NULL AS in_both
+           cur.name IS NOT NULL AND prev.name IS NOT NULL AS in_both,
+           -- why it differs (logparse.launches.args.change_kind): a release default that moved, a value
+           -- SGLang derives itself across an upgrade, or a value the user set
+           CASE WHEN cur.origin = 'default' AND prev.origin = 'default' THEN 'default_moved'
+                WHEN cur.origin = 'derived' AND prev.origin = 'derived' AND v.version_changed THEN 'derived'
+                ELSE 'set' END AS kind
     FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
+    LEFT JOIN (SELECT launch_id, version IS DISTINCT FROM prev_version AS version_changed FROM ordered) v
+           ON v.launch_id = coalesce(cur.launch_id, prev.launch_id)
     WHERE cur.value IS DISTINCT FROM prev.value
       AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
 ),
 -- A field printed by one launch only is a field its release added or removed: counted, not listed.
 arg_diff AS (
     SELECT launch_id,
-           list(name ORDER BY name) FILTER (WHERE in_both) AS changed_arg_names,
-           string_agg(name, ', ' ORDER BY name) FILTER (WHERE in_both) AS changed_args,
+           list(name ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS changed_arg_names,
+           string_agg(name, ', ' ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS changed_args,
            string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
-                      '; ' ORDER BY name) FILTER (WHERE in_both) AS arg_changes,
+                      '; ' ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS arg_changes,
+           string_agg(name || ': ' || old_value || ' -> ' || new_value, '; ' ORDER BY name)
+               FILTER (WHERE in_both AND kind = 'default_moved') AS defaults_moved,
+           string_agg(name || ': ' || old_value || ' -> ' || new_value, '; ' ORDER BY name)
+               FILTER (WHERE in_both AND kind = 'derived') AS derived_changes,
            count(*) FILTER (WHERE NOT in_both AND old_value IS NULL) AS fields_added,
            count(*) FILTER (WHERE NOT in_both AND new_value IS NULL) AS fields_removed
     FROM diff GROUP BY launch_id
@@ -475,7 +458,7 @@ SELECT o.*,
     CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
          THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
     CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.changed_args IS NOT NULL END AS args_changed,
-    d.changed_args, d.changed_arg_names, d.arg_changes,
+    d.changed_args, d.changed_arg_names, d.arg_changes, d.defaults_moved, d.derived_changes,
     coalesce(d.fields_added, 0) AS fields_added, coalesce(d.fields_removed, 0) AS fields_removed,
     CASE WHEN d.fields_added > 0 OR d.fields_removed > 0
          THEN '+' || d.fields_added || ' / −' || d.fields_removed || ' ServerArgs fields'
@@ -484,6 +467,11 @@ SELECT o.*,
                       ELSE '' END END AS release_fields_change
 FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
 """
+
+
+def _history_view() -> str:
+    metric_cols = ",\n    ".join(f"s.{m}, s.{m} - p.{m} AS {m}_change" for m in HISTORY_METRICS)
+    return _HISTORY_SQL.format(metrics=", ".join(HISTORY_METRICS), metric_cols=metric_cols)
 
 
 def create_views(con) -> None:
@@ -520,10 +508,10 @@ def _m2_args_and_views(con) -> None:
     rows = con.execute("SELECT launch_id, server_args::VARCHAR FROM launches WHERE server_args IS NOT NULL").fetchall()
     from logparse.store.frames import args_frame
 
-    frame = args_frame([(lid, json.loads(sa)) for lid, sa in rows])
+    frame = args_frame([(lid, json.loads(sa), None) for lid, sa in rows])
     if frame.height:
         con.register("_args", frame.to_arrow())
-        con.execute("INSERT INTO launch_args BY NAME SELECT * FROM _args")
+        con.execute("INSERT INTO launch_args (launch_id, name, value) SELECT launch_id, name, value FROM _args")
         con.unregister("_args")
     _views_v3(con)
 
@@ -542,13 +530,12 @@ def _m4_one_truth(con) -> None:
     rebuild.create_tables_v4(con)
     rebuild.rebuild_all(con)
     con.execute("ALTER TABLE launches ADD PRIMARY KEY (launch_id)")
-    create_views(con)
 
 
 def _m5_history_release_fields(con) -> None:
     """history: fields printed by one launch only (a release added or removed them) are counted in
-    ``fields_added`` / ``fields_removed`` / ``release_fields_change``, not listed as changed arguments."""
-    create_views(con)
+    ``fields_added`` / ``fields_removed`` / ``release_fields_change``, not listed as changed arguments.
+    Views only: they are recreated after every run of migrations (:func:`finish_migrations`)."""
 
 
 def _m6_role_other_units(con) -> None:
@@ -561,6 +548,37 @@ def _m6_role_other_units(con) -> None:
     C.add_missing_columns(con, "sources", {"other_units": "int"})
 
 
+def _m7_argument_origins(con) -> None:
+    """``launch_args.origin`` (release default, derived by SGLang, or set: logparse.launches.args), so
+    ``history`` tells a value the user set from a release default that moved; the port arguments of
+    later releases join ``ignored_args``."""
+    import pyarrow as pa
+
+    from logparse.launches.args import origin
+
+    con.execute("ALTER TABLE launch_args ADD COLUMN origin VARCHAR")
+    rows = con.execute(
+        "SELECT a.launch_id, a.name, a.value::VARCHAR, l.version_min, l.version_max FROM launch_args a "
+        "JOIN launches l USING (launch_id)"
+    ).fetchall()
+    if rows:
+        origins = [origin(n, json.loads(v) if v else None, (lo, hi) if lo and hi else None) for _, n, v, lo, hi in rows]
+        con.register(
+            "_o", pa.table({"launch_id": [r[0] for r in rows], "name": [r[1] for r in rows], "origin": origins})
+        )
+        con.execute(
+            "UPDATE launch_args SET origin = o.origin FROM _o o WHERE launch_args.launch_id = o.launch_id "
+            "AND launch_args.name = o.name"
+        )
+        con.unregister("_o")
+    names = list(IGNORED_PORTS)
+    con.register("_ports", pa.table({"name": names, "reason": [IGNORED_PORTS[n] for n in names]}))
+    con.execute(
+        "INSERT INTO ignored_args SELECT name, reason FROM _ports WHERE name NOT IN (SELECT name FROM ignored_args)"
+    )
+    con.unregister("_ports")
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -569,6 +587,7 @@ MIGRATIONS: list[Callable] = [
     _m4_one_truth,
     _m5_history_release_fields,
     _m6_role_other_units,
+    _m7_argument_origins,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -604,7 +623,14 @@ LAUNCH_CHILD_TABLES = (
 )
 
 
+def finish_migrations(con) -> None:
+    """After migrations ran: the views of the current schema (views hold no data, so they are not
+    migrated step by step but recreated over the tables the last migration left)."""
+    create_views(con)
+
+
 def create_current(con) -> None:
     """Empty tables and views of the current schema on a fresh connection (imports of exports use it)."""
     for migration in MIGRATIONS:
         migration(con)
+    finish_migrations(con)
