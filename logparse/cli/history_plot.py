@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from logparse.launches.deployment import short_label
+
 OUTCOME_COLOR = {"ready": "#2e7d32", "failed": "#c62828", "incomplete": "#ef6c00"}
 MAX_PANELS = 8
 
@@ -89,7 +91,7 @@ def _panel(ax, dep: str, rows: list[dict], metric: str) -> None:
         ax.text(
             0.5,
             0.5,
-            f"no {metric} in these launches",
+            f"no {metric} in these launches (✕: a launch without it, e.g. a failed start)",
             transform=ax.transAxes,
             ha="center",
             va="center",
@@ -105,7 +107,7 @@ def _panel(ax, dep: str, rows: list[dict], metric: str) -> None:
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.set_ylabel(metric)
     ax.grid(axis="y", alpha=0.3)
-    ax.set_title(dep, fontsize=9.5, loc="left")
+    ax.set_title(short_label(dep), fontsize=9.5, loc="left")
 
 
 def _points(ax, xs: list[int], rows: list[dict], metric: str) -> None:
@@ -115,6 +117,7 @@ def _points(ax, xs: list[int], rows: list[dict], metric: str) -> None:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color="#607d8b", lw=1.5, zorder=1)
     for x, r in zip(xs, rows):
         if r[metric] is None:
+            _unknown_mark(ax, x, r)
             continue
         ax.scatter(
             [x],
@@ -125,6 +128,31 @@ def _points(ax, xs: list[int], rows: list[dict], metric: str) -> None:
             edgecolor="white",
             linewidth=0.8,
         )
+
+
+def _unknown_mark(ax, x: int, r: dict) -> None:
+    """A launch without the figure (a failed start has no headroom): a cross at the foot of the panel,
+    in its outcome's colour, with the outcome written under it, so the launch is never silently missing."""
+    ax.scatter(
+        [x],
+        [0.06],
+        marker="x",
+        s=52,
+        zorder=3,
+        color=OUTCOME_COLOR.get(r["outcome"], "#555"),
+        transform=ax.get_xaxis_transform(),
+        clip_on=False,
+    )
+    ax.text(
+        x,
+        0.11,
+        r["outcome"] or "not known",
+        transform=ax.get_xaxis_transform(),
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color=OUTCOME_COLOR.get(r["outcome"], "#555"),
+    )
 
 
 def _change_notes(ax, x: int, r: dict, n_rows: int) -> None:

@@ -121,7 +121,7 @@ def _after_weights(ax, rep: dict[str, Any], right: Bars) -> None:
         top2 = reserved0  # held back more than was free after the weights: no KV budget at all
     ax.set_ylim(0, top2 * 1.15)
     _draw_waterfall(ax, right)
-    ax.set_title(f"after the weights ({rep.get('min_rank')}, the rank with the least headroom)", fontsize=9)
+    ax.set_title(f"after the weights ({rep.get('binding_rank')}, the rank with the least headroom)", fontsize=9)
     reserved = rep.get("reserved_gb")
     if reserved is not None and reserved > 0:
         ax.axhline(reserved, color="#C44E52", linestyle="--", linewidth=1)
@@ -171,7 +171,7 @@ _DIFF_FIELDS = [
     ("weights_gb", "weights"),
     ("post_load_avail_gb", "free after\nweights"),
     ("reserved_gb", "held back"),
-    ("actual_kv_gb", "KV pool"),
+    ("kv_pool_gb", "KV pool"),
     ("graph_gb", "CUDA graphs"),
     ("draft_weights_gb", "draft\nweights"),
     ("draft_kv_gb", "draft KV"),
@@ -184,7 +184,7 @@ def plot_diff(rep: dict[str, Any], path: str) -> str:
     """Side-by-side bars of the budget of A and B, and the KV-token attribution."""
     plt = _plt()
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 5.4), gridspec_kw={"width_ratios": [6, 4, 1.3]})
-    fig.suptitle(f"A: {rep['a']['source']}   vs   B: {rep['b']['source']}", fontsize=10)
+    fig.suptitle(f"A: {_who(rep['a'])}\nB: {_who(rep['b'])}", fontsize=9)
     _budget_bars(ax1, rep["budget"])
     at = rep["attribution"]
     from matplotlib.ticker import FuncFormatter
@@ -203,6 +203,16 @@ def plot_diff(rep: dict[str, Any], path: str) -> str:
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def _who(side: dict[str, Any]) -> str:
+    """A launch as a title names it: its start time and pid (two launches of one file differ there), its source."""
+    bits = [side.get("launch_id", "")[:12]]
+    if side.get("started_at"):
+        bits.append(str(side["started_at"]).replace("T", " "))
+    if side.get("pid"):
+        bits.append(f"pid {side['pid']}")
+    return "  ".join(bits + [str(side.get("source") or "")])
 
 
 def _budget_bars(ax, bud: dict[str, Any]) -> None:
@@ -231,7 +241,7 @@ def _budget_bars(ax, bud: dict[str, Any]) -> None:
     ax.set_ylim(0, max(va + vb + [1]) * 1.18)
     ax.set_xticks(x)
     ax.set_xticklabels([lab for _, lab in fields], fontsize=8)
-    ax.set_ylabel("GiB (min rank)")
+    ax.set_ylabel("GiB (binding rank)")
     ax.set_title("memory budget", fontsize=9)
     ax.legend(frameon=False)
 
