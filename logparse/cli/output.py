@@ -153,16 +153,24 @@ def write_parquet(columns: list[str], rows: list[tuple], path: str | None) -> No
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    data = {c: [_parquet_cell(r[i]) for r in rows] for i, c in enumerate(columns)}
-    try:
-        table = pa.table(data)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        table = pa.table({c: [None if v is None else _csv_cell(v) for v in vals] for c, vals in data.items()})
+    table = pa.table({c: _parquet_column([r[i] for r in rows]) for i, c in enumerate(columns)})
     try:
         pq.write_table(table, path)
     except OSError as exc:
         raise fail(f"--output {path}: {exc.strerror or exc}", EXIT_USAGE) from None
     typer.echo(f"wrote {len(rows)} row(s) to {path}", err=True)
+
+
+def _parquet_column(values: list[Any]):
+    """An Arrow column of the values' own type, or of their text when Arrow has none for them
+    (a DuckDB UNION or VARIANT mixing types, a HUGEINT beyond 64 bits)."""
+    import pyarrow as pa
+
+    cells = [_parquet_cell(v) for v in values]
+    try:
+        return pa.array(cells)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else str(_csv_cell(v)) for v in values], pa.string())
 
 
 def _parquet_cell(v: Any) -> Any:

@@ -1,0 +1,103 @@
+"""Rough edges a new user hits: no traceback anywhere, every DuckDB type in every format, help text,
+option conflicts, piped stdin, GiB wording, quotes never cut mid-word."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from helpers import LOGPARSE, SAMPLES, cli, cli_env
+
+from logparse.reports.explain_text import quote
+
+KIMI = SAMPLES / "kimi-k25" / "launch-1-baseline.log"
+COMMANDS = ("parse", "ingest", "launches", "show", "history", "query", "export", "doctor", "explain", "diff", "check")
+
+
+def test_version_alone():
+    code, out, _ = cli("--version")
+    assert code == 0 and out.startswith("logparse ")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_has_no_type_tags_and_names_the_default_store(command):
+    code, out, _ = cli(command, "--help")
+    assert code == 0
+    for tag in ("<bool>", "<str>", "<int>", "<float>", "<list"):
+        assert tag not in out, (command, tag)
+    if "--db" in out:
+        assert "history.duckdb" in out and "LOGPARSE_DB" in out
+
+
+def test_history_plot_into_a_missing_directory_is_one_line(tmp_path, db, three):
+    assert cli("ingest", three, db=db).code == 0
+    code, _, err = cli("history", "--plot", tmp_path / "no" / "such" / "dir" / "h.png", db=db)
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "ndjson", "parquet"])
+def test_query_every_duckdb_type_in_every_format(tmp_path, db, three, fmt):
+    assert cli("ingest", three, db=db).code == 0
+    sql = (
+        "SELECT [1, 2] AS l, {'a': 1} AS s, map([1], ['x']) AS m, union_value(k := 1) AS u, INTERVAL 3 DAY AS i, "
+        "'\\x01'::BLOB AS b, 170141183460469231731687303715884105727::HUGEINT AS h, now()::TIMESTAMPTZ AS t, "
+        "1.5::DECIMAL(10, 2) AS d, 'x'::VARIANT AS v"
+    )
+    out_file = tmp_path / f"q.{fmt}"
+    args = ["query", sql, "--format", fmt] + (["--output", out_file] if fmt == "parquet" else [])
+    code, out, err = cli(*args, db=db)
+    assert code == 0, err
+    if fmt == "json":
+        (row,) = json.loads(out)
+        assert row["l"] == [1, 2] and row["s"] == {"a": 1} and row["h"] == 170141183460469231731687303715884105727
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(out_file).num_rows == 1
+    code, out, err = cli("query", "SELECT * FROM duckdb_settings()", "--format", fmt, "--output", out_file, db=db)
+    assert code == 0, err
+
+
+def test_option_conflicts_are_refused_with_a_clear_line():
+    code, _, err = cli("parse", KIMI, "--events")
+    assert code == 2 and "--events" in err and "json" in err
+    code, _, err = cli("parse", KIMI, "--json", "--ndjson")
+    assert code == 2 and "disagree" in err
+    code, _, err = cli("explain", KIMI, "--json", "--format", "csv")
+    assert code == 2 and "disagree" in err
+
+
+def test_piped_stdin_is_read_without_a_dash(tmp_path):
+    proc = subprocess.run(
+        [*LOGPARSE, "parse", "--format", "json"],
+        input=KIMI.read_bytes(),
+        capture_output=True,
+        env=cli_env(),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["launches"]) == 1
+
+
+def test_what_ifs_say_gib():
+    code, out, _ = cli("explain", KIMI, "--json")
+    doc = json.loads(out)
+    changes = " ".join(w["change"] for w in doc["what_if"] if w["change"].startswith("mem_fraction_static"))
+    assert "GiB" in changes and " GB" not in changes
+    assert "GiB" in cli("explain", "--help").out
+
+
+def test_quotes_are_never_cut_mid_word():
+    text = "RuntimeError: " + " ".join(["allocation"] * 80)
+    q = quote(text, 100)
+    assert len(q) <= 102 and q.endswith(" …") and q[:-2].split(" ")[-1] == "allocation"
+    assert quote("short error") == "short error"
+
+
+def test_text_and_tables_round_the_same_way():
+    code, out, _ = cli("explain", KIMI, "--json")
+    doc = json.loads(out)
+    text = " ".join(doc["sentences"])
+    assert f"{doc['headroom_gb']:.2f} GiB is left free" in text
+    assert f"{doc['reserved_gb']:.2f} GiB" in text
