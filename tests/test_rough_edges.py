@@ -82,6 +82,7 @@ def test_piped_stdin_is_read_without_a_dash(tmp_path):
 
 def test_what_ifs_say_gib():
     code, out, _ = cli("explain", KIMI, "--json")
+    assert code == 0
     doc = json.loads(out)
     changes = " ".join(w["change"] for w in doc["what_if"] if w["change"].startswith("mem_fraction_static"))
     assert "GiB" in changes and " GB" not in changes
@@ -97,6 +98,7 @@ def test_quotes_are_never_cut_mid_word():
 
 def test_text_and_tables_round_the_same_way():
     code, out, _ = cli("explain", KIMI, "--json")
+    assert code == 0
     doc = json.loads(out)
     text = " ".join(doc["sentences"])
     assert f"{doc['headroom_gb']:.2f} GiB is left free" in text
