@@ -103,3 +103,88 @@ def test_text_and_tables_round_the_same_way():
     text = " ".join(doc["sentences"])
     assert f"{doc['headroom_gb']:.2f} GiB is left free" in text
     assert f"{doc['reserved_gb']:.2f} GiB" in text
+
+
+# ---------------------------------------------------------------------------- advice and figures
+
+CRASH_OOM = SAMPLES / "sglang-0.5" / "crash-cuda-oom-0.5.18.log"
+
+
+def test_explain_on_an_oom_failure_leads_out_of_it():
+    code, out, _ = cli("explain", CRASH_OOM, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["outcome"] == "failed" and doc["headroom_gb"] is None
+    first = doc["what_if"][0]
+    assert first["mem_fraction_static"] < doc["mem_fraction_static"]  # lower, not raise
+    assert "out of memory" in first["change"]
+    assert not [w for w in doc["what_if"] if w["change"].startswith(("kv_cache_dtype", "--enable-hierarchical"))]
+    text = " ".join(doc["sentences"])
+    assert "There is no headroom figure" in text and "was free when the start failed" in text
+
+
+def test_explain_agrees_with_the_minimum_sglang_printed(tmp_path):
+    from helpers import CORPUS
+
+    log = CORPUS / "sglang-0.5.23" / "fail-weights-vs-memfrac.log"
+    if not log.exists():
+        pytest.skip("genuine corpus not available")
+    doc = json.loads(cli("explain", log, "--json").out)
+    (first,) = [w for w in doc["what_if"] if "smallest that starts" in w["change"]]
+    assert first["mem_fraction_static"] == 0.036 and first["sglang_says_minimum"] == pytest.approx(0.0359)
+
+
+def test_diff_of_identical_pools_reports_no_rounding_change():
+    a, b = SAMPLES / "kimi-k25" / "launch-1-baseline.log", SAMPLES / "kimi-k25" / "launch-2-hicache.log"
+    doc = json.loads(cli("diff", a, b, "--json").out)
+    assert doc["budget"]["kv_tokens"]["delta"] == 0
+    for name in ("bytes_per_token", "predicted_kv_tokens"):
+        d = doc["budget"][name]
+        assert not d["delta"], (name, d)
+
+
+def test_explain_says_whether_the_pool_is_mla_or_mha():
+    mla = json.loads(cli("explain", SAMPLES / "sglang-0.4" / "deepseek-v3-tp8-eagle-0.4.7.log", "--json").out)
+    mha = json.loads(cli("explain", SAMPLES / "sglang-0.5" / "qwen-tp2-0.5.22-dict.log", "--json").out)
+    assert any("an MLA pool" in s for s in mla["sentences"])
+    assert any("an MHA pool" in s for s in mha["sentences"])
+    assert not any("or the whole MLA latent" in s for s in mla["sentences"] + mha["sentences"])
+
+
+def test_plots_tell_a_from_b_and_mark_failed_launches(tmp_path, db):
+    restarts = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
+    svg = tmp_path / "d.svg"
+    assert cli("diff", f"{restarts}#1", f"{restarts}#2", "--plot", svg).code == 0
+    text = svg.read_text()
+    assert "09:12:07" in text and "09:41:40" in text  # A's and B's start times in the title
+    assert cli("ingest", CRASH_OOM, db=db).code == 0
+    hsvg = tmp_path / "h.svg"
+    assert cli("history", "--metric", "headroom_gb", "--plot", hsvg, db=db).code == 0
+    assert "failed" in hsvg.read_text()
+
+
+def test_ctrl_c_during_a_parse_is_one_line():
+    """Ctrl-C while logparse reads a stream (a journal pipe that is still being written): exit 130 and one
+    line, no traceback and no 'Exception ignored' from a reader left behind."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [*LOGPARSE, "parse", "-", "--format", "json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(KIMI.read_bytes())
+    proc.stdin.flush()
+    time.sleep(3)  # imports done, the first lines read; the pipe stays open
+    proc.send_signal(signal.SIGINT)
+    try:
+        err = proc.communicate(timeout=60)[1].decode()
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert err.strip().endswith("logparse: interrupted")
