@@ -11,7 +11,7 @@ So ``(1 - f) * M_pre`` is held back (CUDA graphs, activations, the draft model b
 0.5.14...) and everything else left after the weights becomes KV cache.  What differs by
 era is what happens around that:
 
-* **Era A** (0.2.0 – 0.5.6.post2, ``ModelRunner.profile_max_num_token``):
+* **Era A** (0.1.3 – 0.5.6.post2, ``ModelRunner.profile_max_num_token``):
   EAGLE headroom: from 0.4.3.post3 the pool is inflated to
   ``T' = T + R*steps*topk + R*draft_tokens + 100`` (R = max_num_reqs) and both target and
   draft use T' (0.4.1.post4 – 0.4.3.post2 inflate the draft pool only);
@@ -67,7 +67,7 @@ class Era:
 ERAS: tuple[Era, ...] = (
     Era(
         "A",
-        "0.2.0",
+        "0.1.3",
         "0.5.6.post2",
         "ModelRunner.profile_max_num_token",
         "T = floor((M_post - M_pre*(1-f)) * 2^30 / cell); EAGLE (0.4.3.post3+): "

@@ -138,6 +138,8 @@ def _explain_ranks(rep: dict[str, Any], console, unit: str) -> None:
         return
     rt = Table(title=f"per rank ({unit})", title_justify="left", show_edge=False, pad_edge=False)
     present = [(h, k) for h, k in _EXPLAIN_RANK_COLUMNS if k == "rank" or any(r.get(k) is not None for r in ranks)]
+    if len(present) == 1:
+        return  # no rank printed a memory figure (0.1.x)
     for h, _ in present:
         rt.add_column(h, justify="left" if h == "rank" else "right")
     for r in ranks:

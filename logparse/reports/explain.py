@@ -127,7 +127,7 @@ def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Expl
         waterfall=waterfall(binding, b.reserved_gb, b.predicted_kv_gb, launch.outcome) if binding else [],
         ranks=_rank_rows(launch, b, margin_gb),
         hicache=hc,
-        what_if=_what_ifs(launch, b, margin_gb) + _unless_failed(launch, hc.pop("what_if", [])),
+        what_if=_what_ifs(launch, b, margin_gb) + _hicache_what_ifs(launch, hc.pop("what_if", [])),
         sentences=[],
         warnings=list(launch.warnings),
         groups=_group_reports(launch),
@@ -280,6 +280,13 @@ def _what_ifs(launch: Launch, b: Budget, margin: float) -> list[dict[str, Any]]:
         out.append(_margin_what_if(b, b.headroom_gb, margin, has_draft=has_draft))
     out += _cap_lifted(launch, b)
     return out + _unless_failed(launch, _fp8(launch, b))
+
+
+def _hicache_what_ifs(launch: Launch, what_ifs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """HiCache what-ifs, for a release that has HiCache (0.4.2.post1+) and a start that did not fail."""
+    if launch.version_range and not from_release_after(launch, "0.4.2.post1"):
+        return []
+    return _unless_failed(launch, what_ifs)
 
 
 def _unless_failed(launch: Launch, what_ifs: list[dict[str, Any]]) -> list[dict[str, Any]]:
