@@ -471,25 +471,12 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
     return rep
 
 
+#: What ``explain_a`` / ``explain_b`` keep of each side's explanation: the compared budget figures and a few more.
 _BRIEF = (
     "era",
     "era_label",
-    "mem_fraction_static",
-    "pre_load_avail_gb",
-    "weights_gb",
-    "post_load_avail_gb",
-    "reserved_gb",
-    "rest_gb",
-    "predicted_kv_tokens",
-    "kv_tokens",
+    *BUDGET_FIELDS,
     "predicted_kv_gb",
-    "kv_pool_gb",
-    "bytes_per_token",
-    "draft_weights_gb",
-    "draft_kv_gb",
-    "graph_gb",
-    "other_gb",
-    "headroom_gb",
     "capped_by_max_total_tokens",
     "memory_kind",
     "binding_rank",
