@@ -40,23 +40,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from logparse.grammar.versions import release_key
+
 SERVER_ARGS = "sglang/srt/server_args.py"
 ARG_GROUPS = "sglang/srt/arg_groups/"
 FIELDS_DIR = "sglang/srt/arg_groups/fields/"
 _WHEEL_RE = re.compile(r"^sglang-([0-9][0-9a-z.]*)-[^-]+-[^-]+-[^-]+\.whl$")
-
-
-def release_key(version: str) -> tuple:
-    """Sort key of a PyPI release name (``0.5.0rc2`` < ``0.5.1`` < ``0.5.1.post1``)."""
-    parts: list = []
-    for piece in version.replace("rc", ".rc").split("."):
-        if piece.startswith("post"):
-            parts.append((1, int(piece[4:] or 0)))
-        elif piece.startswith("rc"):
-            parts.append((-1, int(piece[2:] or 0)))
-        elif piece.isdigit():
-            parts.append((0, int(piece)))
-    return tuple(parts)
 
 
 def wheels(folder: str | Path) -> dict[str, Path]:

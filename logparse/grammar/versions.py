@@ -43,15 +43,16 @@ def index(version: str) -> int:
     idx = _index()
     if version in idx:
         return idx[version]
-    key = _sort_key(version)
+    key = release_key(version)
     pos = 0
     for i, v in enumerate(releases()):
-        if _sort_key(v) <= key:
+        if release_key(v) <= key:
             pos = i
     return pos
 
 
-def _sort_key(version: str) -> tuple:
+def release_key(version: str) -> tuple:
+    """Sort key of a PyPI release name (``0.5.0rc2`` < ``0.5.1`` < ``0.5.1.post1``)."""
     parts: list = []
     for piece in version.replace("rc", ".rc").split("."):
         if piece.startswith("post"):
