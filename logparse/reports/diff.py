@@ -145,7 +145,7 @@ def _within_rounding(budget: dict[str, dict[str, Any]], ba: Budget, bb: Budget) 
         bb.predicted_kv_tokens_hi,
     )
     d = budget["predicted_kv_tokens"]
-    if None not in (lo_a, hi_a, lo_b, hi_b) and lo_a <= hi_b and lo_b <= hi_a and d["delta"]:
+    if _ranges_overlap(lo_a, hi_a, lo_b, hi_b) and d["delta"]:
         d.update(delta=None, pct=None, within_rounding=True)
 
 
@@ -184,9 +184,9 @@ KNOB_ORDER = (
 )
 
 
-def _knobs(li: fm.LaunchInputs) -> dict[str, Any] | None:
-    inp = li.inputs
-    if inp is None:
+def _knobs(li: fm.LaunchInputs | None) -> dict[str, Any] | None:
+    inp = li.inputs if li is not None else None
+    if li is None or inp is None:
         return None
     cell_t = li.bpt.value
     cell_d = li.draft_bpt.value if li.features.draft_in_budget else None
@@ -266,7 +266,7 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
         "steps": [],
         "notes": [],
     }
-    if ka is None or kb is None:
+    if ka is None or kb is None or la is None or lb is None:
         out["supported"] = False
         out["reason"] = "a launch lacks the memory figures or mem_fraction_static the formula needs"
         return out
@@ -356,9 +356,14 @@ def _step(label: str, key: str, a: str, b: str, prev: int | None, t: int | None)
 
 
 def _overlap(x: fm.BytesPerToken, y: fm.BytesPerToken) -> bool:
-    if None in (x.lo, x.hi, y.lo, y.hi):
+    return _ranges_overlap(x.lo, x.hi, y.lo, y.hi)
+
+
+def _ranges_overlap(lo_a: float | None, hi_a: float | None, lo_b: float | None, hi_b: float | None) -> bool:
+    """Do [lo_a, hi_a] and [lo_b, hi_b] share a value (False when a bound is unknown)?"""
+    if lo_a is None or hi_a is None or lo_b is None or hi_b is None:
         return False
-    return x.lo <= y.hi and y.lo <= x.hi
+    return lo_a <= hi_b and lo_b <= hi_a
 
 
 # --------------------------------------------------------------------------- diff

@@ -224,7 +224,7 @@ def _margin_what_if(b: Budget, headroom: float | None, margin: float, has_draft:
             "not change it while the cap holds (see the 'without --max-total-tokens' what-if)",
         )
     ch = _headroom_cell(li, has_draft)
-    if ch is None or pred.tokens is None or pred.tokens <= 0:
+    if ch is None or inp.cell is None or pred.tokens is None or pred.tokens <= 0:
         f_new = min(_floor3(inp.f + (headroom - margin) / inp.m_pre_gb), 0.999)
         return _unsupported(
             f"mem_fraction_static {inp.f:g} → {f_new:g} (leave {margin:.2f} GiB)",
@@ -308,6 +308,8 @@ def _smallest_start(launch: Launch, b: Budget) -> list[dict[str, Any]]:
         need_gb = (inp.page_size * inp.cell / GiB) if inp.cell else 0.0
         ours = _ceil3(fm.fraction_for_rest(inp, need_gb) + 1e-6)
     f_min = float(said.group(1)) if said else ours
+    if f_min is None:
+        return []
     current = inp.f if inp is not None else launch.mem_fraction_static
     item: dict[str, Any] = {
         "change": f"mem_fraction_static {current:g} → {f_min:g} (smallest that starts)",
@@ -368,11 +370,12 @@ def _oom_way_out(b: Budget, margin: float) -> list[dict[str, Any]]:
 
 def _cap_lifted(launch: Launch, b: Budget) -> list[dict[str, Any]]:
     li, pred = b.inputs, b.prediction
-    inp = li.inputs if li else None
-    if inp is None or inp.max_total_tokens is None or not b.capped_by_max_total_tokens:
+    inp = li.inputs if li is not None else None
+    cap = inp.max_total_tokens if inp is not None else None
+    if li is None or inp is None or cap is None or not b.capped_by_max_total_tokens:
         return []
     item: dict[str, Any] = {
-        "change": f"without --max-total-tokens (now {inp.max_total_tokens:,})",
+        "change": f"without --max-total-tokens (now {cap:,})",
         "kv_tokens": None,
         "kv_gb": None,
         "headroom_gb": None,
@@ -385,7 +388,7 @@ def _cap_lifted(launch: Launch, b: Budget) -> list[dict[str, Any]]:
         item["kv_gb"] = _r(fm.pool_gb(unc, inp.page_size, li.bpt.value))
         if head is not None:
             ch = _headroom_cell(li, li.draft_bpt.value is not None) or li.bpt.value
-            item["headroom_gb"] = _r(head - (unc - inp.max_total_tokens) * ch / GiB)
+            item["headroom_gb"] = _r(head - (unc - cap) * ch / GiB)
     else:
         least = b.uncapped_kv_tokens_at_least
         item["kv_tokens_at_least"] = least
@@ -408,9 +411,9 @@ def is_low_precision_kv(launch: Launch, b: Budget) -> bool:
 
 def _fp8(launch: Launch, b: Budget) -> list[dict[str, Any]]:
     li, pred = b.inputs, b.prediction
-    inp = li.inputs if li else None
-    if inp is None or pred is None:
+    if li is None or li.inputs is None or pred is None:
         return []
+    inp = li.inputs
     change = "kv_cache_dtype fp8_e4m3 (half the bytes per token)"
     if is_low_precision_kv(launch, b):
         return [
@@ -501,4 +504,4 @@ def _hicache(launch: Launch, b: Budget) -> dict[str, Any]:
 def from_release_after(launch: Launch, release: str) -> bool:
     """Is the newest release the launch may be at least ``release``?"""
     rng = launch.version_range
-    return bool(rng) and versions.index(rng[1]) >= versions.index(release)
+    return rng is not None and versions.index(rng[1]) >= versions.index(release)

@@ -6,6 +6,7 @@ them (two decimals of GiB), so text and tables never disagree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from logparse.budget import formula as fm
@@ -32,16 +33,40 @@ def quote(text: str, limit: int = MAX_QUOTE) -> str:
     return cut + " …"
 
 
+@dataclass(frozen=True)
+class Sized:
+    """The formula's parts of a launch it could size, checked once and read by every sentence."""
+
+    li: fm.LaunchInputs
+    inp: fm.Inputs
+    pred: fm.Prediction
+    m_pre: float  # the budget's printed figures (GiB, two decimals)
+    m_post: float
+    reserved: float
+    rest: float
+
+
+def sized(b: Budget) -> Sized | None:
+    """The budget's formula parts, or None when the log lacks what the formula needs."""
+    li, pred = b.inputs, b.prediction
+    figures = (b.pre_load_avail_gb, b.post_load_avail_gb, b.reserved_gb, b.rest_gb)
+    if li is None or li.inputs is None or pred is None or any(v is None for v in figures):
+        return None
+    m_pre, m_post, reserved, rest = (float(v or 0.0) for v in figures)
+    return Sized(li, li.inputs, pred, m_pre, m_post, reserved, rest)
+
+
 def sentences(launch: Launch, b: Budget, hicache: dict[str, Any]) -> list[str]:
     out = _backend(b) + _era(launch, b)
-    if b.inputs is None or b.inputs.inputs is None or b.prediction is None:
+    s = sized(b)
+    if s is None:
         out.append(
             "The log lacks the figures the formula needs (Load weight begin/end and mem_fraction_static); "
             "nothing can be predicted."
         )
         return out + _failure(launch)
     for step in (_fraction, _prediction, _cap, _pool_meaning, _rank_spread, _speculative, _held_back):
-        out += step(launch, b)
+        out += step(launch, b, s)
     return out + _hicache(b, hicache) + _failure(launch)
 
 
@@ -62,11 +87,11 @@ def _era(launch: Launch, b: Budget) -> list[str]:
     return [f"Sized with SGLang's {b.era_label} formula{where}; {ver}" + (" " + notes if notes else "")]
 
 
-def _fraction(launch: Launch, b: Budget) -> list[str]:
-    inp, pred, li = b.inputs.inputs, b.prediction, b.inputs
+def _fraction(launch: Launch, b: Budget, s: Sized) -> list[str]:
+    inp, pred, li = s.inp, s.pred, s.li
     mem = "system memory" if b.memory_kind == "cpu" else "GPU memory"
     f = inp.f
-    m_pre, m_post = b.pre_load_avail_gb, b.post_load_avail_gb
+    m_pre, m_post = s.m_pre, s.m_post
     text = (
         f"mem_fraction_static={f:g} is not {f:.0%} of the {mem} left after the weights (that would be "
         f"{f:g} × {m_post:.2f} = {f * m_post:.2f} {UNIT} of KV). SGLang holds back (1 − {f:g}) = "
@@ -93,7 +118,7 @@ def _rank(r) -> str:
     return "?" if r is None else r.label()
 
 
-def _prediction(launch: Launch, b: Budget) -> list[str]:
+def _prediction(launch: Launch, b: Budget, s: Sized) -> list[str]:
     if b.predicted_kv_tokens is None or b.kv_tokens is None:
         return []
     if b.within_rounding:
@@ -105,23 +130,28 @@ def _prediction(launch: Launch, b: Budget) -> list[str]:
         f"the log says {b.kv_tokens:,} ({_gb(b.kv_pool_gb)} {UNIT}): {verdict}."
     ]
     pct = b.kv_tokens_diff_pct or 0.0
-    if not b.within_rounding and abs(pct) > 0.5 and not b.capped_by_max_total_tokens:
-        out.append(_mismatch(launch, b))
+    mismatch = not b.within_rounding and abs(pct) > 0.5 and not b.capped_by_max_total_tokens
+    if mismatch and s.inp.cell is not None:
+        out.append(_mismatch(launch, b, s, _pool_budget_gb(b.kv_tokens, s.inp.cell, s)))
     return out
 
 
-def _mismatch(launch: Launch, b: Budget) -> str:
-    inp, pred = b.inputs.inputs, b.prediction
-    t_mem = b.kv_tokens
+def _pool_budget_gb(tokens: int, cell: float, s: Sized) -> float:
+    """The KV budget the printed pool implies (EAGLE's inflation taken out), in GiB."""
+    pred = s.pred
     if pred.tokens_spec is not None and pred.tokens_memory is not None:
-        t_mem -= pred.tokens_spec - pred.tokens_memory
-    rest_actual = t_mem * inp.cell / GiB + (inp.mamba_gb or 0.0)
-    text = f"The pool implies a budget of {rest_actual:.2f} {UNIT} instead of {b.rest_gb:.2f}"
+        tokens -= pred.tokens_spec - pred.tokens_memory
+    return tokens * cell / GiB + (s.inp.mamba_gb or 0.0)
+
+
+def _mismatch(launch: Launch, b: Budget, s: Sized, rest_actual: float) -> str:
+    inp = s.inp
+    text = f"The pool implies a budget of {rest_actual:.2f} {UNIT} instead of {s.rest:.2f}"
     if inp.f < 1:
         implied = (inp.m_post_gb - rest_actual) / (1 - inp.f)
         text += (
             f", i.e. SGLang measured {implied:.2f} {UNIT} free before the weights where 'Load weight begin' "
-            f"printed {b.pre_load_avail_gb:.2f}"
+            f"printed {s.m_pre:.2f}"
         )
     text += "."
     rng = launch.version_range
@@ -137,7 +167,7 @@ def _mismatch(launch: Launch, b: Budget) -> str:
     return text
 
 
-def _cap(launch: Launch, b: Budget) -> list[str]:
+def _cap(launch: Launch, b: Budget, s: Sized) -> list[str]:
     cap = launch.max_total_tokens
     tokens = b.kv_tokens
     if b.capped_by_max_total_tokens and tokens is not None:
@@ -152,7 +182,7 @@ def _cap(launch: Launch, b: Budget) -> list[str]:
             f"{b.rest_gb:.2f} {UNIT} budget holds at least {b.uncapped_kv_tokens_at_least or 0:,} tokens, "
             f"so the cap, not memory, set the size ({tokens:,})."
         ]
-    if b.prediction.cap_not_binding and cap:
+    if s.pred.cap_not_binding and cap:
         return [f"--max-total-tokens {cap:,} is larger than what memory allows: SGLang used the profiled value."]
     return []
 
@@ -170,7 +200,7 @@ def pool_layout(launch: Launch) -> str | None:
     return "MLA" if pr.kv_size_gb is not None else None
 
 
-def _pool_meaning(launch: Launch, b: Budget) -> list[str]:
+def _pool_meaning(launch: Launch, b: Budget, s: Sized) -> list[str]:
     tokens = b.kv_tokens
     if not tokens:
         return []
@@ -211,7 +241,7 @@ def _pool_meaning(launch: Launch, b: Budget) -> list[str]:
     return out
 
 
-def _rank_spread(launch: Launch, b: Budget) -> list[str]:
+def _rank_spread(launch: Launch, b: Budget, s: Sized) -> list[str]:
     pre = [(r.free_before_weights_gb, r.rank) for r in b.ranks if r.free_before_weights_gb is not None]
     if len(pre) < 2:
         return []
@@ -232,8 +262,8 @@ def _rank_spread(launch: Launch, b: Budget) -> list[str]:
     return [text]
 
 
-def _speculative(launch: Launch, b: Budget) -> list[str]:
-    li, pred = b.inputs, b.prediction
+def _speculative(launch: Launch, b: Budget, s: Sized) -> list[str]:
+    li, pred = s.li, s.pred
     dw, dk, dg = b.draft_weights_gb, b.draft_kv_gb, b.draft_graph_gb
     if not (li.spec or dw is not None):
         return []
@@ -269,7 +299,7 @@ _SPENT = (
 )
 
 
-def _held_back(launch: Launch, b: Budget) -> list[str]:
+def _held_back(launch: Launch, b: Budget, s: Sized) -> list[str]:
     """Where the held-back share went: headroom after startup, or what was free when it stopped."""
     if not b.reserved_gb:
         return []
