@@ -249,7 +249,7 @@ class StreamParser:
         for key in list(self._open):
             self._close(key)
         others = self._other_units()
-        launches = []
+        launches: list = []
         for _, asm in sorted(self._done, key=lambda t: t[0]):
             if not any(e.kind in STARTUP_KINDS for e in asm.events):
                 if (asm.stream[0], asm.stream[1]) in others:

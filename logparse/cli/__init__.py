@@ -25,6 +25,8 @@ def _name_metavars(typer_app: typer.Typer) -> None:
     from typer.models import ArgumentInfo, OptionInfo
 
     for command in typer_app.registered_commands:
+        if command.callback is None:
+            continue
         for param in inspect.signature(command.callback).parameters.values():
             info = param.default
             if isinstance(info, ArgumentInfo) and info.metavar is None:
@@ -32,7 +34,7 @@ def _name_metavars(typer_app: typer.Typer) -> None:
                 continue
             if not isinstance(info, OptionInfo) or info.metavar is not None or isinstance(info.default, bool):
                 continue
-            longs = [d for d in info.param_decls if d.startswith("--")]
+            longs = [d for d in info.param_decls or () if d.startswith("--")]
             info.metavar = (longs[0][2:] if longs else param.name).upper().replace("-", "_")
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.store.db import default_db_path
+
+if TYPE_CHECKING:  # rich is imported by the commands that print tables, not at start-up
+    from rich.console import JustifyMethod
 
 DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
 
@@ -217,7 +220,7 @@ def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
     from logparse.cli.render import OUTCOME_STYLE, cell, print_table
 
     t = Table(title=f"{len(rows)} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
-    heads = [
+    heads: list[tuple[str, JustifyMethod]] = [
         ("launch", "left"),
         ("host", "left"),
         ("started", "left"),
@@ -245,7 +248,7 @@ def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
             r["launch_id"][:12],
             r.get("host") or "—",
             cell(r.get("started_at")),
-            Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome"), "")),
+            Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome") or "", "")),
             r.get("version") or "?",
             model,
             cell(r.get("tp_size")),

@@ -37,6 +37,12 @@ class Seconds(float):
     pass
 
 
+def _first_int(text: str) -> int:
+    """The first run of digits in a token the grammar matched with one (0 if, against the grammar, none)."""
+    m = re.search(r"\d+", text)
+    return int(m.group()) if m else 0
+
+
 def _num(tok: Any) -> int | float:
     s = str(tok)
     try:
@@ -416,7 +422,7 @@ class LineTransformer(Transformer):
             if isinstance(v, Token) and v.type == "GRAPH_NAME":
                 f.update(_graph_name_fields(str(v)))
             elif isinstance(v, Token) and v.type == "STEP_PAREN":
-                f["step"] = int(re.search(r"\d+", str(v)).group())
+                f["step"] = _first_int(str(v))
             elif isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], tuple) and v[0][0] == "form":
                 form = v[0][1]
                 f.update(v[1])
@@ -504,7 +510,7 @@ class LineTransformer(Transformer):
                 elif v.type == "BATCH_SEP":
                     form_bits.append("dot" if str(v).startswith(".") else "comma")
                 elif v.type == "MIXED":
-                    f["mixed_running_req"] = int(re.search(r"\d+", str(v)).group())
+                    f["mixed_running_req"] = _first_int(str(v))
                 elif v.type == "RETRACT_HEAD":
                     form_bits.append("kv_full" if "KV cache pool" in str(v) else "decode_oom")
             elif isinstance(v, list):
@@ -564,7 +570,7 @@ class LineTransformer(Transformer):
         return float(_num(c[1]))
 
     def not_enough_memory(self, c):
-        f = {"error": "Not enough memory. Please try to increase --mem-fraction-static."}
+        f: dict[str, Any] = {"error": "Not enough memory. Please try to increase --mem-fraction-static."}
         form = "plain"
         for v in c:
             if isinstance(v, float):

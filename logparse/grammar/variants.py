@@ -1436,8 +1436,8 @@ def evidence_for_events(events, launch) -> list[tuple[str, tuple[str, str]]]:
             continue
         seen.add(sig)
         vs = match(ev.kind, ev.form, ev.fields)
-        if vs:
-            rng = _union(vs)
+        rng = _union(vs)
+        if vs and rng is not None:
             ev.variant = vs[0].name
             out.append((f"'{_short(ev.text)}' ({'/'.join(v.name for v in vs)})", rng))
     # The prefix of the lines: era of SGLang's logging format.
