@@ -101,3 +101,62 @@ def test_worker_processes_give_the_same_result(generated, fmt):
             )
         )
     assert results[0] == results[1]
+
+
+# ---------------------------------------------------------------- every format, streams, non-ASCII text
+
+
+def _render(lines: list[str], fmt: str, host: str = "gpu-node-7", ident: str = "python3") -> str:
+    """An SGLang log as ``fmt`` would carry it (plain, short-iso, json or export), one entry a line."""
+    import json
+
+    out = []
+    for i, line in enumerate(lines):
+        us = 1_795_939_685_000_000 + i * 1_000_000
+        cursor = f"s=5eed;i={i:x};b=0d73;m={i:x};t={us:x};x={i:x}"
+        if fmt == "plain":
+            out.append(line + "\n")
+        elif fmt == "short-iso":
+            out.append(f"2026-11-29T08:08:{i % 60:02d}+0000 {host} {ident}[4242]: {line}\n")
+        elif fmt == "json":
+            entry = {"__CURSOR": cursor, "__REALTIME_TIMESTAMP": str(us), "_BOOT_ID": "0d73", "_HOSTNAME": host}
+            entry |= {"_SYSTEMD_UNIT": "sglang.service", "_PID": "4242", "SYSLOG_IDENTIFIER": ident, "MESSAGE": line}
+            out.append(json.dumps(entry, ensure_ascii=False) + "\n")
+        else:
+            out.append(
+                f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={us}\n_BOOT_ID=0d73\n_HOSTNAME={host}\n"
+                f"_SYSTEMD_UNIT=sglang.service\nSYSLOG_IDENTIFIER={ident}\nMESSAGE={line}\n_PID=4242\n\n"
+            )
+    return "".join(out)
+
+
+def _non_ascii_log() -> list[str]:
+    """A sample launch with batch lines whose bracket holds a non-ASCII word, and other
+    non-ASCII text before the fields (the byte offsets of the bulk path are not character offsets)."""
+    lines = (SAMPLES / "sglang-0.5/restarts-0.5.12.log").read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if 5 < i < 80:
+            word = ("nöde", "ノード", "node")[i % 3]
+            out.append(
+                f"[2026-11-29 08:09:{i % 60:02d} {word} TP0] Decode batch, #running-req: {i + 10}, #token: {i * 100}, "
+                f"token usage: 0.{i % 90 + 10}, cuda graph: True, gen throughput (token/s): 12.00, #queue-req: {i % 7}"
+            )
+            out.append(f'[2026-11-29 08:09:{i % 60:02d}] INFO:     10.0.0.{i}:5000 - "GET /ünïcode HTTP/1.1" 200 OK')
+    return out
+
+
+FORMAT_NAMES = {"plain": "plain", "short-iso": "journal-short-iso", "json": "journal-json", "export": "journal-export"}
+
+
+@pytest.mark.parametrize("fmt", ["plain", "short-iso", "json"])
+@pytest.mark.parametrize("host", ["gpu-node-7", "gpü-nöde", "ノード"])
+def test_non_ascii_text_before_the_message_and_the_fields(fmt, host):
+    from logparse.sources import text_source
+
+    text = _render(_non_ascii_log(), fmt, host=host, ident="pythön" if host != "gpu-node-7" else "python3")
+    bulk = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk="force", block_bytes=4096))
+    records = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk=False))
+    assert bulk == records
+    assert max(launch[-1].get("peak_running_req") or 0 for launch in records[1]) >= 20

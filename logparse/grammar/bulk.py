@@ -164,12 +164,15 @@ def _with_message(lf, fmt: str):
     # "2026-10-01T00:00:00+0000 host ident[pid]: message": cut at the first "]: ",
     # check the (short) header with a regexp, take the pid from it.
     # (literal finds and slices: regexps over every line cost more than the rest together)
+    # ``str.find`` gives byte offsets: the cuts are made on the bytes (``bin.slice``), so that
+    # non-ASCII text before "]: " (a host, an identifier) cuts at the same place as the record path.
     cut = line.str.find("]: ", literal=True)
     opening = line.str.find("[", literal=True)
-    pid = line.str.slice(opening + 1, cut - opening - 1).cast(pl.Int64, strict=False)
+    raw = line.cast(pl.Binary)
+    pid = raw.bin.slice(opening + 1, cut - opening - 1).cast(pl.String).cast(pl.Int64, strict=False)
     ok = (line.str.slice(4, 1) == "-") & (line.str.slice(10, 1) == "T") & (opening < cut) & pid.is_not_null()
     return lf.with_columns(
-        pl.when(ok).then(line.str.slice(cut + 3)).otherwise(None).alias("msg"),
+        pl.when(ok).then(raw.bin.slice(cut + 3).cast(pl.String)).otherwise(None).alias("msg"),
         pl.when(ok).then(pid).otherwise(None).alias("pid"),
     )
 
@@ -221,9 +224,34 @@ def _aggregate(batch):
     Fields are cut out with a literal find and a slice (see :func:`_field`)."""
     import polars as pl
 
+    # The fields are cut at byte offsets (``str.find``) with a character slice: right on ASCII
+    # text only.  The few batch lines with other characters (a word in the bracket, say) are
+    # cut after the key itself (``splitn``), exactly and more slowly.
+    ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
+    return (
+        pl.concat(
+            [_batch_fields(batch.filter(ascii_only), _field), _batch_fields(batch.filter(~ascii_only), _field_exact)]
+        )
+        .group_by("seg", "pid")
+        .agg(
+            pl.len().alias("batch_lines"),
+            pl.col("running").max().alias("peak_running_req"),
+            pl.col("usage").max().alias("peak_token_usage"),
+            pl.col("queue").max().alias("peak_queue_req"),
+            pl.col("tokens").max().alias("peak_tokens"),
+            pl.col("ts").min().alias("first_runtime_at"),
+            pl.col("ts").max().alias("last_runtime_at"),
+        )
+    )
+
+
+def _batch_fields(batch, field):
+    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``."""
+    import polars as pl
+
     msg = pl.col("msg")
     decode = msg.str.contains("] Decode batch", literal=True)
-    b = batch.select(
+    return batch.select(
         "pid",
         "seg",
         # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
@@ -233,21 +261,12 @@ def _aggregate(batch):
         .when(msg.str.slice(20, 1) == ".")
         .then(msg.str.slice(1, 23))
         .otherwise(msg.str.slice(1, 19)),
-        running=_field(msg, "#running-req: ").cast(pl.Int64, strict=False),
-        usage=_field(msg, "token usage: ").cast(pl.Float64, strict=False),
-        queue=_field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
+        running=field(msg, "#running-req: ").cast(pl.Int64, strict=False),
+        usage=field(msg, "token usage: ").cast(pl.Float64, strict=False),
+        queue=field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
         tokens=pl.when(decode).then(
-            pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: ")).cast(pl.Int64, strict=False)
+            pl.coalesce(field(msg, "#token: "), field(msg, "#full token: ")).cast(pl.Int64, strict=False)
         ),
-    )
-    return b.group_by("seg", "pid").agg(
-        pl.len().alias("batch_lines"),
-        pl.col("running").max().alias("peak_running_req"),
-        pl.col("usage").max().alias("peak_token_usage"),
-        pl.col("queue").max().alias("peak_queue_req"),
-        pl.col("tokens").max().alias("peak_tokens"),
-        pl.col("ts").min().alias("first_runtime_at"),
-        pl.col("ts").max().alias("last_runtime_at"),
     )
 
 
@@ -258,6 +277,12 @@ def _field(msg, key: str):
     with a capture group over the whole line."""
     pos = msg.str.find(key, literal=True)
     return msg.str.slice(pos + len(key), 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
+
+
+def _field_exact(msg, key: str):
+    """:func:`_field` for any text: the value is cut after the key itself, not at an offset."""
+    after = msg.str.splitn(key, 2).struct.field("field_1")
+    return after.str.slice(0, 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
 def _prefetch(blocks, depth: int = 2):
