@@ -166,6 +166,7 @@ class Source:
         self.skip_binary = False
         #: why the input was skipped without reading it (a binary file), else None
         self.skipped: str | None = None
+        self._whole_in_head = False
 
     # -- public ------------------------------------------------------------------------
     @property
@@ -201,6 +202,18 @@ class Source:
             self._done()
         finally:
             self._close()
+
+    def known_size(self) -> int | None:
+        """The input's size: the file's (compressed), else that of a stream (stdin) short enough
+        to have ended within the sniffed head, else None (a long stream: its size is not known
+        before it is read)."""
+        if self.size is not None:
+            return self.size
+        if not self._started:
+            self._prepare()
+        if self._whole_in_head and self._head is not None:
+            return len(self._head)
+        return None
 
     def open_content(self) -> SourceContent:
         """The other way to read the input (once): its decompressed content as byte chunks,
@@ -255,6 +268,7 @@ class Source:
         if head.startswith(b"\xef\xbb\xbf"):
             head = head[3:]
         self._head = head
+        self._whole_in_head = eof
         self._stream = stream
         fmt, self._crlf = sniff_format(head, eof)
         what = binary_kind(head) if fmt != "journal-export" else None

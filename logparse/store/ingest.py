@@ -398,14 +398,24 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
     )
 
 
+def _bulk_input(src, kind: str) -> bool:
+    """A file of 4 MiB or more, or stdin unless it ended within its first 64 KiB."""
+    if kind == "file":
+        return (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES
+    if kind == "stdin" and callable(getattr(src, "known_size", None)):
+        size = src.known_size()
+        return size is None or size >= BULK_MIN_BYTES
+    return False
+
+
 def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
     """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
     from logparse.grammar import bulk as bulk_mod
 
     progress = _Progress(src, opts.progress, sp)
     try:
-        if kind == "file" and (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES and bulk_mod.supported(src):
-            # Whole files: the vectorized path (batch lines arrive as aggregates only).
+        if _bulk_input(src, kind) and bulk_mod.supported(src):
+            # Large files and streams: the vectorized path (batch lines arrive as aggregates only).
             bulk_mod.BulkReader(src, sp).run()
         else:
             for rec in src.records():
