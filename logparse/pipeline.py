@@ -215,14 +215,20 @@ class StreamParser:
         for clf in self._classifiers.values():
             clf.end_multiline()
 
-    def add_runtime(self, key: tuple, agg: dict) -> None:
-        """Merge a vectorized runtime aggregate into the launch open on this stream."""
+    def add_runtime(self, key: tuple, agg: dict, stamps: dict | None = None) -> None:
+        """Merge a vectorized runtime aggregate into the launch open on this stream
+        (``stamps``: its batch lines per stamp, when the reader counted them)."""
         cur = self._open.get(key)
         if cur is None:
             cur = self._open[key] = LaunchAssembler(self.source_name, key)
             self._order += 1
             cur.order = self._order  # type: ignore[attr-defined]
         cur.runtime.merge(agg)
+        if stamps is not None:
+            self.on_batch_stamps(cur, stamps)
+
+    def on_batch_stamps(self, asm: LaunchAssembler, stamps: dict) -> None:
+        """Called with the batch lines per stamp the bulk path counted (see :meth:`on_batch`)."""
 
     def _add_event(self, key: tuple, ev: Event) -> None:
         cur = self._open.get(key)

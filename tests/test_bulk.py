@@ -160,3 +160,49 @@ def test_non_ascii_text_before_the_message_and_the_fields(fmt, host):
     records = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk=False))
     assert bulk == records
     assert max(launch[-1].get("peak_running_req") or 0 for launch in records[1]) >= 20
+
+
+def _binary_field(name: str, value: bytes) -> bytes:
+    return name.encode() + b"\n" + len(value).to_bytes(8, "little") + value + b"\n"
+
+
+def _export_with_oddities() -> bytes:
+    """An export stream with binary fields (a tqdm bar, a traceback in one MESSAGE, a size whose
+    bytes hold newlines), a field given twice, systemd's line about the unit, stray text and a
+    marker, and entries without MESSAGE or pid."""
+    text = _render(_non_ascii_log(), "export").encode()
+    entries = text.split(b"\n\n")
+    head = (
+        b"__CURSOR=s=odd;i=1\n__REALTIME_TIMESTAMP=1795939685000000\n_BOOT_ID=0d73\n_HOSTNAME=gpu-node-7\n_PID=4242\n"
+    )
+    other = head.replace(b"_PID=4242", b"_PID=777")  # another program's entries: another process
+    head += b"_SYSTEMD_UNIT=sglang.service\n"
+    odd = [
+        head + _binary_field("MESSAGE", b"Loading\r 10%|#  \r 100%|###|\r"),
+        head + _binary_field("MESSAGE", b'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: x'),
+        head + _binary_field("MESSAGE", b"x" * 10 + b"\n\n" + b"y" * 2558),  # the size's first byte is a newline
+        head + b"MESSAGE=[2026-11-29 08:09:19] first\nMESSAGE=[2026-11-29 08:09:19] second",
+        head.replace(b"_PID=4242", b"_PID=1") + b"UNIT=sglang.service\n_SYSTEMD_UNIT=init.scope\nMESSAGE=Started x.",
+        b"-- Boot 0d7350dbe429f0ee884905998968980f --",
+        other + b"SYSLOG_IDENTIFIER=python3",
+        b"__CURSOR=s=odd;i=2\n_BOOT_ID=0d73\nMESSAGE=[2026-11-29 08:09:19 TP0] Decode batch, #running-req: 3",
+        head + b"stray text in an entry\nMESSAGE=[2026-11-29 08:09:19] hello",
+        other + _binary_field("_SYSTEMD_UNIT", b"odd\x01unit") + b"MESSAGE=[2026-11-29 08:09:19] x",
+    ]
+    out = []
+    for i, entry in enumerate(entries):
+        out.append(entry)
+        if i % 7 == 3:
+            out.append(odd[(i // 7) % len(odd)])
+    return b"\n\n".join(out)
+
+
+@pytest.mark.parametrize("block_bytes", [512, 4096, 1 << 20])
+def test_export_stream_with_binary_fields_and_stray_text(block_bytes):
+    from logparse.sources import text_source
+
+    data = _export_with_oddities()
+    bulk = _summary(parse_sources([text_source("x", data, "journal-export")], bulk="force", block_bytes=block_bytes))
+    records = _summary(parse_sources([text_source("x", data, "journal-export")], bulk=False))
+    assert bulk == records
+    assert bulk[0]["parsed"] > 100

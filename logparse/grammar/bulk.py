@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
+from logparse.grammar import bulk_export
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
+from logparse.sources.formats.journal_export import ExportReader
 
 #: Formats the bulk path reads; everything else goes record by record.
-BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json"})
+BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json", "journal-export"})
 #: Default block size: bounded memory whatever the input size.
 BLOCK_BYTES = 8 << 20
 
@@ -95,6 +97,12 @@ class BlockResult:
     aggs: dict
     #: pids of the SGLang lines counted here (journal formats): their units are SGLang's
     sglang_pids: list = dataclasses.field(default_factory=list)
+    #: the first line (row) of each python row when rows are not lines (export entries)
+    py_line_rows: list | None = None
+    #: ``(row, (host, unit), __CURSOR)``: where each stream's cursor is after the vectorized rows (export)
+    cursors: list = dataclasses.field(default_factory=list)
+    #: rows of the block when they are not its lines (export: entries)
+    rows: int | None = None
 
 
 def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
@@ -113,35 +121,102 @@ def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
     return 1
 
 
-def classify_block(data: bytes, fmt: str, crlf: bool) -> BlockResult:
-    """Split and classify one block; reduce batch lines to aggregates.  Pure: runs anywhere."""
+def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> BlockResult:
+    """Split and classify one block; reduce batch lines to aggregates.  Pure: runs anywhere.
+
+    ``stamps``: also count the batch lines of each stamp (the store merges overlapping
+    journal windows exactly with them)."""
     import polars as pl
 
+    if fmt == "journal-export":
+        return _classify_export(data, stamps)
     lines = split_lines(data)
     if crlf:
         lines = lines.str.strip_suffix("\r")
     lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
-    lf = _classified(_with_message(lf, fmt), fmt)
-    # One query plan, collected once: the python rows, the counts and the aggregates share
-    # the classification.  Segment k = the batch rows after the k-th python row.
-    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
-    vec = ~pl.col("python")
-    py_lf = lf.filter(pl.col("python")).select("i", "line")
-    counts_lf = lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum())
-    agg_lf = _aggregate(lf.filter(vec & pl.col("batch")))
-    frames = [py_lf, counts_lf, agg_lf]
-    if fmt != "plain":  # a journal: which processes printed SGLang lines (units, see pipeline)
-        frames.append(lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()))
-    py, counts, agg, *pids = pl.collect_all(frames)
+    py, counts, agg, pids = _collect(_classified(_with_message(lf, fmt), fmt), stamps, ["i", "line"])
     return BlockResult(
         len(lines),
         int(counts["vec_total"][0] or 0),
         int(counts["vec_parsed"][0] or 0),
         py["i"].to_list(),
         py["line"].to_list(),
-        _aggregates_by_segment(agg),
-        pids[0]["pid"].to_list() if pids else [],
+        _aggregates_by_segment(agg, stamps),
+        pids["pid"].to_list() if fmt != "plain" else [],
     )
+
+
+def _collect(lf, stamps: bool, py_columns: list[str]):
+    """The python rows, the counts, the aggregates and the SGLang pids of a classified frame.
+
+    One query plan, collected once: they share the classification.  Segment k = the batch
+    rows after the k-th python row."""
+    import polars as pl
+
+    lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
+    vec = ~pl.col("python")
+    return pl.collect_all(
+        [
+            lf.filter(pl.col("python")).select(py_columns),
+            lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum()),
+            _aggregate(lf.filter(vec & pl.col("batch")), stamps),
+            lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()),
+        ]
+    )
+
+
+def _classify_export(data: bytes, stamps: bool) -> BlockResult:
+    """:func:`classify_block` of a block of whole export entries (:mod:`.bulk_export`): its rows
+    are entries; python rows are their bytes, read by the record path."""
+    import numpy as np
+    import polars as pl
+
+    eb = bulk_export.ExportBlock(data)
+    pid = eb.pids()
+    simple = eb.simple & (pid > 0)
+    n = len(simple)
+    frame = pl.DataFrame(
+        {
+            "i": np.arange(n),
+            "msg": _messages(data, eb, simple),
+            "pid": pl.Series(np.where(simple, pid, 0)).replace(0, None),
+        }
+    )
+    py, counts, agg, pids = _collect(_classified(frame.lazy(), "journal-export"), stamps, ["i"])
+    py_rows = py["i"].to_list()
+    vec = np.ones(n, dtype=bool)
+    vec[py_rows] = False
+    return BlockResult(
+        eb.n_lines,
+        int(counts["vec_total"][0] or 0),
+        int(counts["vec_parsed"][0] or 0),
+        py_rows,
+        eb.texts(py_rows),
+        _aggregates_by_segment(agg, stamps),
+        pids["pid"].to_list(),
+        eb.rows[py_rows].tolist(),
+        eb.last_cursors(vec),
+        n,
+    )
+
+
+def _messages(data: bytes, eb, simple):
+    """MESSAGE of the entries the vectorized path takes (null elsewhere, and where it is not UTF-8:
+    the record path reads those), as a polars column built from one buffer through Arrow."""
+    import numpy as np
+    import polars as pl
+    import pyarrow as pa
+
+    ms, me = eb.value_spans("MESSAGE")
+    lens = np.where(simple, me - ms, 0)
+    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    joined = b"".join([data[s:e] for s, e in zip(ms[simple].tolist(), me[simple].tolist())])
+    valid = pa.py_buffer(np.packbits(simple, bitorder="little").tobytes())
+    arr = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(lens), [valid, pa.py_buffer(offsets), pa.py_buffer(joined)]
+    )
+    return pl.Series("msg", pl.from_arrow(arr)).cast(pl.String, strict=False)
 
 
 def _with_message(lf, fmt: str):
@@ -207,18 +282,20 @@ def _classified(lf, fmt: str = "plain"):
     )
 
 
-def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
-    """``{segment: [(pid, aggregate), ...]}`` with ISO times."""
+def _aggregates_by_segment(agg, stamps: bool = False) -> dict[int, list[tuple[Any, dict]]]:
+    """``{segment: [(pid, aggregate), ...]}`` with ISO times (and ``stamps``: ``{ISO time: lines}``)."""
     aggs: dict[int, list[tuple[Any, dict]]] = {}
     for row in agg.iter_rows(named=True):
         for k in ("first_runtime_at", "last_runtime_at"):
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
+        if stamps:
+            row["stamps"] = {(c["ts"].replace(" ", "T", 1) if c["ts"] else None): c["count"] for c in row["stamps"]}
         aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
     return aggs
 
 
-def _aggregate(batch):
+def _aggregate(batch, stamps: bool = False):
     """Runtime aggregates per (segment, pid) of the batch rows (a lazy frame).
 
     Fields are cut out with a literal find and a slice (see :func:`_field`)."""
@@ -241,6 +318,7 @@ def _aggregate(batch):
             pl.col("tokens").max().alias("peak_tokens"),
             pl.col("ts").min().alias("first_runtime_at"),
             pl.col("ts").max().alias("last_runtime_at"),
+            *([pl.col("ts").value_counts(sort=False).alias("stamps")] if stamps else []),
         )
     )
 
@@ -331,7 +409,7 @@ def _prefetch(blocks, depth: int = 2):
 class BulkReader:
     """Reads one source into a :class:`logparse.pipeline.StreamParser` with vectorized blocks."""
 
-    def __init__(self, src, sp, block_bytes: int = BLOCK_BYTES) -> None:
+    def __init__(self, src, sp, block_bytes: int = BLOCK_BYTES, stamps: bool = False, on_record=None) -> None:
         self.src = src
         self.sp = sp
         self.block_bytes = max(block_bytes, 1)
@@ -340,6 +418,10 @@ class BulkReader:
         self.pid_key: dict[Any, tuple] = {}
         self.line_no = 0
         self.last_python_row = -2
+        #: count batch lines per stamp (``StreamParser.add_runtime``'s ``stamps``)
+        self.stamps = stamps
+        #: called with each record the record path reads (the store notes journal cursors)
+        self.on_record = on_record
 
     # ------------------------------------------------------------------ reading
     def _blocks(self, chunks):
@@ -372,17 +454,29 @@ class BulkReader:
         if workers is None:
             workers = _workers_for(getattr(self.src, "size", None) or 0, self.block_bytes, self.fmt)
         with self.src.open_content() as content:
-            blocks = self._blocks(content.chunks)
+            if self.fmt == "journal-export":
+                blocks = bulk_export.segments(content.chunks, self.block_bytes)
+            else:
+                blocks = self._blocks(content.chunks)
             if workers <= 1:
                 # closed right away on any exit (Ctrl-C too), not when the generator is collected
                 with closing(_prefetch(blocks)) as prefetched:
                     for data in prefetched:
-                        self._apply_block(classify_block(data, self.fmt, content.crlf))
+                        self._apply_item(data, content.crlf)
             else:
                 self._run_parallel(blocks, workers, content.crlf)
             for rec in self.parser.finish():
                 self._feed_record(rec)
             content.end()
+
+    def _apply_item(self, item, crlf: bool) -> None:
+        if item.__class__ is bulk_export.Raw:
+            self._raw_entries(item.data)
+        elif item.__class__ is bulk_export.Clean:
+            if item.data:
+                self._apply_block(classify_block(item.data, self.fmt, crlf, self.stamps))
+        else:
+            self._apply_block(classify_block(item, self.fmt, crlf, self.stamps))
 
     def _run_parallel(self, blocks, workers: int, crlf: bool) -> None:
         import multiprocessing
@@ -394,7 +488,14 @@ class BulkReader:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             inflight: deque = deque()
             for data in blocks:
-                inflight.append(pool.submit(classify_block, data, self.fmt, crlf))
+                if data.__class__ is bulk_export.Raw:
+                    while inflight:
+                        self._apply_block(inflight.popleft().result())
+                    self._raw_entries(data.data)
+                    continue
+                if data.__class__ is bulk_export.Clean:
+                    data = data.data
+                inflight.append(pool.submit(classify_block, data, self.fmt, crlf, self.stamps))
                 while len(inflight) > workers + 1:  # bounded memory: a few blocks in flight
                     self._apply_block(inflight.popleft().result())
             while inflight:
@@ -410,13 +511,41 @@ class BulkReader:
         self.sp.sglang_pids.update(res.sglang_pids)
         aggs = res.aggs
         self._apply(aggs.get(-1))  # batch rows before the first python row of this block
-        for k, (row, line) in enumerate(zip(res.py_rows, res.py_lines)):
+        line_rows = res.py_rows if res.py_line_rows is None else res.py_line_rows
+        entries = res.py_line_rows is not None
+        cursors = iter(res.cursors)
+        pending = next(cursors, None)
+        for k, (row, line_row, line) in enumerate(zip(res.py_rows, line_rows, res.py_lines)):
+            while pending is not None and pending[0] < row:  # streams' cursors, in entry order
+                self.src.last_cursor[pending[1]] = pending[2]
+                pending = next(cursors, None)
             if row != self.last_python_row + 1:
                 self._gap()
             self.last_python_row = row
-            self._python_line(first + row, line)
+            if entries:
+                self._python_entries(first + line_row, line)
+            else:
+                self._python_line(first + line_row, line)
             self._apply(aggs.get(k))
-        self.last_python_row -= res.n  # rows of the next block are numbered from 0 again
+        while pending is not None:
+            self.src.last_cursor[pending[1]] = pending[2]
+            pending = next(cursors, None)
+        self.last_python_row -= res.n if res.rows is None else res.rows  # the next block's rows start at 0
+
+    def _raw_entries(self, data: bytes) -> None:
+        """Entries the record path reads as they are (a binary field): python rows of their own."""
+        if self.last_python_row != -1:
+            self._gap()
+        self._python_entries(self.line_no + 1, data)
+        self.line_no += data.count(b"\n")
+        self.last_python_row = -1
+
+    def _python_entries(self, n: int, data: bytes) -> None:
+        reader = ExportReader(self.parser, (data,))
+        reader.line_no = n
+        for r in reader.records(finish=False):
+            for rec in r if isinstance(r, list) else (r,):
+                self._feed_record(rec)
 
     # ------------------------------------------------------------------ feeding the stream parser
     def _gap(self) -> None:
@@ -433,6 +562,8 @@ class BulkReader:
             self._feed_record(rec)
 
     def _feed_record(self, rec) -> None:
+        if self.on_record is not None:
+            self.on_record(rec)
         if rec.ts.__class__ is tuple:  # year-less stamp (not a bulk format); drop the outer time
             rec.ts = None
         if rec.pid is not None or rec.host is not None:
@@ -444,4 +575,8 @@ class BulkReader:
             return
         for pid, agg in items:
             key = self.pid_key.get(pid, (None, None, None, pid) if pid is not None else (None, None, None, None))
-            self.sp.add_runtime(key, agg)
+            stamps = agg.pop("stamps", None)
+            if stamps is None:
+                self.sp.add_runtime(key, agg)
+            else:
+                self.sp.add_runtime(key, agg, stamps)

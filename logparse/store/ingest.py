@@ -365,6 +365,12 @@ def _store_parser_class():
                 counts = asm.store_batch_ts = Counter()
             counts[ev.ts] += 1
 
+        def on_batch_stamps(self, asm, stamps):
+            counts = getattr(asm, "store_batch_ts", None)
+            if counts is None:
+                counts = asm.store_batch_ts = Counter()
+            counts.update(stamps)
+
     return StoreParser
 
 
@@ -399,13 +405,30 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
 
 
 def _bulk_input(src, kind: str) -> bool:
-    """A file of 4 MiB or more, or stdin unless it ended within its first 64 KiB."""
+    """A file of 4 MiB or more, or a stream (stdin, journalctl) unless it ended within its
+    first 64 KiB."""
     if kind == "file":
         return (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES
-    if kind == "stdin" and callable(getattr(src, "known_size", None)):
+    if kind in ("stdin", "journal") and callable(getattr(src, "known_size", None)):
         size = src.known_size()
         return size is None or size >= BULK_MIN_BYTES
     return False
+
+
+def _feed_bulk(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]):
+    """The vectorized path; streams count their batch lines per stamp (exact merges of
+    overlapping windows) and a journal keeps the cursors the record path would."""
+    from logparse.grammar import bulk as bulk_mod
+
+    def note(rec) -> None:
+        if rec.cursor:
+            cursor_by_line[rec.line_no] = rec.cursor
+
+    stream = kind != "file"
+    bulk_mod.BulkReader(src, sp, stamps=stream, on_record=note if stream else None).run()
+    if stream:
+        for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
+            cursors[(host or opts.host, unit)] = cursor
 
 
 def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
@@ -415,8 +438,8 @@ def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cu
     progress = _Progress(src, opts.progress, sp)
     try:
         if _bulk_input(src, kind) and bulk_mod.supported(src):
-            # Large files and streams: the vectorized path (batch lines arrive as aggregates only).
-            bulk_mod.BulkReader(src, sp).run()
+            # Large files and streams: the vectorized path (batch lines arrive as aggregates).
+            _feed_bulk(src, sp, opts, kind, cursors, cursor_by_line)
         else:
             for rec in src.records():
                 progress.tick()

@@ -96,7 +96,9 @@ class ExportReader:
         self.line_no = 1
         self.entry: _Entry | None = None
 
-    def records(self) -> Iterator[Record | list[Record]]:
+    def records(self, finish: bool = True) -> Iterator[Record | list[Record]]:
+        """The records of the stream; ``finish=False``: a piece of a stream read elsewhere
+        (the vectorized path hands over single entries), the line parser's state is kept."""
         while True:
             if self.entry is None:
                 whole = self._whole_entry()
@@ -134,7 +136,7 @@ class ExportReader:
             self._next_line(nl)
         if self.entry is not None:
             yield self._end_entry()
-        rest = self.parser.finish()
+        rest = self.parser.finish() if finish else None
         if rest:
             yield rest
 
