@@ -11,6 +11,7 @@ process each time, median of 3).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+OUT = Path(os.environ.get("LOGPARSE_BENCH_DIR") or HERE / "out")
 
 
 def launch_text(rnd: random.Random, t: int, model: str, frac: float, fp8: bool, tp: int) -> str:
@@ -56,9 +58,9 @@ def launch_text(rnd: random.Random, t: int, model: str, frac: float, fp8: bool, 
     return "\n".join(lines) + "\n"
 
 
-def build(db: Path, n: int) -> None:
+def build(db: Path, n: int, base: Path) -> None:
     rnd = random.Random(11)
-    out = HERE / "out" / f"store{n}"
+    out = base / f"store{n}"
     out.mkdir(parents=True, exist_ok=True)
     files = []
     per_host = n // 10
@@ -93,11 +95,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--launches", type=int, default=10000)
     ap.add_argument("--db", type=Path)
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=OUT,
+        help="where the generated logs and store go (default $LOGPARSE_BENCH_DIR or bench/out)",
+    )
     args = ap.parse_args()
-    db = args.db or HERE / "out" / f"store{args.launches}.duckdb"
+    db = args.db or args.out / f"store{args.launches}.duckdb"
     if not db.exists():
         t = time.perf_counter()
-        build(db, args.launches)
+        build(db, args.launches, args.out)
         print(f"built {db} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     d = ["--db", str(db)]
     cmds = {

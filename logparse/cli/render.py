@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -108,8 +109,6 @@ def rank_table(launch: Launch) -> Table:
 
 def cell(v: Any) -> str:
     """A table cell: ``—`` for absent, ISO time to the second, lists joined, yes/no, numbers as ``_fmt``."""
-    from datetime import datetime
-
     if isinstance(v, datetime):
         return v.isoformat(sep=" ", timespec="seconds")
     if isinstance(v, list):
@@ -231,24 +230,36 @@ def print_table(console: Console, table: Table) -> None:
         return
     cols = table.columns
     cells = [[_plain(c) for c in col._cells] for col in cols]
-    headers = [_plain(col.header) for col in cols]
-    widths = [
-        max([len(h)] + [max((len(x) for x in v.split("\n")), default=0) for v in vals])
-        for h, vals in zip(headers, cells)
-    ]
-    right = [col.justify == "right" for col in cols]
+    rows = [[cells[c][i] for c in range(len(cols))] for i in range(table.row_count)]
+    title = _plain(table.title) if table.title else None
+    print_plain_table(
+        console, title, [_plain(col.header) for col in cols], [col.justify == "right" for col in cols], rows
+    )
+
+
+def print_plain_table(console, title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> None:
+    """A large table as plain aligned columns (what :func:`print_table` prints above
+    :data:`FAST_TABLE_ROWS` rows), from plain strings: no rich objects to build."""
+    widths = [max([len(h)] + [_width(row[c]) for row in rows]) for c, h in enumerate(headers)]
 
     def fmt(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
 
     out = []
-    if table.title:
-        out.append(_plain(table.title))
+    if title:
+        out.append(title)
     out.append(fmt(headers))
     out.append("  ".join("-" * w for w in widths))
-    for i in range(table.row_count):
-        out.append(fmt([cells[c][i].replace("\n", " ") for c in range(len(cols))]))
+    for row in rows:
+        out.append(fmt([v.replace("\n", " ") for v in row]))
     console.file.write("\n".join(out) + "\n")
+
+
+def _width(text: str) -> int:
+    """The width of a cell: its longest line."""
+    if "\n" not in text:
+        return len(text)
+    return max(len(x) for x in text.split("\n"))
 
 
 def _plain(cell) -> str:

@@ -9,6 +9,7 @@ option or refused query with code 2.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Optional
@@ -29,10 +30,20 @@ def _db_opt():
     return typer.Option(None, "--db", help=DB_HELP)
 
 
+def _input_error() -> type[BaseException]:
+    """:class:`logparse.sources.InputError` when the sources were imported (only they raise it),
+    else an exception nothing raises: a read command need not import every input format."""
+    errors = sys.modules.get("logparse.sources.errors")
+    return errors.InputError if errors is not None else _NeverRaised
+
+
+class _NeverRaised(Exception):
+    pass
+
+
 @contextmanager
 def store_errors() -> Iterator[None]:
     """Library errors -> one line on stderr and the documented exit code."""
-    from logparse.sources import InputError
     from logparse.store import QueryRefused, StoreError
     from logparse.store.refs import RefError
 
@@ -40,7 +51,9 @@ def store_errors() -> Iterator[None]:
         yield
     except StoreError as exc:
         raise fail(str(exc), EXIT_STORE) from None
-    except (RefError, InputError, QueryRefused) as exc:
+    except (RefError, QueryRefused) as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    except _input_error() as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     except OSError as exc:  # disk full, read-only file system, permissions on the store's folder
         where = f": {exc.filename}" if exc.filename else ""
@@ -428,51 +441,21 @@ def _short_changes(text: str | None, limit: int = 60) -> str:
     return "; ".join(parts)
 
 
-def _what_changed(row: dict[str, Any]):
-    from rich.text import Text
-
-    what = Text("")
-    if row["version_changed"]:
-        what.append(f"SGLang {row['version_change']}", style="bold magenta")
-    if row["args_changed"]:
-        if what:
-            what.append("; ")
-        what.append(_short_changes(row["arg_changes"]), style="cyan")
-    for key, label in (("derived_changes", "derived by SGLang: "), ("defaults_moved", "release default moved: ")):
-        if row.get(key):
-            what.append(("; " if what else "") + label + _short_changes(row[key]), style="dim")
-    if row.get("release_fields_change"):
-        what.append(("; " if what else "") + row["release_fields_change"], style="dim")
-    if row["args_changed"] is None and row["prev_launch_id"]:
-        what.append(("; " if what else "") + "(server_args unknown)", style="dim")
-    return what
-
-
-def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from logparse.cli.render import cell, print_table
+def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, str, bool]]:
+    """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
+    and whether it ends its deployment's section."""
+    from logparse.cli.render import cell
     from logparse.launches.deployment import short_label
 
-    t = Table(title=f"{m} over launches, by deployment", title_justify="left", show_edge=False, pad_edge=False)
-    for c in ("deployment", "#", "launch", "started", "outcome", "SGLang", m, "change", "what changed"):
-        t.add_column(
-            c,
-            justify="right" if c in ("#", m, "change") else "left",
-            overflow="fold",
-            no_wrap=c in ("launch", "started"),
-        )
     dicts = [dict(zip(columns, r)) for r in rows]
+    out = []
     for i, row in enumerate(dicts):
         first = i == 0 or dicts[i - 1]["deployment"] != row["deployment"]
         last = i == len(dicts) - 1 or dicts[i + 1]["deployment"] != row["deployment"]
         change = row[f"{m}_change"]
-        ctext = Text(
-            "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}"),
-            style="" if not change else ("green" if change > 0 else "red"),
-        )
-        t.add_row(
+        ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
+        cstyle = "" if not change else ("green" if change > 0 else "red")
+        cells = [
             short_label(row["deployment"]) if first else "",
             str(row["launch_no"]),
             row["launch_id"][:12],
@@ -480,10 +463,73 @@ def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> No
             row["outcome"] or "",
             row["version"] or "?",
             cell(row[m]),
-            ctext,
-            _what_changed(row),
-            end_section=last and i < len(dicts) - 1,
+            (ctext, cstyle),
+            _what_changed_pieces(row),
+        ]
+        out.append((cells, last and i < len(dicts) - 1))
+    return out
+
+
+def _what_changed_pieces(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """What changed since the previous launch, as (text, style) pieces."""
+    pieces: list[tuple[str, str]] = []
+    if row["version_changed"]:
+        pieces.append((f"SGLang {row['version_change']}", "bold magenta"))
+    if row["args_changed"]:
+        if _text(pieces):
+            pieces.append(("; ", ""))
+        pieces.append((_short_changes(row["arg_changes"]), "cyan"))
+    for key, label in (("derived_changes", "derived by SGLang: "), ("defaults_moved", "release default moved: ")):
+        if row.get(key):
+            pieces.append((("; " if _text(pieces) else "") + label + _short_changes(row[key]), "dim"))
+    if row.get("release_fields_change"):
+        pieces.append((("; " if _text(pieces) else "") + row["release_fields_change"], "dim"))
+    if row["args_changed"] is None and row["prev_launch_id"]:
+        pieces.append((("; " if _text(pieces) else "") + "(server_args unknown)", "dim"))
+    return pieces
+
+
+def _text(pieces: list[tuple[str, str]]) -> str:
+    return "".join(t for t, _ in pieces)
+
+
+_HISTORY_HEADS = ("deployment", "#", "launch", "started", "outcome", "SGLang", None, "change", "what changed")
+
+
+def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
+    from logparse.cli.render import FAST_TABLE_ROWS, print_plain_table
+
+    heads = [h or m for h in _HISTORY_HEADS]
+    title = f"{m} over launches, by deployment"
+    cells = _history_cells(columns, rows, m)
+    if len(cells) > FAST_TABLE_ROWS:  # plain text straight away: no rich objects for thousands of rows
+        plain = [
+            [c if isinstance(c, str) else (c[0] if isinstance(c, tuple) else _text(c)) for c in r] for r, _ in cells
+        ]
+        print_plain_table(console, title, heads, [h in ("#", m, "change") for h in heads], plain)
+        return
+    _history_rich_table(title, heads, cells, m, console)
+
+
+def _history_rich_table(title: str, heads: list[str], cells: list, m: str, console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from logparse.cli.render import print_table
+
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for c in heads:
+        t.add_column(
+            c,
+            justify="right" if c in ("#", m, "change") else "left",
+            overflow="fold",
+            no_wrap=c in ("launch", "started"),
         )
+    for row, end_section in cells:
+        what = Text("")
+        for text, style in row[8]:
+            what.append(text, style=style or None)
+        t.add_row(*row[:7], Text(row[7][0], style=row[7][1]), what, end_section=end_section)
     print_table(console, t)
 
 

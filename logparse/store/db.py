@@ -208,8 +208,12 @@ def open_store(
         con = _reopen_validated(path, write=write, lock_timeout=lock_timeout, safe_read=safe_read)
         if con is not None:
             return con
-        # Validate read-only first: nothing is written to a file we cannot read.
-        version = _read_version(path, lock_timeout)
+        # Validate read-only first: nothing is written to a file we cannot read.  A reader keeps
+        # that connection when the store is of the current version (one open, not two).
+        con, version = _read_version(path, lock_timeout, keep=None if write else _read_config(safe_read))
+        if con is not None:
+            _VALIDATED.add(str(path.resolve()))
+            return con
     else:
         if not create:
             raise StoreMissing(f"no history store at {path} yet: run 'logparse ingest' first (or give --db)")
@@ -225,8 +229,12 @@ def open_store(
         con.close()
     else:
         _VALIDATED.add(str(path.resolve()))
-    config = {"enable_external_access": False, "lock_configuration": True} if safe_read else None
-    return connect_file(path, True, lock_timeout, config)
+    return connect_file(path, True, lock_timeout, _read_config(safe_read))
+
+
+def _read_config(safe_read: bool) -> dict:
+    """DuckDB settings of a read-only connection (``safe_read``: no file access from SQL)."""
+    return {"enable_external_access": False, "lock_configuration": True} if safe_read else {}
 
 
 def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read: bool):
@@ -255,19 +263,28 @@ def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read
     return None
 
 
-def _read_version(path: Path, lock_timeout: float) -> int:
-    """The schema version of an existing store, read without the write lock; refuses a file that
-    is not a store, or a store of a newer logparse."""
+def _read_version(path: Path, lock_timeout: float, keep: dict | None = None):
+    """(connection, schema version) of an existing store, read without the write lock; refuses a
+    file that is not a store, or a store of a newer logparse.  The read-only connection (opened
+    with the settings ``keep``) is given back when ``keep`` is not None and the store is of the
+    current version, else closed (None)."""
     import duckdb
 
-    con = connect_file(path, True, lock_timeout, None)
+    con = connect_file(path, True, lock_timeout, keep or None)
     try:
         version = schema_version_of(con)
     except duckdb.Error as exc:
         con.close()
         raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched") from None
+    try:
+        version = _check_version(path, version)
+    except BaseException:
+        con.close()
+        raise
+    if keep is not None and version == schema.SCHEMA_VERSION:
+        return con, version
     con.close()
-    return _check_version(path, version)
+    return None, version
 
 
 def _open_migrated(path: Path, lock_timeout: float):

@@ -24,8 +24,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -37,6 +36,7 @@ from logparse.launches.deployment import deployment_key
 from logparse.launches.identity import identity
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
 from logparse.store import columns as C
+from logparse.store.meta import JSON_LAUNCH_COLUMNS, LaunchMeta
 
 #: ISO text as the parser writes it: date, 'T', time, optional fraction.
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
@@ -45,28 +45,12 @@ _S, _I, _F, _B = pl.String, pl.Int64, pl.Float64, pl.Boolean
 _TS = pl.Datetime("us")
 
 LAUNCH_COLUMNS = C.polars_schema(C.launch_columns())
-JSON_LAUNCH_COLUMNS = C.json_launch_columns()
 RANK_COLUMNS = C.polars_schema(C.rank_columns())
 EVENT_COLUMNS = C.polars_schema(C.EVENT_COLUMNS)
 RUNTIME_COLUMNS = C.polars_schema(C.RUNTIME_COLUMNS)
 ARG_COLUMNS = C.polars_schema(C.ARG_COLUMNS)
 BUDGET_COLUMNS = C.polars_schema(C.budget_columns())
 RANK_BUDGET_COLUMNS = C.polars_schema(C.rank_budget_columns())
-
-
-@dataclass
-class LaunchMeta:
-    """What the store knows about a launch beyond the parse: where it came from, labels."""
-
-    source_id: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    sglang_version_given: str | None = None
-    ingested_at: datetime | None = None
-    updated_at: datetime | None = None
-    #: id(event) -> (source_id, journal cursor) for events whose origin differs from ``source_id``.
-    event_origin: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
-    #: The stored span of batch lines (see ``logparse.store.runtime``), kept in ``runtime_stats.runtime``.
-    batch_edges: dict[str, Any] | None = None
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Any
 
 from logparse.grammar.events import Event
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
-from logparse.store.frames import JSON_LAUNCH_COLUMNS, LaunchMeta
+from logparse.store.meta import JSON_LAUNCH_COLUMNS, LaunchMeta
 
 
 def _rows(con, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
