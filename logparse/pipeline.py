@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
@@ -215,9 +216,10 @@ class StreamParser:
         for clf in self._classifiers.values():
             clf.end_multiline()
 
-    def add_runtime(self, key: tuple, agg: dict, stamps: dict | None = None) -> None:
+    def add_runtime(self, key: tuple, agg: dict, stamps: Any = None) -> None:
         """Merge a vectorized runtime aggregate into the launch open on this stream
-        (``stamps``: its batch lines per stamp, when the reader counted them)."""
+        (``stamps``: the stamps of its batch lines, a polars frame of ``ts``, when the reader
+        kept them)."""
         cur = self._open.get(key)
         if cur is None:
             cur = self._open[key] = LaunchAssembler(self.source_name, key)
@@ -227,7 +229,7 @@ class StreamParser:
         if stamps is not None:
             self.on_batch_stamps(cur, stamps)
 
-    def on_batch_stamps(self, asm: LaunchAssembler, stamps: dict) -> None:
+    def on_batch_stamps(self, asm: LaunchAssembler, stamps: Any) -> None:
         """Called with the batch lines per stamp the bulk path counted (see :meth:`on_batch`)."""
 
     def _add_event(self, key: tuple, ev: Event) -> None:

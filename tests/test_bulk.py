@@ -206,3 +206,44 @@ def test_export_stream_with_binary_fields_and_stray_text(block_bytes):
     records = _summary(parse_sources([text_source("x", data, "journal-export")], bulk=False))
     assert bulk == records
     assert bulk[0]["parsed"] > 100
+
+
+@pytest.mark.parametrize("fmt", ["short-iso", "json", "export"])
+def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monkeypatch, fmt):
+    """Streams (stdin, journalctl) take the bulk path, which counts batch lines per stamp in frames
+    and reads the stream of a window that starts with batch lines from one of them: overlapping
+    windows, cut inside seconds that hold several batch lines, store the same figures as on the
+    record path (and as the whole log)."""
+    from datetime import datetime
+
+    from store_fixture import launch_lines
+
+    from logparse.grammar import bulk
+    from logparse.sources import text_source
+    from logparse.store import Store, ingest
+
+    lines = []
+    for line in launch_lines(datetime(2026, 5, 18, 9), runtime=30, pid=4242):
+        lines.append(line)
+        if "Decode batch" in line:  # two or three lines in the same second
+            lines += [line.replace("#running-req: ", "#running-req: 1")] * (1 + len(lines) % 2)
+    windows = [lines[:25], lines[20:40], lines[38:], lines[30:45], lines]
+    got = {}
+    for path in ("records", "bulk"):
+        store = Store(tmp_path / f"{path}.duckdb", lock_timeout=5)
+        for i, w in enumerate(windows):
+            src = text_source(f"journal-window-{i}", _render(w, fmt), FORMAT_NAMES[fmt])
+            src.kind = "stdin"
+            if path == "bulk":
+                monkeypatch.setattr(ingest, "BULK_MIN_BYTES", 0)
+                monkeypatch.setattr(bulk, "MIN_BULK_BYTES", 0)
+            report = store.ingest_sources([src])
+            monkeypatch.undo()
+            assert [o.status for o in report.sources] == ["stored"]
+            row = store.launches(columns=None).row(0, named=True)
+            got.setdefault(path, []).append(
+                {k: row[k] for k in ("batch_lines", "peak_running_req", "first_runtime_at", "last_runtime_at", "host")}
+            )
+    assert got["bulk"] == got["records"]
+    assert got["bulk"][-1]["batch_lines"] == sum("Decode batch" in ln for ln in lines)
+    assert got["bulk"][0]["batch_lines"] < got["bulk"][1]["batch_lines"] < got["bulk"][2]["batch_lines"]

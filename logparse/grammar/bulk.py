@@ -29,6 +29,7 @@ from logparse import sglang_prefix
 from logparse.grammar import bulk_export
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources.formats.journal_export import ExportReader
+from logparse.sources.lines import LineParser
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json", "journal-export"})
@@ -103,6 +104,8 @@ class BlockResult:
     cursors: list = dataclasses.field(default_factory=list)
     #: rows of the block when they are not its lines (export: entries)
     rows: int | None = None
+    #: ``{pid: a batch line (str) or entry (bytes) of it}``: its stream when no python row told it
+    samples: dict = dataclasses.field(default_factory=dict)
 
 
 def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
@@ -134,15 +137,16 @@ def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> B
     if crlf:
         lines = lines.str.strip_suffix("\r")
     lf = pl.DataFrame({"line": lines}).with_row_index("i").lazy()
-    py, counts, agg, pids = _collect(_classified(_with_message(lf, fmt), fmt), stamps, ["i", "line"])
+    py, counts, agg, pids, samples = _collect(_classified(_with_message(lf, fmt), fmt), stamps, ["i", "line"])
     return BlockResult(
         len(lines),
         int(counts["vec_total"][0] or 0),
         int(counts["vec_parsed"][0] or 0),
         py["i"].to_list(),
         py["line"].to_list(),
-        _aggregates_by_segment(agg, stamps),
+        _aggregates_by_segment(agg),
         pids["pid"].to_list() if fmt != "plain" else [],
+        samples=dict(samples.iter_rows()) if fmt != "plain" else {},
     )
 
 
@@ -155,14 +159,19 @@ def _collect(lf, stamps: bool, py_columns: list[str]):
 
     lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
     vec = ~pl.col("python")
-    return pl.collect_all(
+    rows = _batch_rows(lf.filter(vec & pl.col("batch"))).cache()
+    out = pl.collect_all(
         [
             lf.filter(pl.col("python")).select(py_columns),
             lf.select(vec_total=vec.sum(), vec_parsed=(vec & pl.col("batch")).sum()),
-            _aggregate(lf.filter(vec & pl.col("batch")), stamps),
+            _aggregate(rows),
             lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()),
+            # a row of each pid, read by the record path when no python row told its stream
+            lf.filter(vec & pl.col("batch")).group_by("pid").agg(pl.col(py_columns[-1]).first()),
+            *([_stamp_counts(rows)] if stamps else []),
         ]
     )
+    return out[0], out[1], (out[2], out[5] if stamps else None), out[3], out[4]
 
 
 def _classify_export(data: bytes, stamps: bool) -> BlockResult:
@@ -182,7 +191,7 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
             "pid": pl.Series(np.where(simple, pid, 0)).replace(0, None),
         }
     )
-    py, counts, agg, pids = _collect(_classified(frame.lazy(), "journal-export"), stamps, ["i"])
+    py, counts, agg, pids, samples = _collect(_classified(frame.lazy(), "journal-export"), stamps, ["i"])
     py_rows = py["i"].to_list()
     vec = np.ones(n, dtype=bool)
     vec[py_rows] = False
@@ -192,11 +201,12 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
         int(counts["vec_parsed"][0] or 0),
         py_rows,
         eb.texts(py_rows),
-        _aggregates_by_segment(agg, stamps),
+        _aggregates_by_segment(agg),
         pids["pid"].to_list(),
         eb.rows[py_rows].tolist(),
         eb.last_cursors(vec),
         n,
+        {pid: text for (pid, _), text in zip(samples.iter_rows(), eb.texts(samples["i"].to_list()))},
     )
 
 
@@ -282,44 +292,56 @@ def _classified(lf, fmt: str = "plain"):
     )
 
 
-def _aggregates_by_segment(agg, stamps: bool = False) -> dict[int, list[tuple[Any, dict]]]:
-    """``{segment: [(pid, aggregate), ...]}`` with ISO times (and ``stamps``: ``{ISO time: lines}``)."""
+def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
+    """``{segment: [(pid, aggregate), ...]}`` with ISO times; with stamps counted
+    (:func:`_stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts``, one row a line."""
+    agg, stamps = agg
+    parts = stamps.partition_by("seg", "pid", as_dict=True, include_key=False) if stamps is not None else None
     aggs: dict[int, list[tuple[Any, dict]]] = {}
     for row in agg.iter_rows(named=True):
         for k in ("first_runtime_at", "last_runtime_at"):
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
-        if stamps:
-            row["stamps"] = {(c["ts"].replace(" ", "T", 1) if c["ts"] else None): c["count"] for c in row["stamps"]}
+        if parts is not None:
+            row["stamps"] = parts[(row["seg"], row["pid"])]
         aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
     return aggs
 
 
-def _aggregate(batch, stamps: bool = False):
-    """Runtime aggregates per (segment, pid) of the batch rows (a lazy frame).
+def _stamp_counts(rows):
+    """The ISO stamp of each batch row, by segment and pid: kept as frames, one row a line (a
+    journal has a stamp every second or so, too many for Python dicts; counting them is left
+    to the few questions asked of them, :class:`logparse.store.runtime.StampFrame`)."""
+    import polars as pl
 
-    Fields are cut out with a literal find and a slice (see :func:`_field`)."""
+    return rows.select("seg", "pid", pl.col("ts").str.replace(" ", "T", literal=True))
+
+
+def _batch_rows(batch):
+    """The stamp and the fields of the batch rows (a lazy frame)."""
     import polars as pl
 
     # The fields are cut at byte offsets (``str.find``) with a character slice: right on ASCII
     # text only.  The few batch lines with other characters (a word in the bracket, say) are
     # cut after the key itself (``splitn``), exactly and more slowly.
     ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
-    return (
-        pl.concat(
-            [_batch_fields(batch.filter(ascii_only), _field), _batch_fields(batch.filter(~ascii_only), _field_exact)]
-        )
-        .group_by("seg", "pid")
-        .agg(
-            pl.len().alias("batch_lines"),
-            pl.col("running").max().alias("peak_running_req"),
-            pl.col("usage").max().alias("peak_token_usage"),
-            pl.col("queue").max().alias("peak_queue_req"),
-            pl.col("tokens").max().alias("peak_tokens"),
-            pl.col("ts").min().alias("first_runtime_at"),
-            pl.col("ts").max().alias("last_runtime_at"),
-            *([pl.col("ts").value_counts(sort=False).alias("stamps")] if stamps else []),
-        )
+    return pl.concat(
+        [_batch_fields(batch.filter(ascii_only), _field), _batch_fields(batch.filter(~ascii_only), _field_exact)]
+    )
+
+
+def _aggregate(rows):
+    """Runtime aggregates per (segment, pid) of the batch rows (:func:`_batch_rows`)."""
+    import polars as pl
+
+    return rows.group_by("seg", "pid").agg(
+        pl.len().alias("batch_lines"),
+        pl.col("running").max().alias("peak_running_req"),
+        pl.col("usage").max().alias("peak_token_usage"),
+        pl.col("queue").max().alias("peak_queue_req"),
+        pl.col("tokens").max().alias("peak_tokens"),
+        pl.col("ts").min().alias("first_runtime_at"),
+        pl.col("ts").max().alias("last_runtime_at"),
     )
 
 
@@ -509,6 +531,7 @@ class BulkReader:
         counts.parsed += res.vec_parsed
         counts.noise += res.vec_total - res.vec_parsed
         self.sp.sglang_pids.update(res.sglang_pids)
+        self._samples = res.samples
         aggs = res.aggs
         self._apply(aggs.get(-1))  # batch rows before the first python row of this block
         line_rows = res.py_rows if res.py_line_rows is None else res.py_line_rows
@@ -570,13 +593,43 @@ class BulkReader:
             self.pid_key[rec.pid] = rec.stream_key()
         self.sp.feed(rec)
 
+    def _sample_key(self, pid) -> tuple:
+        """The stream of a pid whose batch lines came before any python row of it (a window that
+        starts mid-run): its record's, read from one of its lines by a parser of its own."""
+        sample = self._samples.get(pid)
+        if pid is None or sample is None:
+            return (None, None, None, pid)
+        parser = LineParser(_QuietSink(self.src.name), self.fmt)
+        if sample.__class__ is bytes:
+            recs = [r for rs in ExportReader(parser, (sample,)).records(finish=False) for r in _listed(rs)]
+        else:
+            recs = _listed(parser.parse(1, sample.encode("utf-8", "surrogatepass")))
+        return recs[0].stream_key() if recs else (None, None, None, pid)
+
     def _apply(self, items) -> None:
         if not items:
             return
         for pid, agg in items:
-            key = self.pid_key.get(pid, (None, None, None, pid) if pid is not None else (None, None, None, None))
+            key = self.pid_key.get(pid)
+            if key is None:
+                key = self.pid_key[pid] = self._sample_key(pid)
             stamps = agg.pop("stamps", None)
             if stamps is None:
                 self.sp.add_runtime(key, agg)
             else:
                 self.sp.add_runtime(key, agg, stamps)
+
+
+def _listed(r) -> list:
+    return [] if r is None else r if isinstance(r, list) else [r]
+
+
+class _QuietSink:
+    """Where a parser that only reads a line's stream reports (nothing of it is kept)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.last_cursor: dict = {}
+
+    def note_problem(self, kind: str, n: int = 1) -> None:
+        return None

@@ -366,10 +366,10 @@ def _store_parser_class():
             counts[ev.ts] += 1
 
         def on_batch_stamps(self, asm, stamps):
-            counts = getattr(asm, "store_batch_ts", None)
-            if counts is None:
-                counts = asm.store_batch_ts = Counter()
-            counts.update(stamps)
+            frames = getattr(asm, "store_batch_frames", None)
+            if frames is None:
+                frames = asm.store_batch_frames = []
+            frames.append(stamps)
 
     return StoreParser
 
@@ -467,10 +467,15 @@ def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
                 stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), host),
                 launch=launch,
                 continuation=is_continuation(launch.events),
-                span=BatchSpan.from_runtime(launch.runtime, None, getattr(asm, "store_batch_ts", None)),
+                span=BatchSpan.from_runtime(launch.runtime, None, _stamps_of(asm)),
             )
         )
     return items
+
+
+def _stamps_of(asm):
+    """The batch lines per stamp a launch's assembler counted (record path and bulk path)."""
+    return rtm.stamp_counts(getattr(asm, "store_batch_ts", None), getattr(asm, "store_batch_frames", None))
 
 
 def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
@@ -485,7 +490,7 @@ def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
                 events=list(asm.events),
                 stream=_stream_with_host(tuple(asm.stream), host),
                 continuation=True,
-                span=BatchSpan.from_runtime(agg, None, getattr(asm, "store_batch_ts", None)),
+                span=BatchSpan.from_runtime(agg, None, _stamps_of(asm)),
             )
         )
     return items, orphan_lines

@@ -36,7 +36,7 @@ class BatchSpan:
     last_lines: int | None = None
     peaks: dict[str, Any] = field(default_factory=dict)
     #: timestamp -> number of batch lines (None: only the aggregate is known)
-    ts_counts: Counter | None = None
+    ts_counts: Counter | StampFrame | None = None
 
     @property
     def empty(self) -> bool:
@@ -48,6 +48,11 @@ class BatchSpan:
     ) -> BatchSpan:
         rt = runtime or {}
         span = cls(lines=int(rt.get("batch_lines") or 0), peaks={k: rt.get(k) for k in PEAKS})
+        if isinstance(ts_counts, StampFrame):
+            span.ts_counts = ts_counts
+            span.first, span.last = ts_counts.first, ts_counts.last
+            span.first_lines, span.last_lines = ts_counts.get(span.first), ts_counts.get(span.last)
+            return span
         if ts_counts:
             stamps = [t for t in ts_counts if t]
             span.ts_counts = Counter(ts_counts)
@@ -95,18 +100,7 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     if a.first is None or a.last is None:
         out.lines = max(a.lines, b.lines)  # no time to tell pieces apart: the larger one
     elif b.ts_counts is not None:
-        added = 0
-        for ts, n in b.ts_counts.items():
-            if ts is None:
-                continue
-            if ts < a.first or ts > a.last:
-                added += n
-            elif ts == a.first or ts == a.last:
-                known = a.first_lines if ts == a.first else a.last_lines
-                if a.first == a.last:
-                    known = max(a.first_lines or 0, a.last_lines or 0)
-                added += max(0, n - (known if known is not None else n))
-        out.lines = a.lines + added
+        out.lines = a.lines + _added_beyond(a, b.ts_counts)
     elif b.first is None or b.last is None:
         out.lines = max(a.lines, b.lines)
     elif b.first > a.last or b.last < a.first:
@@ -129,8 +123,9 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     def edge(ts, which):
         counts = []
         for s in (a, b):
-            if s.ts_counts is not None and ts in s.ts_counts:
-                counts.append(s.ts_counts[ts])
+            at = _count_at(s.ts_counts, ts)
+            if at is not None:
+                counts.append(at)
             elif getattr(s, which) == ts:
                 counts.append(getattr(s, which + "_lines"))
         known = [c for c in counts if c is not None]
@@ -139,6 +134,72 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     out.first_lines = edge(out.first, "first")
     out.last_lines = edge(out.last, "last")
     return out
+
+
+def _added_beyond(a: BatchSpan, counts: Counter | StampFrame) -> int:
+    """The lines of ``counts`` that the span ``a`` does not hold: those outside it, and those
+    beyond the known count in its edge seconds."""
+    assert a.first is not None and a.last is not None
+    if isinstance(counts, StampFrame):
+        edges = {t: counts.get(t) for t in (a.first, a.last)}
+        items = [(t, n) for t, n in edges.items() if n is not None]
+        added = counts.outside(a.first, a.last)
+    else:
+        items = [(t, n) for t, n in counts.items() if t is not None]
+        added = 0
+    for ts, n in items:
+        if ts < a.first or ts > a.last:
+            added += n
+        elif ts == a.first or ts == a.last:
+            known = a.first_lines if ts == a.first else a.last_lines
+            if a.first == a.last:
+                known = max(a.first_lines or 0, a.last_lines or 0)
+            added += max(0, n - (known if known is not None else n))
+    return added
+
+
+def _count_at(counts: Counter | StampFrame | None, ts: str | None) -> int | None:
+    return None if counts is None else counts.get(ts)
+
+
+class StampFrame:
+    """Batch lines per stamp held by polars: a frame with the stamp (``ts``) of each line, one row
+    a line (what the bulk path keeps: a stamp every second or so of a long log is too many for a
+    dict, and only a few counts are ever asked of them)."""
+
+    def __init__(self, frame) -> None:
+        import polars as pl
+
+        self.frame = frame
+        self._ts = pl.col("ts")
+        stamps = frame.get_column("ts")
+        self.first: str | None = stamps.min()  # type: ignore[assignment]
+        self.last: str | None = stamps.max()  # type: ignore[assignment]
+
+    def get(self, ts: str | None) -> int | None:
+        """The lines of stamp ``ts`` (None when it has none)."""
+        if ts is None:
+            return None
+        n = self.frame.filter(self._ts == ts).height
+        return n or None
+
+    def outside(self, first: str, last: str) -> int:
+        """The lines whose stamp lies before ``first`` or after ``last``."""
+        return self.frame.filter((self._ts < first) | (self._ts > last)).height
+
+
+def stamp_counts(counter: Counter | None, frames: list | None) -> Counter | StampFrame | None:
+    """The batch lines per stamp of a launch: counted one by one (the record path), in frames
+    (the bulk path), or both."""
+    if not frames:
+        return counter
+    import polars as pl
+
+    parts = [f.select(pl.col("ts").cast(pl.String)) for f in frames]
+    if counter:
+        stamps = [ts for ts, n in counter.items() for _ in range(n)]
+        parts.append(pl.DataFrame({"ts": stamps}, schema={"ts": pl.String}))
+    return StampFrame(pl.concat(parts, rechunk=False))
 
 
 def apply(runtime: dict[str, Any], span: BatchSpan) -> dict[str, Any]:
