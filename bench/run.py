@@ -1,15 +1,24 @@
-"""Benchmark logparse against the baselines of the performance issue, side by side.
+"""Benchmark logparse against the references of the performance issue, side by side in one run.
 
-    bench/run [--sizes 100,1000,3000] [--repeat 3] [--skip-lnav] [--store]
+    bench/run [--mb 500] [--journal-entries 300000] [--launches 10000] [--repeat 3]
+              [--out DIR] [--skip-lnav] [--skip-store]
 
-For each size (MB of ``journalctl -o short-iso`` text) it generates the input once
-(``bench/generate.py``, cached in ``bench/out/``), then times in the same run, on the
-same file: ``grep -c``, ``grep -cE``, lnav (load + count; installed from Debian's
-packages when missing), a plain Python ``for line in f`` loop with three substring
-tests, polars reading all lines with two regex passes, and logparse (``parse`` and,
-with ``--store``, ``ingest`` into a fresh DuckDB file).  It prints wall time (median of
-``--repeat`` runs), CPU time, lines/s, MB/s, peak RSS and the ratios to ``grep -c`` and
-to lnav.  Not a unit test; the README quotes its last table.
+Inputs (generated once by ``bench/generate.py`` and cached in ``--out``, default ``bench/out``):
+a ``journalctl -o short-iso`` log of about ``--mb`` MB with its ``-o json`` and ``-o export``
+renderings, a genuine ``.journal`` of ``--journal-entries`` entries (written by
+``systemd-journal-remote`` from a generated export stream), and a store of ``--launches`` launches
+(``bench/store_bench.py``).  Each command runs ``--repeat`` times, the runs of all commands
+interleaved (the machine may be shared: ratios measured side by side mean more than absolute
+times); the table gives the median wall time, CPU time and peak RSS (summed over all the processes
+of the command, sampled every 10 ms), the rate, and the ratio to the row's reference:
+
+* short-iso: ``LC_ALL=C grep -c "Decode batch"`` (and lnav's load + count, installed from Debian's
+  packages when missing);
+* the same file on stdin: the file's ``ingest``;
+* ``ingest --journal``: ``journalctl -o export --all`` alone, on the same journal;
+* read commands: ``logparse --help`` (the difference, in seconds, is the issue's measure).
+
+Not a unit test; the README quotes its last table.
 """
 
 from __future__ import annotations
@@ -17,72 +26,51 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "out"
 PY = sys.executable
+LOGPARSE = f"{PY} -m logparse"
 
 
-def ensure_input(mb: int, formats: str) -> Path:
-    d = OUT / f"{mb}m"
-    want = [d / f"sglang.{f}.log" for f in formats.split(",")]
-    if not all(p.exists() for p in want):
-        print(f"generating {mb} MB input in {d} ...", file=sys.stderr, flush=True)
-        subprocess.run(
-            [PY, str(HERE / "generate.py"), "--mb", str(mb), "--out", str(d), "--formats", formats], check=True
-        )
+def generate(out: Path, formats: str, mb: int | None = None, lines: int | None = None) -> None:
+    size = ["--mb", str(mb)] if mb else ["--lines", str(lines)]
+    print(f"generating {out} ...", file=sys.stderr, flush=True)
+    subprocess.run([PY, str(HERE / "generate.py"), *size, "--out", str(out), "--formats", formats], check=True)
+
+
+def ensure_inputs(out: Path, mb: int) -> Path:
+    d = out / f"{mb}m"
+    if not all((d / f"sglang.{f}.log").exists() for f in ("short-iso", "json", "export")):
+        generate(d, "short-iso,json,export", mb=mb)
     return d
 
 
-def count_lines(path: Path) -> int:
-    n = 0
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(1 << 24)
-            if not b:
-                return n
-            n += b.count(b"\n")
-
-
-def timed(cmd: list[str] | str, shell: bool = False, env: dict | None = None) -> tuple[float, float, int, int]:
-    """(wall s, cpu s, peak RSS KB, exit code) of one run of a command (children included)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    # stdout to a pipe, not /dev/null: GNU grep stops at the first match when its output is
-    # /dev/null, which would make the floor look 100x lower than it is.
-    proc = subprocess.run(cmd, shell=shell, capture_output=True, env={**os.environ, **(env or {})})
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if proc.returncode not in (0, 1):
-        print(
-            f"  ! {cmd if isinstance(cmd, str) else ' '.join(cmd)}: exit {proc.returncode}: "
-            f"{proc.stderr.decode(errors='replace')[-300:]}",
-            file=sys.stderr,
-        )
-    return wall, cpu, after.ru_maxrss, proc.returncode
-
-
-def peak_rss(cmd: list[str] | str, shell: bool = False) -> int:
-    """Peak RSS (KB) of one run, measured alone with /usr/bin/time when available."""
-    gnu_time = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
-    if not gnu_time:
-        return 0
-    with tempfile.NamedTemporaryFile("r") as f:
-        full = [gnu_time, "-f", "%M", "-o", f.name] + (["sh", "-c", cmd] if shell else cmd)
-        subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        try:
-            return int(f.read().strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return 0
+def ensure_journal(out: Path, entries: int) -> Path:
+    """A directory with a genuine journal of ``entries`` entries (systemd-journal-remote)."""
+    d = out / f"j{entries // 1000}k"
+    if any(d.glob("*.journal")):
+        return d
+    generate(d, "export,short-iso", lines=entries)
+    remote = next(
+        (
+            p
+            for p in ("/lib/systemd/systemd-journal-remote", "/usr/lib/systemd/systemd-journal-remote")
+            if Path(p).exists()
+        ),
+        None,
+    )
+    if remote is None:
+        sys.exit("systemd-journal-remote is missing (apt-get install systemd-journal-remote)")
+    subprocess.run([remote, "-o", str(d / "sglang.journal"), str(d / "sglang.export.log")], check=True)
+    return d
 
 
 def ensure_lnav() -> str | None:
@@ -96,107 +84,228 @@ def ensure_lnav() -> str | None:
     return shutil.which("lnav")
 
 
-PY_LOOP = r"""
-import sys
-n = a = b = c = 0
-with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
-    for line in f:
-        n += 1
-        if "KV Cache is allocated" in line: a += 1
-        if "Decode batch" in line: b += 1
-        if "avail mem=" in line: c += 1
-print(n, a, b, c)
-"""
+def count(path: Path, what: bytes) -> int:
+    n = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            n += block.count(what)
+    return n
 
-POLARS_TWO_REGEX = r"""
-import sys, polars as pl
-df = pl.read_csv(sys.argv[1], has_header=False, separator="\x1f", quote_char=None, new_columns=["l"],
-                 schema={"l": pl.String}, encoding="utf8-lossy")
-print(df.select(pl.col("l").str.contains(r"KV Cache is allocated\. .*#tokens: \d+").sum(),
-                pl.col("l").str.extract(r"#running-req: (\d+)", 1).cast(pl.Int64).max()))
-"""
+
+# ------------------------------------------------------------------ measuring
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory (KB) of a process and all its descendants, from /proc."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_once(cmd: str, setup: str | None = None) -> tuple[float, float, int]:
+    """(wall s, CPU s, peak RSS KB summed over the process tree) of one run of a shell command.
+
+    stdout goes to a pipe, not /dev/null: GNU grep stops at the first match when its output is
+    /dev/null."""
+    if setup:
+        subprocess.run(setup, shell=True, check=False)
+    before = os.times()
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            stop.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _out, err = proc.communicate()
+    wall = time.perf_counter() - t
+    stop.set()
+    sampler.join()
+    after = os.times()
+    if proc.returncode not in (0, 1):
+        print(f"  ! {cmd}: exit {proc.returncode}: {err.decode(errors='replace')[-300:]}", file=sys.stderr)
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return wall, cpu, peak
+
+
+@dataclass
+class Row:
+    group: str
+    name: str
+    cmd: str
+    units: int = 0  # lines or entries, for the rate
+    unit: str = "lines"
+    size: int = 0
+    ref: str | None = None  # the name of the row this one is compared with
+    setup: str | None = None
+    runs: list = field(default_factory=list)
+
+    def median(self, k: int) -> float:
+        return statistics.median(r[k] for r in self.runs)
+
+
+def measure(rows: list[Row], repeat: int) -> None:
+    """All rows ``repeat`` times, interleaved (a busy neighbour slows every row alike)."""
+    for i in range(repeat):
+        for row in rows:
+            row.runs.append(run_once(row.cmd, row.setup))
+            print(f"  [{i + 1}/{repeat}] {row.group:<28} {row.name:<32} {row.runs[-1][0]:7.2f} s", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ the rows
+
+
+def input_rows(d: Path, lnav: str | None, db: Path) -> list[Row]:
+    short, js, ex = (d / f"sglang.{f}.log" for f in ("short-iso", "json", "export"))
+    lines = count(short, b"\n")
+    entries = count(ex, b"\n__CURSOR=") + 1
+    new_db = f"rm -f {db} {db}.wal"
+    mb = short.stat().st_size
+    g = f"{mb / 1e6:.0f} MB short-iso ({lines / 1e6:.1f} M lines)"
+    grep = "grep -c (LC_ALL=C)"
+    rows = [Row(g, grep, f'LC_ALL=C grep -c "Decode batch" {short}', lines, size=mb)]
+    if lnav:
+        rows.append(Row(g, "lnav load+count", f'{lnav} -n -c ";SELECT count(*) FROM all_logs" {short}', lines, size=mb))
+    rows += [
+        Row(g, "logparse parse", f"{LOGPARSE} parse --json {short}", lines, size=mb, ref=grep),
+        Row(g, "logparse ingest", f"{LOGPARSE} ingest -q --db {db} {short}", lines, size=mb, ref=grep, setup=new_db),
+        Row(
+            g,
+            "cat | logparse ingest -",
+            f"cat {short} | {LOGPARSE} ingest -q --db {db} -",
+            lines,
+            size=mb,
+            ref="logparse ingest",
+            setup=new_db,
+        ),
+    ]
+    for path, fmt in ((js, "json"), (ex, "export")):
+        size = path.stat().st_size
+        g = f"{size / 1e6:.0f} MB -o {fmt} ({entries / 1e6:.1f} M entries)"
+        rows += [
+            Row(g, "logparse parse", f"{LOGPARSE} parse --json {path}", entries, "entries", size),
+            Row(g, "logparse ingest", f"{LOGPARSE} ingest -q --db {db} {path}", entries, "entries", size, setup=new_db),
+        ]
+    return rows
+
+
+def journal_rows(jd: Path, db: Path) -> list[Row]:
+    exe = shutil.which("journalctl") or "journalctl"
+    entries = count(jd / "sglang.export.log", b"\n__CURSOR=") + 1
+    size = (jd / "sglang.export.log").stat().st_size
+    g = f".journal of {entries / 1e3:.0f} k entries"
+    return [
+        Row(g, "journalctl -o export --all", f"{exe} -D {jd} -o export --all", entries, "entries", size),
+        Row(
+            g,
+            "logparse ingest --journal",
+            f"{LOGPARSE} ingest -q --journal -D {jd} --db {db}",
+            entries,
+            "entries",
+            size,
+            ref="journalctl -o export --all",
+            setup=f"rm -f {db} {db}.wal",
+        ),
+    ]
+
+
+def store_rows(store: Path, launches: int) -> list[Row]:
+    d = f"--db {store}"
+    g = f"store of {launches:,} launches"
+    cmds = {
+        "logparse --help": "--help",
+        "launches --limit 50": f"launches --limit 50 {d}",
+        "history (one deployment)": f"history --host gpu-3 --model /models/m0 {d}",
+        "history (all)": f"history {d}",
+        "diff @latest @-1": f"diff @latest @-1 {d}",
+        "explain @latest": f"explain @latest {d}",
+        "show @latest": f"show @latest {d}",
+    }
+    return [
+        Row(g, name, f"{LOGPARSE} {args}", ref=None if name == "logparse --help" else "logparse --help")
+        for name, args in cmds.items()
+    ]
+
+
+def ensure_store(out: Path, launches: int) -> Path:
+    db = out / f"store{launches}.duckdb"
+    if not db.exists():
+        env = {**os.environ, "LOGPARSE_BENCH_DIR": str(out)}
+        subprocess.run([PY, str(HERE / "store_bench.py"), "--launches", str(launches), "--db", str(db)], env=env)
+    return db
+
+
+# ------------------------------------------------------------------ the table
+
+
+def print_table(rows: list[Row]) -> None:
+    by_name = {(r.group, r.name): r for r in rows}
+    print("| input | tool | wall s | CPU s | M lines or entries/s | MB/s | peak RSS MB | reference | × reference |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|")
+    last = None
+    for r in rows:
+        wall, cpu, rss = r.median(0), r.median(1), r.median(2)
+        rate = f"{r.units / wall / 1e6:.2f}" if r.units else "—"
+        mbs = f"{r.size / wall / 1e6:.0f}" if r.size else "—"
+        ref = by_name.get((r.group, r.ref)) if r.ref else None
+        if ref is None:
+            vs, name = "—", "—"
+        elif r.group.startswith("store"):
+            vs, name = f"+{wall - ref.median(0):.2f} s", ref.name
+        else:
+            vs, name = f"{wall / ref.median(0):.2f}", ref.name
+        if r.group.startswith("store") or r.units == 0:
+            rate = "—"
+        group = r.group if r.group != last else ""
+        last = r.group
+        print(f"| {group} | {r.name} | {wall:.2f} | {cpu:.2f} | {rate} | {mbs} | {rss / 1024:.0f} | {name} | {vs} |")
+    lnav = [r for r in rows if r.name == "lnav load+count"]
+    if lnav:
+        ingest = next(r for r in rows if r.group == lnav[0].group and r.name == "logparse ingest")
+        print(f"\nlogparse ingest / lnav load+count on short-iso: {ingest.median(0) / lnav[0].median(0):.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="100,1000,3000", help="input sizes in MB (short-iso rendering)")
+    ap.add_argument("--mb", type=int, default=500, help="size of the short-iso input in MB")
+    ap.add_argument("--journal-entries", type=int, default=300_000)
+    ap.add_argument("--launches", type=int, default=10_000, help="launches in the store of the read commands")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("LOGPARSE_BENCH_DIR") or HERE / "out"))
     ap.add_argument("--skip-lnav", action="store_true")
-    ap.add_argument("--store", action="store_true", help="also time `logparse ingest` into a fresh DuckDB file")
-    ap.add_argument(
-        "--formats",
-        default="short-iso,json,export",
-        help="journalctl renderings to time logparse on (the baselines run on short-iso)",
-    )
+    ap.add_argument("--skip-store", action="store_true", help="without the read commands")
+    ap.add_argument("--only", help="only the groups whose name contains this (short-iso, json, export, journal, store)")
     args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    lnav = None if args.skip_lnav else ensure_lnav()
-    logparse = [PY, "-m", "logparse"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    db = args.out / "bench.duckdb"
+    rows = input_rows(ensure_inputs(args.out, args.mb), None if args.skip_lnav else ensure_lnav(), db)
+    rows += journal_rows(ensure_journal(args.out, args.journal_entries), args.out / "bench-journal.duckdb")
+    if not args.skip_store:
+        rows += store_rows(ensure_store(args.out, args.launches), args.launches)
+    if args.only:
+        rows = [r for r in rows if args.only in r.group]
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{platform.platform()}"
+        f"{platform.platform()}; load average before: {os.getloadavg()[0]:.2f}"
     )
-    rows = []
-    for mb in sizes:
-        formats = args.formats
-        d = ensure_input(mb, formats)
-        for fmt in formats.split(","):
-            path = d / f"sglang.{fmt}.log"
-            size = path.stat().st_size
-            lines = count_lines(path)
-            tools: list[tuple[str, list[str] | str, bool]] = []
-            if fmt == "short-iso":
-                tools += [
-                    ("grep -c", ["grep", "-c", "KV Cache is allocated", str(path)], False),
-                    ("grep -cE", ["grep", "-cE", r"KV Cache is allocated\. .*#tokens: [0-9]+", str(path)], False),
-                    ("python for-loop", [PY, "-c", PY_LOOP, str(path)], False),
-                    ("polars 2 regex", [PY, "-c", POLARS_TWO_REGEX, str(path)], False),
-                ]
-                if lnav:
-                    tools.append(
-                        ("lnav load+count", [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs", str(path)], False)
-                    )
-            tools.append(("logparse parse", logparse + ["parse", "--json", str(path)], False))
-            if args.store:
-                db = OUT / "bench.duckdb"
-                tools.append(
-                    ("logparse ingest", f"rm -f {db} {db}.wal && {PY} -m logparse ingest --db {db} {path}", True)
-                )
-            results = {}
-            for name, cmd, shell in tools:
-                runs = [timed(cmd, shell) for _ in range(args.repeat)]
-                wall = statistics.median(r[0] for r in runs)
-                cpu = statistics.median(r[1] for r in runs)
-                rss = peak_rss(cmd, shell)
-                results[name] = (wall, cpu, rss)
-                print(f"  {mb:>5} MB {fmt:<10} {name:<18} {wall:7.2f} s", file=sys.stderr, flush=True)
-            base = results.get("grep -c")
-            ref_lnav = results.get("lnav load+count")
-            for name, (wall, cpu, rss) in results.items():
-                rows.append(
-                    (
-                        f"{mb} MB",
-                        fmt,
-                        name,
-                        wall,
-                        cpu,
-                        lines / wall / 1e6,
-                        size / wall / 1e6,
-                        rss / 1024,
-                        wall / base[0] if base else None,
-                        wall / ref_lnav[0] if ref_lnav else None,
-                    )
-                )
+    measure(rows, args.repeat)
     print()
-    print("| input | format | tool | wall s | CPU s | M lines/s | MB/s | peak RSS MB | × grep -c | × lnav |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        ratio = f"{r[8]:.1f}" if r[8] else "—"
-        lnav_ratio = f"{r[9]:.2f}" if r[9] else "—"
-        print(
-            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.0f} | {r[7]:.0f} | "
-            f"{ratio} | {lnav_ratio} |"
-        )
+    print_table(rows)
 
 
 if __name__ == "__main__":
