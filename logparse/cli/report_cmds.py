@@ -17,10 +17,15 @@ from logparse.cli.store_cmds import DB_HELP, store_errors
 
 def resolve(ref: str, db: str | None):
     """The launch a reference names; a bad reference is exit 2, a store problem exit 3."""
-    from logparse.store.refs import resolve_launch
+    return resolve_all([ref], db)[0]
+
+
+def resolve_all(refs: list[str], db: str | None) -> list:
+    """The launches references name (the stored ones read through one connection)."""
+    from logparse.store.refs import resolve_launches
 
     with store_errors():
-        return resolve_launch(ref, db)
+        return resolve_launches(refs, db)
 
 
 def _plot_path(plot: str | None) -> str | None:
@@ -82,7 +87,7 @@ def diff(
 ) -> None:
     """Compare two launches: arguments, version, per-rank budget, runtime, durations, and why KV tokens moved."""
     plot = _plot_path(plot)
-    la, lb = resolve(a, db), resolve(b, db)
+    la, lb = resolve_all([a, b], db)
     from logparse.cli.plots import plot_diff
     from logparse.cli.render_reports import render_diff
     from logparse.reports.diff import diff_launches

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from logparse.launches.model import Launch
 
@@ -99,20 +100,37 @@ def resolve_launch(ref: str, db: str | os.PathLike | None = None, *, lock_timeou
     Raises :class:`RefError` for a reference that names nothing (or several launches), and
     :class:`logparse.store.db.StoreError` for a problem with the store itself.
     """
-    ref = (ref or "").strip()
-    if not ref:
-        raise RefError("empty launch reference")
-    at = _AT.match(ref)
-    if at is None:
-        file_ref = split_file_ref(ref)
-        if file_ref is not None:
-            return _nth(file_ref[0], launches_of_file(file_ref[0]), file_ref[1])
-        if _looks_like_path(ref) or not _ID.fullmatch(ref):
-            raise RefError(f"{ref}: no such file, and not a launch id prefix, @latest, @-N or HOST@latest")
-    return _from_store(ref, at, db, lock_timeout)
+    return resolve_launches([ref], db, lock_timeout=lock_timeout)[0]
 
 
-def _from_store(ref: str, at, db, lock_timeout: float | None) -> Launch:
+def resolve_launches(
+    refs: list[str], db: str | os.PathLike | None = None, *, lock_timeout: float | None = None
+) -> list[Launch]:
+    """The launches references name, in order (:func:`resolve_launch`): the stored ones read
+    through one connection (opening the store is most of a small read's time)."""
+    out: list[Launch | None] = []
+    stored: list[tuple[int, str, Any]] = []
+    for ref in refs:
+        ref = (ref or "").strip()
+        if not ref:
+            raise RefError("empty launch reference")
+        at = _AT.match(ref)
+        if at is None:
+            file_ref = split_file_ref(ref)
+            if file_ref is not None:
+                out.append(_nth(file_ref[0], launches_of_file(file_ref[0]), file_ref[1]))
+                continue
+            if _looks_like_path(ref) or not _ID.fullmatch(ref):
+                raise RefError(f"{ref}: no such file, and not a launch id prefix, @latest, @-N or HOST@latest")
+        stored.append((len(out), ref, at))
+        out.append(None)
+    if stored:
+        for (k, _, _), launch in zip(stored, _from_store(stored, db, lock_timeout)):
+            out[k] = launch
+    return [launch for launch in out if launch is not None]
+
+
+def _from_store(refs: list[tuple[int, str, Any]], db, lock_timeout: float | None) -> list[Launch]:
     from logparse.store import db as dbm
     from logparse.store.load import fetch_launches
 
@@ -120,11 +138,14 @@ def _from_store(ref: str, at, db, lock_timeout: float | None) -> Launch:
     timeout = dbm.DEFAULT_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
     try:
         with dbm.connection(path, write=False, lock_timeout=timeout) as con:
-            lid = _newest(con, ref, at, path) if at is not None else _by_prefix(con, ref, path)
-            return fetch_launches(con, [lid])[lid][0]
+            lids = [
+                _newest(con, ref, at, path) if at is not None else _by_prefix(con, ref, path) for _, ref, at in refs
+            ]
+            found = fetch_launches(con, list(dict.fromkeys(lids)))
+            return [found[lid][0] for lid in lids]
     except dbm.StoreMissing:
         raise RefError(
-            f"{ref} names a stored launch, but there is no store at {path} (ingest first, or --db)"
+            f"{refs[0][1]} names a stored launch, but there is no store at {path} (ingest first, or --db)"
         ) from None
 
 
