@@ -441,7 +441,7 @@ def _short_changes(text: str | None, limit: int = 60) -> str:
     return "; ".join(parts)
 
 
-def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, str, bool]]:
+def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
     """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
     and whether it ends its deployment's section."""
     from logparse.cli.render import cell
