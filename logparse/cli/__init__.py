@@ -44,7 +44,8 @@ def _argument_without_type(self, ctx) -> None:
 
 
 _name_metavars(app)
-typer.core.TyperArgument.display_type_rich = _argument_without_type  # type: ignore[method-assign]
+if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older ones print no type)
+    setattr(typer.core.TyperArgument, "display_type_rich", _argument_without_type)  # noqa: B010
 
 
 def main() -> None:
