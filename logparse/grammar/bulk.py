@@ -373,10 +373,12 @@ def _batch_fields(batch, field):
 def _field(msg, key: str):
     """The text after ``key`` up to the next comma (``#running-req: 12, …`` -> ``12``).
 
-    A literal find and a short slice: several times faster in polars than a regexp
-    with a capture group over the whole line."""
+    Literal finds and short slices (ASCII text: byte offsets are character offsets): several
+    times faster in polars than a regexp with a capture group over the whole line, and twice as
+    fast as splitting the slice at its comma."""
     pos = msg.str.find(key, literal=True)
-    return msg.str.slice(pos + len(key), 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
+    after = msg.str.slice(pos + len(key), 24)
+    return after.str.slice(0, after.str.find(",", literal=True).fill_null(24)).str.strip_chars()
 
 
 def _field_exact(msg, key: str):
