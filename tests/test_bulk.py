@@ -247,3 +247,34 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
     assert got["bulk"] == got["records"]
     assert got["bulk"][-1]["batch_lines"] == sum("Decode batch" in ln for ln in lines)
     assert got["bulk"][0]["batch_lines"] < got["bulk"][1]["batch_lines"] < got["bulk"][2]["batch_lines"]
+
+
+def test_json_messages_with_escapes_spacing_and_odd_values():
+    """``-o json`` MESSAGE cut by literal finds where no backslash comes before the closing quote,
+    by the regexp elsewhere: escaped quotes and backslashes, ``\\u`` escapes, compact and spaced
+    separators, a MESSAGE that is not a string, and the key's text inside another value."""
+    import json
+
+    from logparse.sources import text_source
+
+    out = []
+    for i, line in enumerate(_non_ascii_log()):
+        entry = {"__CURSOR": f"s=5eed;i={i:x}", "__REALTIME_TIMESTAMP": str(1_795_939_685_000_000 + i * 10**6)}
+        entry |= {"_HOSTNAME": "gpu-node-7", "_SYSTEMD_UNIT": "sglang.service", "_PID": "4242"}
+        if i % 11 == 3:
+            entry["CODE_FUNC"] = 'say "MESSAGE": here'  # the key's text, escaped, before the real one
+        if "Decode batch" in line and i % 5 == 0:  # escapes before a field that sets the peak
+            line = line.replace("cuda graph", 'cuda "graph" \\').split("#queue-req:")[0] + f"#queue-req: {900 + i}"
+        entry["MESSAGE"] = line
+        if i % 13 == 7:
+            entry["MESSAGE"] = None if i % 2 else [91, 50, 48]
+        if i % 17 == 5:
+            entry["MESSAGE"] = line + "\\"  # a backslash right before the closing quote
+        compact = i % 2 == 0
+        text = json.dumps(entry, ensure_ascii=i % 3 == 0, separators=(",", ":") if compact else (", ", ": "))
+        out.append(text + "\n")
+    text = "".join(out)
+    bulk = _summary(parse_sources([text_source("x", text, "journal-json")], bulk="force", block_bytes=4096))
+    records = _summary(parse_sources([text_source("x", text, "journal-json")], bulk=False))
+    assert bulk == records
+    assert bulk[0]["parsed"] > 50 and max(launch[-1].get("peak_queue_req") or 0 for launch in bulk[1]) >= 900
