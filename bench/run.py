@@ -186,7 +186,7 @@ def input_rows(d: Path, lnav: str | None, db: Path) -> list[Row]:
         Row(g, "logparse ingest", f"{LOGPARSE} ingest -q --db {db} {short}", lines, size=mb, ref=grep, setup=new_db),
         Row(
             g,
-            "cat | logparse ingest -",
+            "logparse ingest - (stdin, cat)",
             f"cat {short} | {LOGPARSE} ingest -q --db {db} -",
             lines,
             size=mb,
