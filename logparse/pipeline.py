@@ -18,6 +18,8 @@ from logparse.grammar.events import Event
 from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
 from logparse.launches.identity import make_distinct
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
+from logparse.launches.vllm_assemble import OPENING_KINDS as VLLM_OPENING_KINDS
+from logparse.launches.vllm_assemble import VllmLaunchAssembler, apply_vllm_prefix
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
 from logparse.sources.records import Record
 
@@ -55,6 +57,28 @@ def _sglang_line(text: str | None) -> bool:
         return False
     m = STAMP_START_RE.search(text)
     return m is not None and PREFIX_RE.match(text, m.start()) is not None
+
+
+#: vLLM lines held back per stream until a vLLM engine anchor shows.
+_MAX_HELD_VLLM = 1000
+
+
+def _vllm_time(ts: str | None, outer: str | None, mtime: float | None) -> str | None:
+    """vLLM's ``MM-DDTHH:MM:SS`` with its year, as journald's short stamps get theirs: from the
+    record's own time (the year around it), else the input's modification time (else today): a
+    month and day after that date belong to the year before."""
+    import time
+
+    if ts is None or len(ts) != 14 or ts[2] != "-":
+        return outer if ts is None else ts
+    month, day = int(ts[:2]), int(ts[3:5])
+    if outer:
+        year, ref_month = int(outer[:4]), int(outer[5:7])
+        year += 1 if month == 1 and ref_month == 12 else -1 if month == 12 and ref_month == 1 else 0
+    else:
+        ref = time.localtime(mtime) if mtime is not None else time.localtime()
+        year = ref.tm_year - (1 if (month, day) > (ref.tm_mon, ref.tm_mday) else 0)
+    return f"{year:04d}-{ts}"
 
 
 def _iso_utc(ts: float | None) -> str | None:
@@ -95,6 +119,14 @@ class StreamParser:
         self.sglang_pids: set[int] = set()
         #: the stream of the last record fed
         self._last_key: tuple | None = None
+        #: vLLM launches open per stream (beside SGLang's), the engine each stream printed last, and
+        #: vLLM lines held back until a vLLM engine anchor shows (vLLM's library lines inside an
+        #: SGLang 0.2-0.3 launch are that launch's noise)
+        self._open_vllm: dict[tuple, VllmLaunchAssembler] = {}
+        self._engine_of: dict[tuple, str] = {}
+        self._held_vllm: dict[tuple, list[Event]] = {}
+        #: the input's modification time: the year of vLLM's year-less stamps when no outer layer dates a line
+        self.mtime: float | None = None
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
@@ -133,9 +165,15 @@ class StreamParser:
             return
         prefix, gpu, (kind, fields, form) = res.parsed
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
-        apply_prefix(ev, prefix, gpu)
         outer = _iso_utc(rec.ts)
         ev.record_ts = outer
+        if prefix.get("engine") == "vllm" or (kind in _GENERIC_KINDS and self._engine_of.get(key) == "vllm"):
+            if prefix.get("engine") == "vllm":
+                apply_vllm_prefix(ev, prefix)
+            ev.ts = _vllm_time(ev.ts, outer, self.mtime)
+            self._add_vllm_event(key, ev)
+            return
+        apply_prefix(ev, prefix, gpu)
         # no date in SGLang's prefix: use the outer layer's time
         if outer and (ev.ts is None or len(ev.ts) <= 12):
             ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
@@ -232,7 +270,40 @@ class StreamParser:
     def on_batch_stamps(self, asm: LaunchAssembler, stamps: Any) -> None:
         """Called with the batch lines per stamp the bulk path counted (see :meth:`on_batch`)."""
 
+    def _add_vllm_event(self, key: tuple, ev: Event) -> None:
+        """A vLLM event joins the vLLM launch open on its stream; the first engine anchor opens one
+        (with the vLLM lines held back before it); without one, vLLM lines are held back."""
+        cur = self._open_vllm.get(key)
+        if cur is None:
+            if ev.kind not in VLLM_OPENING_KINDS:
+                held = self._held_vllm.setdefault(key, [])
+                if ev.kind.startswith("vllm_") and len(held) < _MAX_HELD_VLLM:
+                    held.append(ev)
+                return
+            cur = self._new_vllm(key)
+        elif cur.starts_new_launch(ev):
+            self._close_vllm(key)
+            cur = self._new_vllm(key)
+        cur.add(ev)
+        self._engine_of[key] = "vllm"
+
+    def _new_vllm(self, key: tuple) -> VllmLaunchAssembler:
+        cur = self._open_vllm[key] = VllmLaunchAssembler(self.source_name, key)
+        self._order += 1
+        cur.order = self._order  # type: ignore[attr-defined]
+        for held in self._held_vllm.pop(key, []):
+            cur.add(held)
+        return cur
+
+    def _close_vllm(self, key: tuple) -> None:
+        asm = self._open_vllm.pop(key, None)
+        if asm is not None:
+            self._done.append((asm.order, asm))  # type: ignore[attr-defined]
+
     def _add_event(self, key: tuple, ev: Event) -> None:
+        if ev.kind in STARTUP_KINDS:
+            self._engine_of[key] = "sglang"
+            self._held_vllm.pop(key, None)
         cur = self._open.get(key)
         if cur is None or cur.starts_new_launch(ev):
             if cur is not None:
@@ -256,9 +327,15 @@ class StreamParser:
     def finish(self) -> tuple[list, LineCounts, list[Unrecognized], list[str]]:
         for key in list(self._open):
             self._close(key)
+        for key in list(self._open_vllm):
+            self._close_vllm(key)
         others = self._other_units()
         launches: list = []
         for _, asm in sorted(self._done, key=lambda t: t[0]):
+            if isinstance(asm, VllmLaunchAssembler):
+                self.assemblers.append(asm)  # type: ignore[arg-type]
+                launches.append(asm.finish(ordinal=len(launches) + 1))
+                continue
             if not any(e.kind in STARTUP_KINDS for e in asm.events):
                 if (asm.stream[0], asm.stream[1]) in others:
                     continue  # an exception line of another program: counted as other_units
@@ -299,6 +376,7 @@ def parse_sources(
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
+        sp.mtime = getattr(src, "mtime", None)
         if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
             bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
         else:

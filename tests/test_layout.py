@@ -35,6 +35,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 STAGES = {
     "data": -1,
     "sglang_prefix": -1,
+    "vllm_prefix": -1,
     "sources": 0,
     "grammar": 1,
     "launches": 2,

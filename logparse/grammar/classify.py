@@ -19,6 +19,7 @@ from typing import Any
 
 from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
+from logparse.grammar.vllm_classify import classify_vllm, parse_vllm_failure, vllm_layers
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
 
@@ -343,6 +344,13 @@ class LineClassifier:
         text, _notes = clean_text(raw)
         if not text.strip():
             return Classified("noise", "blank")
+        vllm = vllm_layers(text)
+        if vllm is not None:
+            # vLLM's lines carry their own context (tags, rank prefix): no multi-line state.
+            self.end_multiline()
+            res = Classified(*classify_vllm(*vllm))
+            nm = _NOISE_BARE.match(text) if res.reason == "vllm_other" else None
+            return Classified("noise", _NOISE_CATEGORY[nm.lastgroup], text=text) if nm else res
         if self.mode == "server_args":
             cont = self._payload_continuation(text)
             if cont is not None:
@@ -451,6 +459,9 @@ class LineClassifier:
                 f"line of {len(text)} characters mentions a tracked message but is too long to be one",
                 text=text[:MAX_GRAMMAR_LINE],
             )
+        vllm = parse_vllm_failure(text) if exception else None
+        if vllm is not None:
+            return Classified("parsed", vllm[2][0], vllm, text)
         try:
             parsed = parse_line(text)
         except LineParseError as exc:

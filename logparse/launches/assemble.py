@@ -536,6 +536,7 @@ class LaunchAssembler:
                 )
         elif rng is not None and rng[0] == rng[1]:
             launch.sglang_version = rng[0]
+        launch.engine_version, launch.engine_version_range = launch.sglang_version, launch.sglang_version_range
 
     @staticmethod
     def _sanity(launch: Launch) -> None:

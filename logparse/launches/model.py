@@ -51,6 +51,9 @@ class RankMemory:
     graph_gb: float | None = None
     avail_after_graph_gb: float | None = None
     graph_s: float | None = None
+    #: vLLM: the activation peak of the profile run, and the memory outside PyTorch (GiB).
+    activation_gb: float | None = None
+    non_torch_gb: float | None = None
     # Beyond the contract: pools other than the plain KV pool, kept for explain/diff.
     extra: dict[str, Any] = field(default_factory=dict, metadata=INTERNAL)
 
@@ -70,7 +73,7 @@ class RankMemory:
 @dataclass(slots=True)
 class Launch:
     launch_id: str = ""
-    #: The inference engine that printed the log (``sglang``; another engine will add its name).
+    #: The inference engine that printed the log: ``sglang`` or ``vllm``.
     engine: str = "sglang"
     source: str | None = None
     host: str | None = None
@@ -83,7 +86,13 @@ class Launch:
     error: str | None = None
     sglang_version: str | None = None
     sglang_version_range: str | None = None
+    #: The engine's release, whatever the engine: printed (vLLM), given, or dated from the wording.
+    engine_version: str | None = None
+    #: The release range the log's wording allows (``0.8.0–0.8.5.post1``), or the one release.
+    engine_version_range: str | None = None
     version_evidence: list[str] = field(default_factory=list)
+    #: vLLM: the engine generation, ``V0`` (``LLMEngine``, up to 0.10.2) or ``V1`` (``EngineCore``).
+    engine_generation: str | None = None
     model_path: str | None = None
     tp_size: int | None = None
     dp_size: int | None = None
@@ -116,6 +125,27 @@ class Launch:
     available_mem_kind: str | None = None  # "gpu" | "cpu"
     hicache_host_gb: float | None = None  # decimal GB, as SGLang prints host memory
     hicache_host_tokens: int | None = None
+    # vLLM (None on SGLang launches; catalogue §9)
+    #: ``gpu_memory_utilization``: the fraction of *total* GPU memory the instance may use.
+    gpu_memory_utilization: float | None = None
+    #: ``set`` (in the arguments), ``default`` (the release default: absent from ``non-default args``),
+    #: or ``printed`` (read from a memory line; the arguments were not in the log).
+    gpu_memory_utilization_source: str | None = None
+    max_model_len: int | None = None
+    #: The engine's KV blocks: the minimum over workers (V0 ``# GPU blocks``; V1 0.6.4-0.7.3).
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    #: The engine's KV capacity in tokens; what it counts is ``kv_tokens_definition``.
+    kv_tokens: int | None = None
+    #: ``blocks×block_size`` (up to 0.20.0) or ``concurrency×max_model_len`` (0.20.1+).
+    kv_tokens_definition: str | None = None
+    #: ``Maximum concurrency for L tokens per request: C x``: C, and L in ``max_concurrency_tokens``.
+    max_concurrency: float | None = None
+    max_concurrency_tokens: int | None = None
+    #: The kind of a failed start (catalogue §2.7): ``no_kv_memory``, ``max_len_exceeds_kv``,
+    #: ``free_memory_at_start``, ``weights_oom``, ``profile_assertion``, ``mm_reservation``, ``engine_failed``,
+    #: ``exception``, ``killed``.
+    error_kind: str | None = None
     first_line: int | None = None
     last_line: int | None = None
     warnings: list[str] = field(default_factory=list)

@@ -38,6 +38,7 @@ from logparse.grammar.events import Event
 from logparse.launches.assemble import LaunchAssembler
 from logparse.launches.identity import launch_id, make_distinct
 from logparse.launches.model import Launch
+from logparse.launches.vllm_assemble import VllmLaunchAssembler
 from logparse.store import db as dbm
 from logparse.store import rebuild, sequence
 from logparse.store import runtime as rtm
@@ -166,6 +167,11 @@ def _relabel(launch: Launch, host: str | None) -> None:
 
 def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal: int | None = None) -> Launch:
     source = next((e.source for e in events if e.source), "")
+    if any(e.kind.startswith("vllm_") for e in events):
+        vasm = VllmLaunchAssembler(source, tuple(stream))
+        for ev in events:
+            vasm.add(ev)
+        return vasm.finish(ordinal=ordinal)
     asm = LaunchAssembler(source, tuple(stream))
     for ev in events:
         asm.add(ev)
@@ -377,6 +383,7 @@ def _store_parser_class():
 def parse_source(src, opts: IngestOptions) -> ParsedSource:
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
+    sp.mtime = getattr(src, "mtime", None)
     cursors: dict[tuple, str] = {}
     cursor_by_line: dict[int, str] = {}
     kind = source_kind(src)

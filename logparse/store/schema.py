@@ -579,6 +579,40 @@ def _m7_argument_origins(con) -> None:
     con.unregister("_ports")
 
 
+#: Launch columns migration 8 adds (vLLM as a second engine), named here so that it stays what it was.
+_M8_LAUNCH_COLUMNS = (
+    "engine_version",
+    "engine_version_range",
+    "engine_generation",
+    "gpu_memory_utilization",
+    "gpu_memory_utilization_source",
+    "max_model_len",
+    "num_gpu_blocks",
+    "block_size",
+    "kv_tokens",
+    "kv_tokens_definition",
+    "max_concurrency",
+    "max_concurrency_tokens",
+    "error_kind",
+)
+
+
+def _m8_engines(con) -> None:
+    """vLLM as a second engine: the engine's version (``engine_version``/``engine_version_range``, the
+    SGLang ones copied for existing launches), the generation and KV figures vLLM prints (``launches``),
+    the activation peak and non-torch memory per rank (``rank_memory``).  Kinds come from the declarations."""
+    from logparse.store import columns as C
+
+    launch_cols = C.launch_columns()
+    C.add_missing_columns(con, "launches", {k: launch_cols[k] for k in _M8_LAUNCH_COLUMNS})
+    rank_cols = C.rank_columns()
+    C.add_missing_columns(con, "rank_memory", {k: rank_cols[k] for k in ("activation_gb", "non_torch_gb")})
+    con.execute(
+        "UPDATE launches SET engine_version = sglang_version, engine_version_range = sglang_version_range "
+        "WHERE coalesce(engine, 'sglang') = 'sglang' AND engine_version IS NULL AND engine_version_range IS NULL"
+    )
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -588,6 +622,7 @@ MIGRATIONS: list[Callable] = [
     _m5_history_release_fields,
     _m6_role_other_units,
     _m7_argument_origins,
+    _m8_engines,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

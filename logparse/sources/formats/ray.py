@@ -9,7 +9,9 @@ Format (the prefix may be coloured; Ray's log deduplication appends a count)::
 Record fields: ``pid`` = the actor's pid (it overrides an outer pid); a note with the actor
 name and ip; ``fmt="ray"``.  The ``[repeated Nx across cluster]`` suffix is Ray's, not
 SGLang's: it is cut off the text and kept as a note.  The ranks of one server are
-different actors, so a Ray pid does not split launches (``Record.stream_key``).
+different actors, so a Ray pid does not split launches (``Record.stream_key``).  vLLM's own
+process tags (``(Worker_TP1 pid=77)``, ``(EngineCore pid=9)``: :mod:`logparse.vllm_prefix`) have the
+same shape; they are left to the vLLM grammar, which reads the ranks from them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.layers import Layers
+from logparse.vllm_prefix import is_vllm_process_name
 
 FORMATS = ("ray",)
 ALIASES: dict[str, str] = {}
@@ -32,6 +35,8 @@ def peel(line: Layers) -> bool:
     m = RAY_RE.match(line.raw, line.pos)
     if m is None:
         return False
+    if is_vllm_process_name((m.group("actor") or b"").decode("ascii", "replace")):
+        return False  # vLLM's own process tag (a stream wrapper, or its format): the grammar reads it
     line.pid = int(m.group("pid"))
     actor, ip = m.group("actor"), m.group("ip")
     if actor is not None or ip is not None:

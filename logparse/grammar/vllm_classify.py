@@ -1,0 +1,156 @@
+"""Classifying vLLM lines: parsed, known noise, or a near miss.
+
+A line is vLLM's when vLLM's layers stand in front of its message (:mod:`logparse.vllm_prefix`):
+a process tag ``(Worker_TP1 pid=77)``, torch's ``[rank0]:``, or vLLM's log prefix
+``INFO 06-11 10:04:31 [file.py:N]``.  Every such line carries its own context, so unlike SGLang's
+bare tracebacks no state is kept: a tagged traceback frame is noise by its own shape.
+
+Only lines that mention a vLLM anchor (:data:`VLLM_ANCHORS`) reach the vLLM grammar; one that then
+does not parse is a near miss (vLLM may print a wording we do not know).  Bare lines (no layer) stay
+with the SGLang classifier; bare exception lines with a vLLM failure text are retried here
+(:func:`parse_vllm_failure`), because an uncaught exception is printed by Python, not by vLLM.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from logparse.grammar.vllm_line import VllmLineParseError, parse_line
+from logparse.vllm_prefix import LOG_PREFIX_SEARCH_RE, split_head
+
+#: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive).
+VLLM_ANCHORS = (
+    "LLM engine (v",
+    "server version ",
+    "API version ",
+    "█  version ",
+    "█  model ",
+    "non-default args: ",
+    "args: Namespace(",
+    "Started engine process",
+    "Loading model weights took",
+    "Model loading took",
+    "Loading weights took",
+    "Memory profiling",
+    "the current vLLM instance can use",
+    "model weights take",
+    "KV cache memory",
+    "KV Cache as specified",
+    "Free memory on device",
+    "multimodal decoding",
+    "startup plan",
+    "Startup plan not applied",
+    "Starting to load model",
+    "Weights are held outside",
+    "blocks: ",
+    "num_gpu_blocks",
+    "Maximum concurrency for",
+    "KV cache size",
+    "padding layers",
+    "Hybrid KV cache manager",
+    "Auto-fit max_model_len",
+    "Graph capturing finished",
+    "CUDA graph memory",
+    "CUDA graph pool memory",
+    "Capturing cudagraphs for decoding",
+    "Capturing the model for CUDA graphs",
+    "init engine (profile",
+    "torch.compile take",
+    "torch.compile took",
+    "Using max model len",
+    "Chunked prefill is enabled",
+    "is assigned as",
+    "Starting vLLM",
+    "No available memory for the cache blocks",
+    "max seq len",
+    "Failed to load model",
+    "Error in memory profiling",
+    "Engine core initialization failed",
+    "EngineCore failed to start",
+    "Traceback (most recent call last)",
+    "Avg prompt throughput",
+    "is preempted by",
+    "Application startup complete",
+    "Started server process",
+    "Uvicorn running on",
+)
+_ANCHOR_RE = re.compile("|".join(re.escape(a) for a in VLLM_ANCHORS))
+#: The failure texts of catalogue §2.7 that an uncaught exception (a bare line) may carry.
+_FAILURE_RE = re.compile(
+    r"No available memory for the cache blocks|max seq len \(|Free memory on device|Failed to load model - not enough"
+    r"|Error in memory profiling|Engine core initialization failed|EngineCore failed to start|multimodal GPU decoding"
+    r"|Externally held weights"
+)
+_EXCEPTION_RE = re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)(?::|$)")
+#: A line of a traceback (frames, source lines, carets); the logo's art lines also start with spaces.
+_TRACEBACK_RE = re.compile(
+    r"\s*File \"|\s+[\w^~(\[{\"'@.]|During handling of the above exception|The above exception was the direct cause"
+)
+_TQDM_RE = re.compile(r"\d+%\||% Completed \|| \d+/\d+ \[\d\d:")
+#: Uvicorn's own lines that a stream wrapper tagged (access lines are noise).
+_UVICORN_RE = re.compile(r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|TRACE):\s+")
+#: Where a line of vLLM's layers may start: a tag, a rank prefix or a log level.
+_LAYER_START = ("(", "[rank", "DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
+
+#: ANSI colour codes whose ESC byte a copy/paste dropped (``[1;36m(VllmWorkerProcess pid=7)[0;0m INFO …``).
+_COLOUR_DEBRIS_RE = re.compile(r"\[[0-9;]*m")
+
+Result = tuple[str, str, Any, str]  # (status, reason, parsed, text)
+
+
+def vllm_layers(text: str) -> tuple[str, int] | None:
+    """``(text, message start)`` when vLLM's layers stand in front of the message, else None.
+
+    Text glued in front of vLLM's log prefix (``VLLM_LOGGING_PREFIX``, a paste's line label) is cut,
+    and so is the debris of colour codes whose ESC byte was lost."""
+    if text.startswith("[") and _COLOUR_DEBRIS_RE.match(text):
+        text = _COLOUR_DEBRIS_RE.sub("", text)
+    if text.startswith(_LAYER_START):
+        tags, rank, lp, end = split_head(text)
+        if tags or rank is not None or lp is not None:
+            return text, end
+    m = LOG_PREFIX_SEARCH_RE.search(text)
+    if m is not None and m.start() > 0 and not text.startswith("["):
+        glued = text[m.start() :]
+        tags, rank, lp, end = split_head(glued)
+        if lp is not None:
+            return glued, end
+    return None
+
+
+def classify_vllm(text: str, start: int) -> Result:
+    """A line with vLLM's layers (``start``: where its message begins)."""
+    msg = text[start:]
+    if not msg.strip():
+        return ("noise", "vllm_other", None, text)
+    if _TRACEBACK_RE.match(msg):
+        return ("noise", "traceback", None, text)
+    anchored = _ANCHOR_RE.search(msg) is not None
+    if not anchored and _EXCEPTION_RE.match(msg) is None:
+        if _TQDM_RE.search(msg):
+            return ("noise", "tqdm", None, text)
+        if _UVICORN_RE.match(msg):
+            return ("noise", "uvicorn_access" if ' - "' in msg else "uvicorn", None, text)
+        return ("noise", "vllm_other", None, text)
+    try:
+        parsed = parse_line(text)
+    except VllmLineParseError as exc:
+        if not anchored:
+            return ("noise", "traceback", None, text)
+        return ("unrecognized", f"near miss (vLLM may print a format we do not know): {exc}", None, text)
+    kind = parsed[2][0]
+    if kind == "uvicorn" and parsed[2][2] == "other":
+        return ("noise", "uvicorn", None, text)
+    return ("parsed", kind, parsed, text)
+
+
+def parse_vllm_failure(text: str) -> tuple | None:
+    """A bare exception line with a vLLM failure text (catalogue §2.7) as a vLLM event, else None."""
+    if _FAILURE_RE.search(text) is None:
+        return None
+    try:
+        parsed = parse_line(text)
+    except VllmLineParseError:
+        return None
+    return parsed if parsed[2][0].startswith("vllm_") else None

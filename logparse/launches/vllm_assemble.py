@@ -1,0 +1,246 @@
+"""vLLM launches: split a stream of vLLM events into server starts and assemble each one.
+
+A vLLM launch is one start of ``vllm serve`` (or of an offline ``LLM(...)``).  It opens on one of
+vLLM's own engine anchors (:data:`OPENING_KINDS`: the version, the arguments, the engine init, a KV
+or profile line, a startup failure); a vLLM library line printed inside an SGLang 0.2-0.3 launch
+(SGLang used vLLM's loaders) opens nothing and stays that SGLang launch's noise (the pipeline holds
+such weak lines back until an anchor shows).  Within one stream a new launch begins when
+
+* the API server prints its version or arguments again after the engine started,
+* an engine (the same DP rank) prints its init line again,
+* a rank prints its weights, KV or profile figures again after the launch became ready or failed.
+
+Figures (catalogue §9): the launch fields of :class:`~logparse.launches.model.Launch` that vLLM fills
+are read by :mod:`logparse.launches.vllm_figures`; per-rank memory by :func:`vllm_rank_memory`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from logparse.grammar.events import Event
+from logparse.launches.identity import launch_id
+from logparse.launches.model import Launch, RankMemory
+from logparse.launches.vllm_figures import fill_launch
+from logparse.vllm_prefix import split_head
+
+#: Kinds that are vLLM's own engine anchors: a vLLM launch needs one of them.
+OPENING_KINDS = frozenset(
+    {
+        "vllm_version",
+        "vllm_args",
+        "vllm_engine_init",
+        "vllm_engine_process",
+        "vllm_profile",
+        "vllm_kv_memory",
+        "vllm_kv_tokens",
+        "vllm_blocks",
+        "vllm_concurrency",
+        "vllm_budget_report",
+        "vllm_init_engine",
+        "vllm_failure",
+        "vllm_engine_failed",
+        "vllm_graph_advice",
+    }
+)
+#: Kinds the API server prints before the engine starts.
+_SERVER_HEAD_KINDS = frozenset({"vllm_version", "vllm_args", "vllm_logo_model", "vllm_blank"})
+#: Per-rank figures: printed again after a terminal line, they belong to another start.
+_RANK_FIGURE_KINDS = frozenset({"vllm_weights", "vllm_profile", "vllm_kv_memory", "vllm_blocks", "vllm_kv_tokens"})
+#: Kinds a worker prints about its own rank.
+WORKER_KINDS = frozenset(
+    {
+        "vllm_weights",
+        "vllm_load_time",
+        "vllm_profile",
+        "vllm_kv_memory",
+        "vllm_graph",
+        "vllm_graph_estimate",
+        "vllm_graph_pool",
+        "vllm_graph_advice",
+        "vllm_budget_report",
+        "vllm_rank_assign",
+    }
+)
+_PARTS_RE = re.compile(r"(DP|PP|PCP|TP|DCP|EP)(\d+)")
+_PART_FIELDS = {"DP": "dp_rank", "PP": "pp_rank", "TP": "tp_rank", "EP": "ep_rank"}
+
+
+def apply_vllm_prefix(event: Event, prefix: dict[str, Any]) -> None:
+    """Ranks and time of an event from vLLM's layers: process tags name the worker's ranks
+    (``Worker_DP1_TP3``, ``VllmWorker rank=2``, ``EngineCore_DP1``), torch's ``[rankN]:`` the global rank.
+    The stamp has no year (``MM-DDTHH:MM:SS``); the pipeline completes it."""
+    for name, _pid, _ip in prefix.get("procs", ()):
+        _ranks_from_tag(event, name or "")
+    if event.tp_rank is None and prefix.get("rank") is not None:
+        event.tp_rank = prefix["rank"]
+        event.tagged = True
+    stamp = prefix.get("stamp")
+    if stamp:
+        event.ts = stamp.replace(" ", "T")
+
+
+def _ranks_from_tag(event: Event, name: str) -> None:
+    if name.startswith("VllmWorker rank="):
+        event.tp_rank = int(name.split("=", 1)[1])
+    elif name.startswith("VllmWorker-") and name[11:].isdigit():
+        event.tp_rank = int(name[11:])
+    elif name.startswith(("Worker_", "VllmWorker ")):
+        for part, value in _PARTS_RE.findall(name.split("_", 1)[-1] if name.startswith("Worker_") else name[11:]):
+            if part in _PART_FIELDS:
+                setattr(event, _PART_FIELDS[part], int(value))
+    elif name.startswith("EngineCore_"):
+        digits = name.rsplit("_", 1)[-1].lstrip("DP")
+        if digits.isdigit():
+            event.dp_rank = int(digits)
+    else:
+        return
+    event.tagged = True
+
+
+def proc_of(ev: Event) -> tuple[str | None, int] | None:
+    """The innermost process tag of an event's line (vLLM's own, after Ray's), or None."""
+    tags, _, _, _ = split_head(ev.text)
+    return (tags[-1][0], tags[-1][1]) if tags else None
+
+
+class VllmLaunchAssembler:
+    """Collects the events of one vLLM launch; ``finish()`` turns them into a :class:`Launch`."""
+
+    engine = "vllm"
+
+    def __init__(self, source: str, stream: tuple) -> None:
+        self.source = source
+        self.stream = stream
+        self.events: list[Event] = []
+        self.terminal = False
+        self.engine_ranks: set[int | None] = set()
+        self.progressed = False  # the engine started (anything beyond the API server's first lines)
+        self.runtime_lines = 0
+
+    def starts_new_launch(self, ev: Event) -> bool:
+        if not self.events:
+            return False
+        if ev.kind in ("vllm_version", "vllm_args") and ev.form != "batch":
+            return self.progressed or any(e.kind == ev.kind for e in self.events)
+        if ev.kind == "vllm_engine_init":
+            return self.terminal or ev.dp_rank in self.engine_ranks
+        return self.terminal and ev.kind in _RANK_FIGURE_KINDS
+
+    def add(self, ev: Event) -> None:
+        if ev.kind == "vllm_stats":
+            self.runtime_lines += 1
+        if ev.kind == "vllm_engine_init":
+            self.engine_ranks.add(ev.dp_rank)
+        if ev.kind not in _SERVER_HEAD_KINDS and ev.kind.startswith("vllm_"):
+            self.progressed = True
+        if _is_terminal(ev):
+            self.terminal = True
+        ev.seq = len(self.events)
+        self.events.append(ev)
+
+    def finish(self, ordinal: int | None = None) -> Launch:
+        launch = Launch(engine="vllm", source=self.source, source_ordinal=ordinal)
+        launch.host, launch.unit, launch.boot, launch.pid = self.stream
+        evs = self.events
+        launch.events = evs
+        launch.first_line = evs[0].line_no if evs else None
+        launch.last_line = evs[-1].line_no if evs else None
+        launch.started_at = next((e.ts for e in evs if e.ts), None)
+        launch.ranks = vllm_rank_memory(evs)
+        fill_launch(launch, evs)
+        if self.runtime_lines:
+            launch.runtime["stats_lines"] = self.runtime_lines
+        launch.launch_id = launch_id(launch)
+        return launch
+
+
+def _is_terminal(ev: Event) -> bool:
+    if ev.kind in ("vllm_failure", "vllm_engine_failed", "killed"):
+        return True
+    return ev.kind == "uvicorn" and ev.form == "startup_complete"
+
+
+# --------------------------------------------------------------------------- per rank
+class _VllmRanks:
+    """Which rank printed a worker line.  Tags name it from 0.6.5 on; V0's ``(VllmWorkerProcess pid=N)``
+    names only a process: rank 0 runs untagged in the engine process, the tagged processes are ranks
+    1, 2, ... in the order they first print."""
+
+    def __init__(self) -> None:
+        self.pids: dict[int, int] = {}
+        self.ranks: dict[tuple, RankMemory] = {}
+
+    def of(self, ev: Event) -> RankMemory:
+        tp = ev.tp_rank
+        if tp is None:
+            proc = proc_of(ev)
+            if proc is not None and proc[0] == "VllmWorkerProcess":
+                tp = self.pids.setdefault(proc[1], len(self.pids) + 1)
+        dp = ev.dp_rank if ev.dp_rank else None
+        key = (dp, ev.pp_rank, tp or 0)
+        if key not in self.ranks:
+            self.ranks[key] = RankMemory(dp_rank=dp, pp_rank=ev.pp_rank, tp_rank=tp or 0, ep_rank=ev.ep_rank)
+        return self.ranks[key]
+
+
+def _fold(rank: RankMemory, ev: Event) -> None:
+    f = ev.fields
+    if ev.kind == "vllm_weights":
+        rank.weights_gb = f.get("weights_gb")
+        if f.get("load_s") is not None:
+            rank.load_s = round(f["load_s"], 2)
+    elif ev.kind == "vllm_load_time" and rank.load_s is None:
+        rank.load_s = f.get("load_s")
+    elif ev.kind in ("vllm_profile", "vllm_budget_report"):
+        _fold_profile(rank, f)
+    elif ev.kind == "vllm_kv_memory":
+        rank.kv_size_gb = f.get("kv_gb")
+    elif ev.kind == "vllm_graph":
+        rank.graph_s = f.get("graph_s")
+        if f.get("graph_gb") is not None:
+            rank.graph_gb = f["graph_gb"]
+    elif ev.kind == "vllm_graph_estimate":
+        rank.extra["graph_estimate_gb"] = f.get("graph_estimate_gb")
+
+
+def _fold_profile(rank: RankMemory, f: dict[str, Any]) -> None:
+    for name, attr in (
+        ("weights_gb", "weights_gb"),
+        ("activation_gb", "activation_gb"),
+        ("non_torch_gb", "non_torch_gb"),
+    ):
+        if f.get(name) is not None and getattr(rank, attr) is None:
+            setattr(rank, attr, f[name])
+    if f.get("kv_gb") is not None:
+        rank.kv_size_gb = f["kv_gb"]
+    for name in ("total_gb", "requested_gb", "consumed_gb", "free_gb"):
+        if f.get(name) is not None:
+            rank.extra[name] = f[name]
+    if f.get("graph_gb") is not None and rank.graph_gb is None:
+        rank.graph_gb = f["graph_gb"]
+
+
+def vllm_rank_memory(evs: list[Event]) -> list[RankMemory]:
+    """One :class:`RankMemory` per rank that printed a figure, in rank order.
+
+    From 0.11.1 vLLM prints these lines once per node: a multi-GPU launch then shows one rank."""
+    table = _VllmRanks()
+    for ev in evs:
+        if ev.kind in WORKER_KINDS and ev.kind != "vllm_rank_assign":
+            _fold(table.of(ev), ev)
+    _per_worker_tokens(evs, table)
+    return [table.ranks[k] for k in sorted(table.ranks, key=lambda k: (k[0] or 0, k[1] or 0, k[2]))]
+
+
+def _per_worker_tokens(evs: list[Event], table: _VllmRanks) -> None:
+    """0.8.0-0.11.0: the engine prints one ``GPU KV cache size`` per worker, in worker order, each with
+    that worker's own (pre-minimum) count; with one line per known rank, each rank keeps its own."""
+    lines = [e for e in evs if e.kind == "vllm_kv_tokens" and e.form == "separate"]
+    ranks = sorted(table.ranks.values(), key=lambda r: (r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0))
+    if len(lines) == 1 and len(ranks) == 1:
+        ranks[0].kv_tokens = lines[0].fields.get("kv_tokens")
+    elif len(lines) > 1 and len(lines) == len(ranks):
+        for rank, ev in zip(ranks, lines, strict=True):
+            rank.kv_tokens = ev.fields.get("kv_tokens")

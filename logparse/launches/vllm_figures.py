@@ -1,0 +1,314 @@
+"""The launch-level figures of a vLLM launch, from its events (catalogue §9).
+
+* **Version**: printed by every release (``Initializing … engine (vX)``, ``vLLM API server version``,
+  the logo); else the release range the wording allows (:mod:`logparse.grammar.vllm_variants`).
+* **Configuration**: model, ``max_seq_len`` (the effective ``max_model_len``), ``kv_cache_dtype``,
+  tp/pp/dp from the engine's config line; ``gpu_memory_utilization`` and ``block_size`` only from the
+  arguments (``args: Namespace(…)`` up to 0.8.5.post1, ``non-default args: {…}`` from 0.9.0, where an
+  absent key means the release default) or, failing those, from a memory line that prints it.
+* **KV capacity**: ``num_gpu_blocks`` (V0, V1 ≤ 0.7.3; the executor already took the minimum),
+  ``kv_tokens`` = blocks × block_size there, else the smallest ``GPU KV cache size`` (0.8.0-0.11.0
+  print one per worker, each before the minimum); its definition changed at 0.20.1 (§4.8).
+* **Outcome**: ready on uvicorn's ``Application startup complete.`` (or, offline, on ``init engine …
+  took``), failed on a startup failure of §2.7, else incomplete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logparse.grammar import vllm_versions as vv
+from logparse.grammar.events import Event
+from logparse.grammar.pyliteral import LiteralParseError, json_safe, parse_literal, parse_literal_prefix
+from logparse.launches.model import Launch, RankMemory
+from logparse.vllm_prefix import split_head
+
+#: Block sizes vLLM uses on CUDA (16 by default; some attention backends choose another).
+_BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: Failure kinds by how well they explain a failed start (the root cause before its echoes).
+_FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_engine_failed": 2, "killed": 3}
+
+
+def fill_launch(launch: Launch, evs: list[Event]) -> None:
+    """Every launch-level vLLM figure, in dependency order (the version decides the defaults)."""
+    args = _args(launch, evs)
+    _engine_config(launch, evs, args)
+    _version(launch, evs)
+    _generation(launch, evs)
+    _utilization(launch, evs, args)
+    _capacity(launch, evs, args)
+    _outcome(launch, evs)
+    if not any(e.kind in ("vllm_version", "vllm_args", "vllm_engine_init") for e in evs):
+        launch.warnings.append(
+            "the start of this launch is not in the input (no version, arguments or engine init line): "
+            "a piece of a log; only the figures its lines show are known"
+        )
+
+
+# --------------------------------------------------------------------------- arguments and config
+def _args(launch: Launch, evs: list[Event]) -> dict[str, Any] | None:
+    """The arguments line as a dict (``args: Namespace(…)`` or ``non-default args: {…}``)."""
+    ev = next((e for e in evs if e.kind == "vllm_args"), None)
+    if ev is None:
+        return None
+    payload = ev.fields.get("payload", "")
+    try:
+        value = parse_literal(payload)
+    except LiteralParseError:
+        part = parse_literal_prefix(payload)
+        value = part.value if part is not None else None
+        launch.warnings.append(f"line {ev.line_no}: the arguments line is not readable to its end (cut when pasted?)")
+    if value is None:
+        return None
+    args = json_safe(value)
+    if not isinstance(args, dict):
+        return None
+    launch.runtime["vllm_args"] = args
+    launch.runtime["vllm_args_form"] = ev.form
+    return args
+
+
+def _engine_config(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> None:
+    cfg = next((e.fields for e in evs if e.kind == "vllm_engine_init"), {})
+    a = args or {}
+    launch.model_path = _first(cfg.get("model"), _logo_model(evs), a.get("model"), a.get("model_tag"))
+    launch.tp_size = _int(_first(cfg.get("tensor_parallel_size"), a.get("tensor_parallel_size")))
+    launch.pp_size = _int(_first(cfg.get("pipeline_parallel_size"), a.get("pipeline_parallel_size")))
+    launch.dp_size = _int(_first(cfg.get("data_parallel_size"), a.get("data_parallel_size")))
+    launch.kv_cache_dtype = _first(cfg.get("kv_cache_dtype"), a.get("kv_cache_dtype"))
+    launch.max_model_len = _int(_first(cfg.get("max_seq_len"), a.get("max_model_len")))
+    for ev in evs:
+        if ev.kind == "vllm_max_model_len" or (ev.kind == "vllm_autofit" and ev.form == "reduced"):
+            launch.max_model_len = ev.fields["max_model_len"]
+    tps = {r.tp_rank for r in launch.ranks if r.tp_rank is not None}
+    if launch.tp_size is None and len(tps) > 1:
+        launch.tp_size = max(tps) + 1
+
+
+def _logo_model(evs: list[Event]) -> str | None:
+    for e in evs:
+        if e.kind == "vllm_logo_model" or (e.kind == "vllm_version" and e.fields.get("model")):
+            return e.fields.get("model")
+    return None
+
+
+# --------------------------------------------------------------------------- version and generation
+def _version(launch: Launch, evs: list[Event]) -> None:
+    from logparse.grammar.vllm_variants import evidence_for_events
+
+    printed = [e.fields["version"] for e in evs if e.kind in ("vllm_engine_init", "vllm_version")]
+    evidence = evidence_for_events(evs)
+    rng: vv.Range | None = None
+    used: list[str] = []
+    for why, r in evidence:
+        new = vv.intersect(rng, r)
+        if vv.is_empty(new):
+            launch.warnings.append(
+                f"version evidence disagrees: {why} says {vv.format_range(r)}, earlier evidence says "
+                f"{vv.format_range(rng)} (a dev build or a patched image?)"
+            )
+            continue
+        rng = new
+        used.append(f"{why}: {vv.format_range(r)}")
+    if printed:
+        version = printed[0]
+        if len(set(printed)) > 1:
+            launch.warnings.append(f"the log prints more than one vLLM version: {', '.join(dict.fromkeys(printed))}")
+        if rng is not None and vv.is_release(version) and not vv.in_range(version, rng):
+            launch.warnings.append(
+                f"vLLM prints version {version}, but its lines read like {vv.format_range(rng)} (a dev build or a patched image?)"
+            )
+        used.insert(0, f"printed version {version}")
+        rng = vv.range_of(version)
+        launch.engine_version = version
+    elif rng is not None and rng[0] == rng[1]:
+        launch.engine_version = rng[0]
+    launch.version_range = rng
+    launch.engine_version_range = vv.format_range(rng)
+    launch.version_evidence = used
+
+
+def release_of(launch: Launch) -> str | None:
+    """The release whose defaults apply: the printed one, else the range's only release, else None."""
+    rng = launch.version_range
+    if launch.engine_version:
+        return launch.engine_version
+    return rng[0] if rng and rng[0] == rng[1] else None
+
+
+def _same_on_range(launch: Launch, fn) -> Any:
+    """``fn(release)`` when it is the same over the launch's whole release range, else None."""
+    rel = release_of(launch)
+    if rel:
+        return fn(rel)
+    rng = launch.version_range
+    if not rng or vv.is_empty(rng):
+        return None
+    lo, hi = fn(rng[0]), fn(rng[1])
+    return lo if lo == hi else None
+
+
+def _generation(launch: Launch, evs: list[Event]) -> None:
+    init = next((e for e in evs if e.kind == "vllm_engine_init"), None)
+    if init is not None and init.fields.get("generation"):
+        launch.engine_generation = init.fields["generation"]
+        return
+    v0 = any(e.kind == "vllm_profile" and e.form in ("time", "budget", "terms") for e in evs) or any(
+        e.kind == "vllm_blocks" and "cpu_blocks" in e.fields for e in evs
+    )
+    v1 = any(e.kind in ("vllm_kv_memory", "vllm_kv_tokens", "vllm_engine_failed") for e in evs)
+    if v0 != v1:
+        launch.engine_generation = "V0" if v0 else "V1"
+    else:
+        launch.engine_generation = _same_on_range(launch, vv.default_engine)
+
+
+# --------------------------------------------------------------------------- gpu_memory_utilization
+def _utilization(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> None:
+    """From the arguments (set, or the release default when ``non-default args`` lacks it), else printed."""
+    if args is not None and isinstance(args.get("gpu_memory_utilization"), (int, float)):
+        value = float(args["gpu_memory_utilization"])
+        full = launch.runtime.get("vllm_args_form") == "namespace"
+        default = _same_on_range(launch, vv.default_utilization)
+        launch.gpu_memory_utilization = value
+        launch.gpu_memory_utilization_source = "default" if full and default == value else "set"
+        return
+    if args is not None and launch.runtime.get("vllm_args_form") == "non_default":
+        default = _same_on_range(launch, vv.default_utilization)
+        if default is not None:
+            launch.gpu_memory_utilization, launch.gpu_memory_utilization_source = default, "default"
+            return
+    for ev in evs:
+        u = ev.fields.get("utilization")
+        if isinstance(u, (int, float)) and ev.kind in (
+            "vllm_profile",
+            "vllm_budget_report",
+            "vllm_graph_advice",
+            "vllm_failure",
+        ):
+            launch.gpu_memory_utilization, launch.gpu_memory_utilization_source = float(u), "printed"
+            return
+
+
+# --------------------------------------------------------------------------- KV capacity
+def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> None:
+    blocks = [
+        e.fields["gpu_blocks"]
+        for e in evs
+        if e.kind == "vllm_blocks" and e.fields.get("device") in ("GPU", "CUDA", "cuda")
+    ]
+    conc = [_concurrency(e) for e in evs if e.kind in ("vllm_concurrency", "vllm_kv_tokens")]
+    conc = [c for c in conc if c is not None]
+    if blocks:
+        launch.num_gpu_blocks = min(blocks)
+    if conc:
+        best = min(conc, key=lambda c: c[1])
+        launch.max_concurrency_tokens, launch.max_concurrency = best
+        if launch.max_model_len is None:
+            launch.max_model_len = best[0]
+    launch.block_size = _block_size(launch, args)
+    tokens = [
+        e.fields["kv_tokens"]
+        for e in evs
+        if e.kind == "vllm_kv_tokens" and e.fields.get("pools") in ("GPU", "GPU + host")
+    ]
+    if tokens:
+        launch.kv_tokens = min(tokens)
+        launch.kv_tokens_definition = _same_on_range(launch, vv.tokens_definition)
+    elif launch.num_gpu_blocks is not None and launch.block_size is not None:
+        launch.kv_tokens = launch.num_gpu_blocks * launch.block_size
+        launch.kv_tokens_definition = vv.BLOCKS_DEFINITION
+    _capacity_from_failure(launch, evs)
+
+
+def _concurrency(ev: Event) -> tuple[int, float] | None:
+    f = ev.fields
+    if f.get("max_concurrency") is None or f.get("max_model_len") is None:
+        return None
+    if ev.kind == "vllm_kv_tokens" and f.get("pools") not in ("GPU", "GPU + host"):
+        return None
+    return (f["max_model_len"], f["max_concurrency"])
+
+
+def _block_size(launch: Launch, args: dict[str, Any] | None) -> int | None:
+    """From the arguments; else (blocks printed) the power of two that ``concurrency × L / blocks`` is."""
+    b = _int((args or {}).get("block_size"))
+    if b:
+        return b
+    blocks, conc, length = launch.num_gpu_blocks, launch.max_concurrency, launch.max_concurrency_tokens
+    if not blocks or conc is None or not length:
+        return None
+    raw = conc * length / blocks
+    near = min(_BLOCK_SIZES, key=lambda s: abs(s - raw))
+    return near if abs(near - raw) <= 0.01 * near else None
+
+
+def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
+    """A start that failed on KV capacity still says how much there was (tokens, or GiB)."""
+    for ev in evs:
+        if ev.kind != "vllm_failure":
+            continue
+        f = ev.fields
+        if launch.kv_tokens is None and f.get("kv_tokens") is not None:
+            launch.kv_tokens, launch.kv_tokens_definition = f["kv_tokens"], vv.BLOCKS_DEFINITION
+        if launch.max_model_len is None and f.get("max_model_len") is not None:
+            launch.max_model_len = f["max_model_len"]
+        if f.get("available_gb") is not None and not any(r.kv_size_gb is not None for r in launch.ranks):
+            rank = launch.ranks[0] if launch.ranks else RankMemory(tp_rank=0)
+            rank.kv_size_gb = f["available_gb"]
+            if not launch.ranks:
+                launch.ranks.append(rank)
+
+
+# --------------------------------------------------------------------------- outcome
+def _outcome(launch: Launch, evs: list[Event]) -> None:
+    ready = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
+    server = any(
+        (e.kind == "vllm_version" and e.form in ("api_server", "server", "logo"))
+        or e.kind in ("vllm_server_start", "uvicorn")
+        for e in evs
+    )
+    if ready is None and not server:
+        ready = next((e for e in evs if e.kind == "vllm_init_engine"), None)  # offline LLM(...)
+    failures = [e for e in evs if e.kind in _FAILURE_RANK]
+    if ready is not None and not any(e.seq < ready.seq for e in failures):
+        launch.outcome, launch.ready_at = "ready", ready.ts
+        return
+    if not failures:
+        launch.outcome = "incomplete"
+        if any(e.kind == "vllm_init_engine" for e in evs):
+            launch.warnings.append(
+                "the engine finished its init but the server never said it was up (the log ends early?)"
+            )
+        return
+    best = min(failures, key=lambda e: (_FAILURE_RANK[e.kind], e.seq))
+    launch.outcome = "failed"
+    launch.error = message_of(best)
+    launch.error_kind = _error_kind(best)
+
+
+def _error_kind(ev: Event) -> str:
+    if ev.kind == "vllm_failure":
+        return (ev.form or "failure").split(":", 1)[0]
+    return {"vllm_engine_failed": "engine_failed"}.get(ev.kind, ev.kind)
+
+
+def message_of(ev: Event) -> str:
+    """The message of an event's line, without vLLM's layers in front of it."""
+    _, _, _, end = split_head(ev.text)
+    return ev.text[end:].strip() or ev.text
+
+
+# --------------------------------------------------------------------------- small helpers
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None

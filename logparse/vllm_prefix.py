@@ -1,0 +1,91 @@
+"""vLLM's line prefix: the one definition every stage builds its regexps from.
+
+A vLLM record is, by era (catalogue §1)::
+
+    INFO 06-11 10:04:31 gpu_executor.py:83] # GPU blocks: 27718, # CPU blocks: 2048        0.4.0 - 0.7.3
+    INFO 03-19 10:04:31 [kv_cache_utils.py:537] GPU KV cache size: 447,088 tokens           0.8.0 - 0.30.0
+    (EngineCore pid=4242) INFO 10-05 10:04:31 [gpu_worker.py:692] Available KV cache ...    0.31.0+ (tag in the format)
+
+In front of it, before 0.31.0, a stdout/stderr wrapper of each child process glues a process tag
+``(Name pid=N) `` (``VllmWorkerProcess``, ``VllmWorker rank=R``, ``VllmWorker TP1``, ``Worker_TP1``,
+``EngineCore_DP0``, ``APIServer`` ...), also on the process's foreign output (uvicorn, tracebacks);
+Ray prefixes ``(ActorName pid=N, ip=A.B.C.D) `` (both may be present, Ray's first); torch puts
+``[rank0]: `` in front of the traceback lines of a rank.  The stamp has no year and no
+milliseconds; the level is Python's level name; ``file.py`` is the bare file name, or a short path
+with ``VLLM_LOGGING_LEVEL=DEBUG`` (``v1/worker/gpu_worker.py``, ``model_executor/.../fp8_utils.py``).
+A message that spans several physical lines repeats the whole prefix on each (``\\r\\n`` between
+them); the first and last lines of the 0.15+ version logo are the prefix alone.
+
+**Authority.**  The grammar (``logparse/grammar/vllm_line.lark``, terminals ``PROC_TAG``,
+``RANK_PREFIX`` and ``VLOG``) is the documented definition; :data:`PROC_TAG`, :data:`RANK_PREFIX`
+and :data:`LOG_PREFIX` below are the same terminals written as Python regexps, and
+``tests/test_vllm_prefix.py`` fails when they differ by one character.  They sit at the bottom
+(no imports) because the sources stage needs them too: Ray's actor prefix looks like a vLLM process
+tag, and :mod:`logparse.sources.formats.ray` must leave vLLM's own tags to the grammar.
+
+The patterns are plain strings (no look-around), so that polars could run them as well; named
+groups: ``name``, ``pid``, ``ip`` (a tag), ``rank`` (torch's rank prefix), ``level``, ``stamp``,
+``loc``/``bare_loc`` (the log prefix: bracketed 0.8.0+, bare with a lone ``]`` before).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: One process tag: ``(Worker_TP1 pid=77) ``, ``(VllmWorker rank=1 pid=77) ``, ``(VllmWorker TP1 pid=77) ``,
+#: Ray's ``(RayWorkerWrapper pid=77, ip=10.0.0.2) `` and ``(pid=77) ``.
+PROC_TAG = r"\((?:(?P<name>[A-Za-z_][\w.-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^\s)]+))?\)(?: |$)"
+#: torch's prefix on the lines a rank prints to stderr (tracebacks): ``[rank0]: ``.
+RANK_PREFIX = r"\[rank(?P<rank>\d+)\]:(?: |$)"
+#: vLLM's own logging prefix: ``LEVEL MM-DD HH:MM:SS [file.py:N] `` (0.8.0+) or ``LEVEL MM-DD HH:MM:SS file.py:N] ``
+#: (0.4.0 - 0.7.3).  The space after ``]`` is missing on a line that holds the prefix alone.
+LOG_PREFIX = (
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d) "
+    r"(?:\[(?P<loc>[\w./-]+\.py:\d+)\]|(?P<bare_loc>[\w./-]+\.py:\d+)\])(?: |$)"
+)
+
+PROC_TAG_RE = re.compile(PROC_TAG)
+RANK_PREFIX_RE = re.compile(RANK_PREFIX)
+LOG_PREFIX_RE = re.compile(LOG_PREFIX)
+#: Where a log prefix may begin inside a line (text glued in front: ``VLLM_LOGGING_PREFIX``, a paste).
+LOG_PREFIX_SEARCH_RE = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
+)
+
+#: Process names vLLM itself puts in a tag (not Ray's actors): the sources stage leaves these alone.
+VLLM_PROCESS_NAME = (
+    r"(?:VllmWorkerProcess|VllmWorker(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*|-\d+)?|Worker(?:_[A-Z]+\d+)*|"
+    r"EngineCore(?:_DP)?(?:_?\d+)?|APIServer(?:_DP\d+)?|ApiServer_\d+|MainProcess|DPSupervisor)"
+)
+VLLM_PROCESS_NAME_RE = re.compile(VLLM_PROCESS_NAME + r"\Z")
+#: Ray's actor classes that run vLLM workers (their tags are Ray's, peeled by the sources stage).
+RAY_ACTORS = ("RayWorkerVllm", "RayWorkerWrapper", "RayWorkerProc")
+
+
+def is_vllm_process_name(name: str | None) -> bool:
+    """Is ``name`` (the part of a tag before ``pid=``) one vLLM itself gives a process?"""
+    return bool(name) and VLLM_PROCESS_NAME_RE.match(name) is not None  # type: ignore[arg-type]
+
+
+def split_head(text: str) -> tuple[list[tuple[str | None, int, str | None]], int | None, re.Match | None, int]:
+    """The layers vLLM and its neighbours put in front of a message, in order.
+
+    Returns ``(tags, rank, log_prefix_match, end)``: the process tags ``(name, pid, ip)``, torch's
+    ``[rankN]:`` rank, the log prefix's match (None without one) and where the message starts."""
+    pos = 0
+    tags: list[tuple[str | None, int, str | None]] = []
+    rank = None
+    while True:
+        m = PROC_TAG_RE.match(text, pos)
+        if m is None:
+            break
+        tags.append((m.group("name"), int(m.group("pid")), m.group("ip")))
+        pos = m.end()
+    m = RANK_PREFIX_RE.match(text, pos)
+    if m is not None:
+        rank = int(m.group("rank"))
+        pos = m.end()
+    lp = LOG_PREFIX_RE.match(text, pos)
+    if lp is not None:
+        pos = lp.end()
+    return tags, rank, lp, pos

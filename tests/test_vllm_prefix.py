@@ -1,0 +1,70 @@
+"""vLLM's line prefix has one definition (logparse.vllm_prefix), equal to the grammar's terminals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from logparse import vllm_prefix
+from logparse.grammar.lalr import grammar_text
+from logparse.grammar.vllm_line import parse_line
+
+
+def _terminal(name: str) -> str:
+    m = re.search(rf"^{name}: /(.*)/$", grammar_text("vllm_line.lark"), re.M)
+    assert m, name
+    return m.group(1).replace("\\/", "/")
+
+
+def _plain(pattern: str) -> str:
+    """A pattern without its group names (the grammar's terminals have none)."""
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+@pytest.mark.parametrize(
+    "terminal,pattern",
+    [("PROC_TAG", vllm_prefix.PROC_TAG), ("RANK_PREFIX", vllm_prefix.RANK_PREFIX), ("VLOG", vllm_prefix.LOG_PREFIX)],
+)
+def test_python_patterns_are_the_grammar_terminals(terminal, pattern):
+    assert _plain(pattern) == _terminal(terminal)
+
+
+@pytest.mark.parametrize(
+    "line,tags,rank,loc",
+    [
+        ("INFO 06-11 10:04:31 gpu_executor.py:83] # GPU blocks: 1, # CPU blocks: 2", [], None, "gpu_executor.py:83"),
+        (
+            "(Worker_TP1 pid=77) INFO 03-19 10:04:31 [gpu_worker.py:298] Available KV cache memory: 1.00 GiB",
+            [("Worker_TP1", 77, None)],
+            None,
+            "gpu_worker.py:298",
+        ),
+        (
+            "(RayWorkerProc pid=9, ip=10.0.0.2) (Worker_TP1 pid=9) INFO 03-19 10:04:31 [gpu_worker.py:298] Available KV cache memory: 1.00 GiB",
+            [("RayWorkerProc", 9, "10.0.0.2"), ("Worker_TP1", 9, None)],
+            None,
+            "gpu_worker.py:298",
+        ),
+        (
+            "(VllmWorker rank=1 pid=5) INFO 03-19 10:04:31 [gpu_worker.py:298] Available KV cache memory: 1.00 GiB",
+            [("VllmWorker rank=1", 5, None)],
+            None,
+            "gpu_worker.py:298",
+        ),
+        ("[rank0]: ValueError: No available memory for the cache blocks.", [], 0, None),
+    ],
+)
+def test_split_head_and_grammar_agree(line, tags, rank, loc):
+    got_tags, got_rank, lp, _end = vllm_prefix.split_head(line)
+    assert got_tags == tags and got_rank == rank
+    assert (lp.group("loc") or lp.group("bare_loc") if lp else None) == loc
+    prefix, _, _ = parse_line(line)
+    assert prefix["procs"] == tags and prefix.get("rank") == rank and prefix.get("loc") == loc
+
+
+def test_vllm_process_names_are_not_ray_actors():
+    assert vllm_prefix.is_vllm_process_name("Worker_DP0_PP1_TP3_EP3")
+    assert vllm_prefix.is_vllm_process_name("EngineCore_DP0")
+    assert not vllm_prefix.is_vllm_process_name("RayWorkerWrapper")
+    assert not vllm_prefix.is_vllm_process_name("Scheduler")
