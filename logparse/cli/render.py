@@ -31,7 +31,11 @@ def launch_header(launch: Launch) -> Text:
     t = Text()
     t.append(f"launch {launch.launch_id}  ", style="bold")
     t.append(launch.outcome, style=OUTCOME_STYLE.get(launch.outcome, ""))
-    t.append(f"  SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}")
+    if launch.engine == "vllm":
+        version = launch.engine_version or launch.engine_version_range or "unknown version"
+        t.append(f"  vLLM {version}" + (f" ({launch.engine_generation})" if launch.engine_generation else ""))
+    else:
+        t.append(f"  SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}")
     if launch.model_path:
         t.append(f"  {launch.model_path}")
     sizes = [
@@ -138,6 +142,28 @@ def budget_line(budget: dict[str, Any]) -> Text:
     return t
 
 
+#: Launch fields shown on the line under a launch's header when set (SGLang's arguments, vLLM's figures).
+LAUNCH_LINE_FIELDS = (
+    "mem_fraction_static",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "num_gpu_blocks",
+    "block_size",
+    "kv_tokens",
+    "kv_tokens_definition",
+    "max_concurrency",
+    "error_kind",
+    "kv_cache_dtype",
+    "page_size",
+    "context_length",
+    "chunked_prefill_size",
+    "max_running_requests",
+    "max_total_tokens",
+    "speculative_algorithm",
+    "enable_hierarchical_cache",
+)
+
+
 def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:
     console.print(launch_header(launch))
     when = f"started {launch.started_at or '?'}"
@@ -146,21 +172,7 @@ def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None
     console.print(f"  {when}; lines {launch.first_line}-{launch.last_line} of {launch.source}", style="dim")
     if launch.sglang_version_range and not launch.sglang_version:
         console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")
-    args = []
-    for k in (
-        "mem_fraction_static",
-        "kv_cache_dtype",
-        "page_size",
-        "context_length",
-        "chunked_prefill_size",
-        "max_running_requests",
-        "max_total_tokens",
-        "speculative_algorithm",
-        "enable_hierarchical_cache",
-    ):
-        v = getattr(launch, k)
-        if v not in (None, False):
-            args.append(f"{k}={v}")
+    args = [f"{k}={getattr(launch, k)}" for k in LAUNCH_LINE_FIELDS if getattr(launch, k) not in (None, False)]
     if args:
         console.print("  " + ", ".join(args))
     if launch.ranks:

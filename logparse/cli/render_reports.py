@@ -39,12 +39,16 @@ def _explain_head(rep: dict[str, Any], console) -> None:
     head = Text()
     head.append(f"launch {rep['launch_id']}  ", style="bold")
     head.append(rep["outcome"], style={"ready": "bold green", "failed": "bold red"}.get(rep["outcome"], "bold yellow"))
-    head.append(f"  SGLang {rep.get('sglang_version_range') or 'unknown'}  {rep.get('model_path') or ''}")
+    if rep.get("engine") == "vllm":
+        gen = f" ({rep['engine_generation']})" if rep.get("engine_generation") else ""
+        head.append(f"  vLLM {rep.get('engine_version') or 'unknown'}{gen}  {rep.get('model_path') or ''}")
+    else:
+        head.append(f"  SGLang {rep.get('sglang_version_range') or 'unknown'}  {rep.get('model_path') or ''}")
     if rep.get("tp_size"):
         head.append(f"  tp={rep['tp_size']}" + (f" dp={rep['dp_size']}" if (rep.get("dp_size") or 1) > 1 else ""))
     console.print(head)
     console.print(f"  {rep['source']}", style="dim")
-    console.print(f"  formula: {rep['formula_features']}", style="dim")
+    console.print(f"  formula: {rep.get('formula_features') or rep.get('formula') or 'unknown era'}", style="dim")
 
 
 def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
@@ -53,7 +57,8 @@ def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
     if not wf:
         return
     t = Table(
-        title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}",
+        title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}"
+        + (" — vLLM: u × T minus what the profile measured" if rep.get("engine") == "vllm" else ""),
         title_justify="left",
         show_edge=False,
         pad_edge=False,
@@ -309,6 +314,10 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
     console.print(Text("Attribution of the KV-token change", style="bold"))
     if not at.get("supported"):
         console.print(f"  not computable: {at.get('reason')}")
+        if at.get("delta_pool_gb") is not None:
+            console.print(f"  KV pool change: {at['delta_pool_gb']:+.2f} GiB")
+        for n in at.get("notes", []):
+            console.print(f"  • {n}")
         return
     t = Table(show_edge=False, pad_edge=False)
     for h in ("input", "A", "B", "Δ tokens"):

@@ -238,7 +238,7 @@ def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
         ("host", "left"),
         ("started", "left"),
         ("outcome", "left"),
-        ("SGLang", "left"),
+        ("version", "left"),
         ("model", "left"),
         ("tp", "right"),
         ("dp", "right"),
@@ -256,13 +256,15 @@ def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
     for values in rows:
         r = dict(zip(columns, values))
         model = (r.get("model_path") or "—").rstrip("/").rsplit("/", 1)[-1]
-        usage, mf = r.get("peak_token_usage"), r.get("mem_fraction_static")
+        usage = r.get("peak_token_usage")
+        # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
+        mf = r.get("mem_fraction_static") if r.get("engine") != "vllm" else r.get("gpu_memory_utilization")
         t.add_row(
             r["launch_id"][:12],
             r.get("host") or "—",
             cell(r.get("started_at")),
             Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome") or "", "")),
-            r.get("version") or "?",
+            _version_cell(r),
             model,
             cell(r.get("tp_size")),
             cell(r.get("dp_size")),
@@ -441,6 +443,12 @@ def _short_changes(text: str | None, limit: int = 60) -> str:
     return "; ".join(parts)
 
 
+def _version_cell(row: dict[str, Any]) -> str:
+    """The release as the table shows it: vLLM's prefixed with the engine's name."""
+    version = row.get("version") or "?"
+    return f"vLLM {version}" if row.get("engine") == "vllm" else version
+
+
 def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
     """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
     and whether it ends its deployment's section."""
@@ -461,7 +469,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
             row["launch_id"][:12],
             cell(row["started_at"]),
             row["outcome"] or "",
-            row["version"] or "?",
+            _version_cell(row),
             cell(row[m]),
             (ctext, cstyle),
             _what_changed_pieces(row),
@@ -473,8 +481,11 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
 def _what_changed_pieces(row: dict[str, Any]) -> list[tuple[str, str]]:
     """What changed since the previous launch, as (text, style) pieces."""
     pieces: list[tuple[str, str]] = []
+    engine = "vLLM" if row.get("engine") == "vllm" else "SGLang"
     if row["version_changed"]:
-        pieces.append((f"SGLang {row['version_change']}", "bold magenta"))
+        pieces.append((f"{engine} {row['version_change']}", "bold magenta"))
+    if row.get("kv_tokens_definition_change"):
+        pieces.append((("; " if _text(pieces) else "") + row["kv_tokens_definition_change"], "bold yellow"))
     if row["args_changed"]:
         if _text(pieces):
             pieces.append(("; ", ""))
@@ -484,7 +495,7 @@ def _what_changed_pieces(row: dict[str, Any]) -> list[tuple[str, str]]:
             pieces.append((("; " if _text(pieces) else "") + label + _short_changes(row[key]), "dim"))
     if row.get("release_fields_change"):
         pieces.append((("; " if _text(pieces) else "") + row["release_fields_change"], "dim"))
-    if row["args_changed"] is None and row["prev_launch_id"]:
+    if row["args_changed"] is None and row["prev_launch_id"] and row.get("engine") != "vllm":
         pieces.append((("; " if _text(pieces) else "") + "(server_args unknown)", "dim"))
     return pieces
 
@@ -493,7 +504,7 @@ def _text(pieces: list[tuple[str, str]]) -> str:
     return "".join(t for t, _ in pieces)
 
 
-_HISTORY_HEADS = ("deployment", "#", "launch", "started", "outcome", "SGLang", None, "change", "what changed")
+_HISTORY_HEADS = ("deployment", "#", "launch", "started", "outcome", "version", None, "change", "what changed")
 
 
 def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:

@@ -205,12 +205,13 @@ NOISE: list[dict[str, Any]] = [
         r"Using default HuggingFace chat template)",
         "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1",
     },
-    # multiprocessing's header before the traceback of a child process that died (its traceback follows)
+    # multiprocessing's header before the traceback of a child process that died (its traceback follows);
+    # vLLM names its engine processes (``Process EngineCore_0:``, ``Process EngineCore_DP0:``)
     {
         "name": "multiprocessing_child",
         "category": "traceback",
         "after_prefix": False,
-        "re": r"Process (?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*:$",
+        "re": r"Process (?:(?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*|EngineCore(?:_DP)?_?\d*):$",
         "sample": "Process SpawnProcess-2:",
     },
     {

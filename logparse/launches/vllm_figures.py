@@ -272,7 +272,9 @@ def _outcome(launch: Launch, evs: list[Event]) -> None:
         ready = next((e for e in evs if e.kind == "vllm_init_engine"), None)  # offline LLM(...)
     failures = [e for e in evs if e.kind in _FAILURE_RANK]
     if ready is not None and not any(e.seq < ready.seq for e in failures):
-        launch.outcome, launch.ready_at = "ready", ready.ts
+        # uvicorn's lines carry no time: the server was up by the last stamped line before it
+        launch.outcome = "ready"
+        launch.ready_at = ready.ts or next((e.ts for e in reversed(evs[: ready.seq]) if e.ts), None)
         return
     if not failures:
         launch.outcome = "incomplete"

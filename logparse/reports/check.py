@@ -80,7 +80,8 @@ METRIC_FIGURES = {
 def metrics(launch: Launch, budget: Budget | None = None) -> dict[str, Any]:
     """Every metric check uses, from one launch (its budget)."""
     b = budget or launch_budget(launch)
-    return metrics_of_row(b.to_dict(), launch.outcome, launch.max_running_requests_effective, launch.context_len)
+    ctx = launch.max_model_len if launch.engine == "vllm" else launch.context_len
+    return metrics_of_row(b.to_dict(), launch.outcome, launch.max_running_requests_effective, ctx)
 
 
 def metrics_of_row(row: dict[str, Any], outcome: str | None, mrr: int | None, ctx: int | None) -> dict[str, Any]:
@@ -296,7 +297,7 @@ def run_check(
     if baseline is not None:
         mb = metrics(baseline)
         cause = _likely_cause(attribute(baseline, new), args_diff(baseline, new), baseline, new)
-        results += _outcome_check(new, mn, mb, cause) + _deterministic(mn, mb, th, cause)
+        results += _outcome_check(new, mn, mb, cause) + _comparable(new, baseline, _deterministic(mn, mb, th, cause))
     else:
         notes.append("deterministic checks skipped: no baseline launch")
         results += _outcome_check(new, mn, None, None)
@@ -339,8 +340,31 @@ def run_check(
     )
 
 
+def _comparable(new: Launch, baseline: Launch, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Like with like: launches of two engines are not gated on each other; vLLM token counts of two
+    definitions (0.20.1 changed it) are not gated, the KV pool GiB is (printed from 0.9.1)."""
+    if new.engine == baseline.engine and new.kv_tokens_definition == baseline.kv_tokens_definition:
+        return results
+    if new.engine != baseline.engine:
+        why = f"the baseline is a {baseline.engine} launch, this one {new.engine}: capacity is not comparable"
+        names = {r["metric"] for r in results}
+    else:
+        why = (
+            f"kv_tokens counts {baseline.kv_tokens_definition} in the baseline and {new.kv_tokens_definition} here "
+            "(vLLM 0.20.1): gated on the KV pool GiB instead"
+        )
+        names = {"kv_tokens"}
+    for r in results:
+        if r["metric"] in names:
+            r.update(status="skipped", note=why)
+            r.pop("likely_cause", None)
+    return results
+
+
 def _likely_cause(att: dict[str, Any], args: dict[str, Any], a, b) -> str | None:
     bits = []
+    if not att.get("supported") and att.get("notes") and "vllm" in (a.engine, b.engine):
+        return "; ".join(att["notes"][:4])
     if att.get("supported"):
         steps = [s for s in att["steps"] if s.get("delta_tokens")]
         steps.sort(key=lambda s: -abs(s["delta_tokens"]))

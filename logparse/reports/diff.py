@@ -256,6 +256,8 @@ def _fmt_knob(name: str, v: Any) -> str:
 def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None = None) -> dict[str, Any]:
     """Attribute the KV-token change from A to B to each input of the formula (see the module doc)."""
     ba, bb = ba or launch_budget(a), bb or launch_budget(b)
+    if "vllm" in (a.engine, b.engine):
+        return _vllm_attribution(a, b, ba, bb)
     la, lb = ba.inputs, bb.inputs
     ka, kb = _knobs(la), _knobs(lb)
     ta, tb = ba.kv_tokens, bb.kv_tokens
@@ -295,6 +297,30 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
             f"the SGLang version ({a.sglang_version_range} → {b.sglang_version_range}) or measurement noise"
             if ver_changed
             else "measurement noise or rounding (same SGLang version range)"
+        )
+    return out
+
+
+def _vllm_attribution(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str, Any]:
+    """vLLM: no token replay; the KV pool GiB change and what moved between the releases (catalogue §4)."""
+    from logparse.budget.vllm import upgrade_notes
+
+    ta, tb = ba.kv_tokens, bb.kv_tokens
+    same = a.kv_tokens_definition == b.kv_tokens_definition
+    out: dict[str, Any] = {
+        "a_tokens": ta,
+        "b_tokens": tb,
+        "delta_tokens": (tb - ta) if ta is not None and tb is not None and same else None,
+        "steps": [],
+        "notes": upgrade_notes(a, b),
+        "supported": False,
+        "reason": "vLLM launches are compared by their KV pool (GiB) and by what moved between their releases",
+    }
+    if ba.kv_pool_gb is not None and bb.kv_pool_gb is not None:
+        out["delta_pool_gb"] = round(bb.kv_pool_gb - ba.kv_pool_gb, 2)
+    if not same:
+        out["notes"].append(
+            f"kv_tokens counts {a.kv_tokens_definition or '?'} in A and {b.kv_tokens_definition or '?'} in B: not comparable"
         )
     return out
 
@@ -449,8 +475,9 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
         b=_who(b),
         server_args=args_diff(a, b),
         version={
-            "a": a.sglang_version_range,
-            "b": b.sglang_version_range,
+            "engine": a.engine if a.engine == b.engine else f"{a.engine}/{b.engine}",
+            "a": a.engine_version_range or a.sglang_version_range,
+            "b": b.engine_version_range or b.sglang_version_range,
             "changed": (a.version_range or ()) != (b.version_range or ()),
             "era_a": ba.era_label,
             "era_b": bb.era_label,
@@ -550,10 +577,11 @@ def _args_summary(rep: dict[str, Any]) -> list[str]:
 
 
 def _version_summary(v: dict[str, Any]) -> list[str]:
+    engine = {"sglang": "SGLang", "vllm": "vLLM"}.get(v.get("engine", "sglang"), v.get("engine"))
     if not v["changed"]:
-        return [f"SGLang version unchanged: {v['a']}"]
+        return [f"{engine} version unchanged: {v['a']}"]
     eras = f" ({v['era_a']} → {v['era_b']})" if v["era_a"] != v["era_b"] else ""
-    return [f"SGLang version: {v['a']} → {v['b']}{eras}"]
+    return [f"{engine} version: {v['a']} → {v['b']}{eras}"]
 
 
 def _host_pool(x: dict[str, Any]) -> str:

@@ -106,6 +106,8 @@ def _end_label(outcome: str) -> str:
 def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Explanation:
     """The explain report of one launch."""
     b = launch_budget(launch)
+    if launch.engine == "vllm":
+        return _explain_vllm(launch, b, margin_gb)
     binding = b.rank(b.binding_rank)
     head = {
         "launch_id": launch.launch_id,
@@ -134,6 +136,43 @@ def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Expl
     )
     exp.sentences = sentences(launch, b, hc)
     return exp
+
+
+def _explain_vllm(launch: Launch, b: Budget, margin_gb: float) -> Explanation:
+    """vLLM's report: its own formula and questions (:mod:`logparse.reports.explain_vllm`)."""
+    from logparse.reports import explain_vllm as ev
+
+    rank = ev.binding_rank(launch)
+    head = {
+        "launch_id": launch.launch_id,
+        "source": launch.source,
+        "outcome": launch.outcome,
+        "error": launch.error,
+        "engine": "vllm",
+        "engine_version": launch.engine_version or launch.engine_version_range,
+        "engine_generation": launch.engine_generation,
+        "sglang_version_range": None,
+        "model_path": launch.model_path,
+        "tp_size": launch.tp_size,
+        "dp_size": launch.dp_size,
+        "gpu_memory_utilization": launch.gpu_memory_utilization,
+        "max_model_len": launch.max_model_len,
+        "max_concurrency": launch.max_concurrency,
+        "kv_tokens_definition": launch.kv_tokens_definition,
+    }
+    return Explanation(
+        launch=head,
+        budget=b,
+        waterfall=ev.vllm_waterfall(launch, rank),
+        ranks=[
+            r.to_dict() | {"activation_gb": m.activation_gb, "non_torch_gb": m.non_torch_gb}
+            for r, m in zip(b.ranks, launch.ranks, strict=False)
+        ],
+        hicache={},
+        what_if=ev.vllm_what_ifs(launch, b, rank, margin_gb),
+        sentences=ev.vllm_sentences(launch, b, rank),
+        warnings=list(launch.warnings),
+    )
 
 
 def _rank_rows(launch: Launch, b: Budget, margin_gb: float) -> list[dict[str, Any]]:

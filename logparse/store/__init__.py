@@ -73,7 +73,9 @@ LIST_COLUMNS = (
     "dp_size",
     "pp_size",
     "mem_fraction_static",
+    "gpu_memory_utilization",
     "kv_tokens",
+    "kv_tokens_definition",
     "max_total_num_tokens",
     "kv_pool_gb",
     "weights_gb",
@@ -402,7 +404,7 @@ class Store:
             f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
             f"{m}, {m}_change, version_changed, version_change, args_changed, changed_args, "
             f"changed_arg_names, arg_changes, defaults_moved, derived_changes, fields_added, fields_removed, "
-            f"release_fields_change, prev_launch_id "
+            f"release_fields_change, prev_launch_id, engine, kv_tokens_definition_change "
             f"FROM history"
         )
         if where:

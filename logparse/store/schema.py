@@ -370,7 +370,12 @@ rank_agg AS (
 )
 SELECT
     l.launch_id, l.engine, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, b.startup_s, l.outcome,
-    l.error, l.sglang_version, l.sglang_version_range, coalesce(l.sglang_version, l.sglang_version_range) AS version,
+    l.error, l.error_kind, l.sglang_version, l.sglang_version_range,
+    coalesce(l.engine_version, l.engine_version_range, l.sglang_version, l.sglang_version_range) AS version,
+    l.engine_version, l.engine_version_range, l.engine_generation,
+    -- vLLM's figures (None on SGLang launches); kv_tokens' meaning is kv_tokens_definition's
+    l.gpu_memory_utilization, l.gpu_memory_utilization_source, l.max_model_len, l.num_gpu_blocks, l.block_size,
+    l.kv_tokens_definition, l.max_concurrency, l.max_concurrency_tokens,
     l.model_path, l.tp_size, l.dp_size, l.pp_size, l.ep_size, l.device,
     l.mem_fraction_static, l.kv_cache_dtype, l.page_size, l.context_length, l.chunked_prefill_size,
     l.max_running_requests, l.max_total_tokens, l.speculative_algorithm, l.enable_hierarchical_cache,
@@ -402,6 +407,7 @@ CREATE OR REPLACE VIEW history AS
 WITH ordered AS (
     SELECT s.* EXCLUDE ({metrics}),
         q.launch_no, q.prev_launch_id, p.version AS prev_version, p.started_at AS prev_started_at,
+        p.kv_tokens_definition AS prev_kv_tokens_definition,
         {metric_cols}
     FROM launch_summary s
     JOIN launch_sequence q USING (launch_id)
@@ -457,6 +463,12 @@ SELECT o.*,
          ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
     CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
          THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
+    -- vLLM 0.20.1 redefined its token count: across that change kv_tokens is not a capacity change
+    CASE WHEN o.prev_launch_id IS NOT NULL AND o.kv_tokens_definition IS NOT NULL
+              AND o.prev_kv_tokens_definition IS NOT NULL
+              AND o.kv_tokens_definition IS DISTINCT FROM o.prev_kv_tokens_definition
+         THEN 'kv_tokens definition ' || o.prev_kv_tokens_definition || ' -> ' || o.kv_tokens_definition
+              || ' (vLLM 0.20.1): token counts not comparable; compare kv_pool_gb' END AS kv_tokens_definition_change,
     CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.changed_args IS NOT NULL END AS args_changed,
     d.changed_args, d.changed_arg_names, d.arg_changes, d.defaults_moved, d.derived_changes,
     coalesce(d.fields_added, 0) AS fields_added, coalesce(d.fields_removed, 0) AS fields_removed,
@@ -469,8 +481,20 @@ FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
 """
 
 
+#: Metrics whose meaning is another column's (a change of that column is not a change of the metric).
+_DEFINED_BY = {"kv_tokens": "kv_tokens_definition"}
+
+
+def _change(m: str) -> str:
+    """``m``'s change from the previous launch, or NULL where the two launches define ``m`` differently."""
+    d = _DEFINED_BY.get(m)
+    if d is None:
+        return f"s.{m} - p.{m}"
+    return f"CASE WHEN s.{d} IS DISTINCT FROM p.{d} THEN NULL ELSE s.{m} - p.{m} END"
+
+
 def _history_view() -> str:
-    metric_cols = ",\n    ".join(f"s.{m}, s.{m} - p.{m} AS {m}_change" for m in HISTORY_METRICS)
+    metric_cols = ",\n    ".join(f"s.{m}, {_change(m)} AS {m}_change" for m in HISTORY_METRICS)
     return _HISTORY_SQL.format(metrics=", ".join(HISTORY_METRICS), metric_cols=metric_cols)
 
 

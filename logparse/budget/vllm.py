@@ -1,0 +1,208 @@
+"""The budget of a vLLM launch: vLLM's sizing formula per era (the vLLM log catalogue §4).
+
+vLLM gives the instance ``gpu_memory_utilization × total GPU memory`` (not a fraction of the free
+memory, as SGLang's ``mem_fraction_static``) and whatever its profile leaves of it is the KV pool::
+
+    KV = u·T − (weights + activation peak + non-torch)            V0 0.6.5–0.10.2, V1 0.9.1–0.17.1
+    KV = u·T − (weights + activation + non-torch) − [est]·graphs  V1 0.18.0–0.26.0 (est on from 0.20.0)
+    KV = u·T − (consumed + transient activation) − [est]·graphs   V1 0.27.0+
+
+Every rank computes its own pool; the engine uses the smallest (:attr:`Budget.kv_pool_gb`).  The log
+prints the terms at INFO in V0 0.6.5–0.10.2 (three-line profile message), in V1 0.10.2 and 0.26.0+
+(the budget report); elsewhere only the pool (``Available KV cache memory``, 0.9.1+) and the tokens.
+vLLM prints no free memory after its setup, so a vLLM launch has no headroom figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from logparse.grammar import vllm_versions as vv
+from logparse.launches.model import Launch, RankMemory
+
+
+@dataclass(frozen=True)
+class VllmEra:
+    key: str
+    generation: str
+    first: str
+    last: str
+    formula: str
+    #: which terms the log prints at INFO level in this era
+    printed: str
+
+    @property
+    def label(self) -> str:
+        return f"vLLM {self.generation} era {self.key[-1].upper()} ({self.first}–{self.last})"
+
+
+VLLM_ERAS: tuple[VllmEra, ...] = (
+    VllmEra(
+        "v0-a",
+        "V0",
+        "0.4.0",
+        "0.6.3.post1",
+        "KV = u·T − peak (growth of this process since device init)",
+        "only the block counts",
+    ),
+    VllmEra(
+        "v0-b",
+        "V0",
+        "0.6.4",
+        "0.6.4.post1",
+        "KV = u·T − (torch peak + non-torch incl. other processes)",
+        "the one-line profile result",
+    ),
+    VllmEra(
+        "v0-c",
+        "V0",
+        "0.6.5",
+        "0.10.2",
+        "KV = u·T − (weights + activation peak + non-torch)",
+        "every term (three-line profile message)",
+    ),
+    VllmEra(
+        "v1-a",
+        "V1",
+        "0.6.4",
+        "0.9.0.1",
+        "KV = u·T − (torch peak + non-torch incl. other processes)",
+        "only the token count",
+    ),
+    VllmEra(
+        "v1-b",
+        "V1",
+        "0.9.1",
+        "0.17.1",
+        "KV = u·T − (weights + activation peak + non-torch)",
+        "the pool (and every term in 0.10.2's budget report)",
+    ),
+    VllmEra(
+        "v1-c",
+        "V1",
+        "0.18.0",
+        "0.26.0",
+        "KV = u·T − (weights + activation peak + non-torch) − G (CUDA-graph estimate, when applied)",
+        "the pool and the graph estimate (every term in 0.26.0's budget report)",
+    ),
+    VllmEra(
+        "v1-d",
+        "V1",
+        "0.27.0",
+        vv.LAST,
+        "KV = u·T − (consumed + transient activation) − G (CUDA-graph estimate, when applied)",
+        "every term (budget report)",
+    ),
+)
+
+
+def era_of(generation: str | None, version: str | None) -> VllmEra | None:
+    if generation is None or version is None:
+        return None
+    for era in VLLM_ERAS:
+        if era.generation == generation and vv.index(era.first) <= vv.index(version) <= vv.index(era.last):
+            return era
+    return None
+
+
+def launch_era(launch: Launch) -> VllmEra | None:
+    """The era of the launch's release (or of its whole range, when the range is within one era)."""
+    rng = launch.version_range
+    if launch.engine_version:
+        return era_of(launch.engine_generation, launch.engine_version)
+    if not rng or vv.is_empty(rng):
+        return None
+    lo, hi = era_of(launch.engine_generation, rng[0]), era_of(launch.engine_generation, rng[1])
+    return lo if lo == hi else None
+
+
+def pool_rank(launch: Launch) -> RankMemory | None:
+    """The rank whose pool the engine uses: the smallest printed pool."""
+    ranks = [r for r in launch.ranks if r.kv_size_gb is not None]
+    return min(ranks, key=lambda r: (r.kv_size_gb, r.tp_rank or 0)) if ranks else None
+
+
+def replay(rank: RankMemory, launch: Launch, era: VllmEra | None) -> tuple[float | None, list[str]]:
+    """The KV pool the era's formula gives from the terms this rank printed, and the steps."""
+    x = rank.extra or {}
+    budget = x.get("requested_gb")
+    u = launch.gpu_memory_utilization
+    steps: list[str] = []
+    if budget is None and u is not None and x.get("total_gb") is not None:
+        budget = u * x["total_gb"]
+    if budget is None:
+        return None, steps
+    if x.get("total_gb") is not None and u is not None:
+        steps.append(f"u·T = {u:g} × {x['total_gb']:.2f} GiB = {budget:.2f} GiB")
+    else:
+        steps.append(f"u·T = {budget:.2f} GiB (printed)")
+    if x.get("consumed_gb") is not None:
+        terms = [("consumed", x["consumed_gb"]), ("activation", rank.activation_gb)]
+    else:
+        terms = [
+            ("weights", rank.weights_gb),
+            ("activation peak", rank.activation_gb),
+            ("non-torch", rank.non_torch_gb),
+        ]
+    if (
+        era is not None
+        and era.key in ("v1-c", "v1-d")
+        and x.get("graph_estimate_gb") is not None
+        and vv.graphs_estimated_by_default(launch.engine_version or era.first)
+    ):
+        terms.append(("CUDA-graph estimate", x["graph_estimate_gb"]))
+    if any(v is None for _, v in terms):
+        missing = ", ".join(n for n, v in terms if v is None)
+        steps.append(f"the log does not print: {missing}")
+        return None, steps
+    kv = budget - sum(v for _, v in terms if v is not None)
+    steps.append(" − ".join([f"{budget:.2f}"] + [f"{v:.2f} ({n})" for n, v in terms]) + f" = {kv:.2f} GiB")
+    return round(kv, 2), steps
+
+
+#: Releases where a moved default or the accounting changes the KV pool for the same flags (§4.6-4.9).
+MOVES: tuple[tuple[str, str], ...] = (
+    ("0.6.5", "V0 charges only this instance's memory (u is a per-instance budget from 0.6.5)"),
+    ("0.8.0", "V1 became the default engine (0.8.0): another profile, no INFO profile lines"),
+    ("0.9.1", "V1 charges per instance again, and the whole u·T must be free at start (0.9.1)"),
+    (
+        "0.18.0",
+        "CUDA-graph memory is estimated (0.18.0; in the KV budget only with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)",
+    ),
+    ("0.20.0", "0.20.0 subtracts the CUDA-graph estimate from the KV budget by default"),
+    ("0.20.1", "'GPU KV cache size' counts concurrency × max_model_len from 0.20.1: compare the KV pool GiB"),
+    (
+        "0.27.0",
+        "0.27.0 charges consumed memory (mem_get_info) plus transient activation instead of weights + non-torch",
+    ),
+)
+
+
+def _release(launch: Launch) -> str | None:
+    rng = launch.version_range
+    if launch.engine_version and vv.is_release(launch.engine_version):
+        return launch.engine_version
+    return rng[1] if rng and not vv.is_empty(rng) else None
+
+
+def upgrade_notes(a: Launch, b: Launch) -> list[str]:
+    """Why two vLLM launches' KV may differ with the same flags: the defaults and the accounting that moved
+    between their releases, and the inputs of the formula that differ."""
+    if a.engine != b.engine:
+        return [f"different engines ({a.engine} → {b.engine}): their pools are sized differently, not comparable"]
+    notes: list[str] = []
+    ra, rb = _release(a), _release(b)
+    if ra and rb and ra != rb:
+        lo, hi = sorted((vv.index(ra), vv.index(rb)))
+        notes.append(f"vLLM {ra} → {rb}")
+        notes += [why for release, why in MOVES if lo < vv.index(release) <= hi]
+        if lo < vv.index("0.20.0") <= hi and "default" in (
+            a.gpu_memory_utilization_source,
+            b.gpu_memory_utilization_source,
+        ):
+            notes.append("the default gpu_memory_utilization moved 0.90 → 0.92 at 0.20.0 (+0.02 × total GPU memory)")
+    for name in ("engine_generation", "gpu_memory_utilization", "max_model_len", "kv_cache_dtype", "block_size"):
+        va, vb_ = getattr(a, name), getattr(b, name)
+        if va is not None and vb_ is not None and va != vb_:
+            notes.append(f"{name} {va} → {vb_}")
+    return notes

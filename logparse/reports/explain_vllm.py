@@ -1,0 +1,214 @@
+"""``explain`` for a vLLM launch: vLLM's budget waterfall for the launch's era, what the log does not
+show, sentences for the usual vLLM questions, and what-ifs (the vLLM log catalogue §4).
+
+vLLM gives the instance ``u × T`` (``gpu_memory_utilization`` × *total* GPU memory) and keeps for the
+KV cache what its profile leaves of it; the engine uses the smallest rank's pool.  So a what-if in
+utilization moves the pool by ``Δu × T`` GiB per rank (T is printed by V0 0.6.4-0.10.2 and by the
+V1 budget report), fp8 KV halves the bytes of a 16-bit token, and a shorter ``max_model_len`` raises
+the concurrency in proportion (it does not change the pool).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logparse.budget.model import Budget
+from logparse.budget.vllm import launch_era, pool_rank
+from logparse.grammar import vllm_versions as vv
+from logparse.launches.model import Launch, RankMemory
+
+_SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half", None)
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(float(v), 2)
+
+
+def vllm_waterfall(launch: Launch, rank: RankMemory | None) -> list[dict[str, Any]]:
+    """u·T, minus the terms the rank printed, down to its KV pool; a term not printed is a note."""
+    if rank is None:
+        return []
+    x = rank.extra or {}
+    steps: list[dict[str, Any]] = []
+    budget = x.get("requested_gb")
+    if budget is None and launch.gpu_memory_utilization is not None and x.get("total_gb") is not None:
+        budget = launch.gpu_memory_utilization * x["total_gb"]
+    if x.get("total_gb") is not None:
+        steps.append({"kind": "note", "label": "total GPU memory (T)", "gb": _r(x["total_gb"])})
+    if budget is not None:
+        steps.append({"kind": "start", "label": "the instance's budget u × T", "gb": _r(budget)})
+    terms = (
+        [("consumed (weights + non-torch)", x.get("consumed_gb")), ("activation (transient)", rank.activation_gb)]
+        if x.get("consumed_gb") is not None
+        else [
+            ("weights", rank.weights_gb),
+            ("activation peak", rank.activation_gb),
+            ("non-torch memory", rank.non_torch_gb),
+        ]
+    )
+    era = launch_era(launch)
+    if (
+        era is not None
+        and era.key in ("v1-c", "v1-d")
+        and vv.graphs_estimated_by_default(launch.engine_version or era.first)
+    ):
+        terms.append(("CUDA-graph estimate", x.get("graph_estimate_gb")))
+    for label, gb in terms:
+        if gb is not None:
+            steps.append({"kind": "minus", "label": label, "gb": _r(gb)})
+    if rank.kv_size_gb is not None:
+        steps.append({"kind": "end", "label": "KV pool", "gb": _r(rank.kv_size_gb)})
+    if rank.graph_gb is not None:
+        steps.append(
+            {
+                "kind": "note",
+                "label": "CUDA graphs captured (outside the budget before 0.20.0)",
+                "gb": _r(rank.graph_gb),
+            }
+        )
+    return steps
+
+
+def not_shown(launch: Launch, rank: RankMemory | None) -> list[str]:
+    """The terms of the era's formula that this log does not print."""
+    x = (rank.extra if rank is not None else None) or {}
+    missing = []
+    if x.get("total_gb") is None and x.get("requested_gb") is None:
+        missing.append("total GPU memory T (V1 prints it only in 0.10.2's and 0.26.0+'s budget report)")
+    if rank is None or (rank.activation_gb is None and x.get("consumed_gb") is None):
+        missing.append("the activation peak and non-torch memory (DEBUG level in V1 0.9.1–0.25.1)")
+    if rank is None or rank.kv_size_gb is None:
+        missing.append("the KV pool in GiB (printed from 0.9.1 in V1, 0.6.4–0.10.2 in V0)")
+    return missing
+
+
+def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[str]:
+    out: list[str] = []
+    era = launch_era(launch)
+    u, src = launch.gpu_memory_utilization, launch.gpu_memory_utilization_source
+    if era is not None:
+        out.append(f"{era.label}: {era.formula}; the log prints {era.printed}.")
+    if u is not None:
+        how = {"default": "the release default", "set": "set by the user", "printed": "read from a memory line"}.get(
+            src or "", ""
+        )
+        out.append(
+            f"gpu_memory_utilization = {u:g} ({how}) is a share of the GPU's total memory, not of the free memory "
+            "(SGLang's mem_fraction_static is): everything the instance uses must fit in u × T."
+        )
+    missing = not_shown(launch, rank)
+    if missing:
+        out.append("The log does not show " + "; ".join(missing) + ".")
+    out += _failure_sentences(launch, rank)
+    if launch.kv_tokens is not None and launch.kv_tokens_definition:
+        out.append(
+            f"kv_tokens = {launch.kv_tokens:,} counts {launch.kv_tokens_definition}"
+            + (
+                " (0.20.1+): for sliding-window or hybrid models it is not the pool's raw token capacity."
+                if launch.kv_tokens_definition == vv.CONCURRENCY_DEFINITION
+                else " (up to 0.20.0)."
+            )
+        )
+    if launch.engine_version and vv.at_least(launch.engine_version, "0.20.0"):
+        out.append(
+            "Since 0.20.0 the same flags give a different pool than before: the default utilization rose 0.90 → 0.92 "
+            "and the CUDA-graph estimate is subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)."
+        )
+    return out
+
+
+def _failure_sentences(launch: Launch, rank: RankMemory | None) -> list[str]:
+    kind = launch.error_kind
+    if kind == "max_len_exceeds_kv":
+        return [
+            f"max_model_len = {launch.max_model_len:,} does not fit: one request of that length needs more KV than "
+            f"the pool holds ({launch.kv_tokens:,} tokens)."
+            if launch.max_model_len and launch.kv_tokens
+            else "max_model_len does not fit in the KV pool: one request of that length needs more KV than the pool holds."
+        ]
+    if kind == "no_kv_memory":
+        kv = rank.kv_size_gb if rank is not None else None
+        return [
+            "Nothing was left for the KV cache: weights, activation and non-torch memory took the whole budget u × T"
+            + (f" (the pool came out at {kv:.2f} GiB)." if kv is not None else ".")
+        ]
+    if kind == "free_memory_at_start":
+        return ["Another process held GPU memory at start: from 0.9.1 vLLM needs u × T free before it loads anything."]
+    return []
+
+
+def vllm_what_ifs(launch: Launch, b: Budget, rank: RankMemory | None, margin_gb: float) -> list[dict[str, Any]]:
+    return [_utilization_what_if(launch, rank, margin_gb), _fp8_what_if(launch, b), _shorter_len_what_if(launch)]
+
+
+def _unsupported(change: str, reason: str) -> dict[str, Any]:
+    return {"change": change, "supported": False, "reason": reason}
+
+
+def _utilization_what_if(launch: Launch, rank: RankMemory | None, margin_gb: float) -> dict[str, Any]:
+    """The utilization that leaves ``margin_gb`` of KV on the binding rank (a failed start) or adds it."""
+    u = launch.gpu_memory_utilization
+    total = total_gb(launch, rank)
+    if u is None or total is None or rank is None or rank.kv_size_gb is None:
+        return _unsupported("raise gpu_memory_utilization", "needs u, the total GPU memory and the KV pool in GiB")
+    kv = rank.kv_size_gb
+    target = max(margin_gb, kv + margin_gb) if launch.outcome != "failed" else margin_gb
+    new_u = round(u + (target - kv) / total, 3)
+    note = f"each +0.01 adds {0.01 * total:.2f} GiB of KV per rank"
+    if new_u > 1:
+        return _unsupported(f"gpu_memory_utilization for a {target:.2f} GiB pool", f"it would need u = {new_u} > 1")
+    return {"change": f"gpu_memory_utilization {u:g} → {new_u:g}", "kv_gb": _r(target), "supported": True, "note": note}
+
+
+def total_gb(launch: Launch, rank: RankMemory | None) -> float | None:
+    """The GPU's total memory: printed (V0 profile, V1 budget report), else from the CUDA-graph advice of
+    0.18.0+ (``equivalent utilization = u − G/T``, so T = G / (u − equivalent); catalogue §4.11)."""
+    x = (rank.extra if rank is not None else None) or {}
+    if x.get("total_gb") is not None:
+        return x["total_gb"]
+    advice = next(
+        (e.fields for e in launch.events if e.kind == "vllm_graph_advice" and "equivalent_utilization" in e.fields),
+        None,
+    )
+    g = x.get("graph_estimate_gb")
+    if advice is None or not g or advice["utilization"] <= advice["equivalent_utilization"]:
+        return None
+    return round(g / (advice["utilization"] - advice["equivalent_utilization"]), 1)
+
+
+def _fp8_what_if(launch: Launch, b: Budget) -> dict[str, Any]:
+    if launch.kv_cache_dtype not in _SIXTEEN_BIT:
+        return _unsupported("--kv-cache-dtype fp8", f"the KV cache is already {launch.kv_cache_dtype}")
+    if b.kv_tokens is None:
+        return _unsupported("--kv-cache-dtype fp8", "no KV token count in the log")
+    return {
+        "change": "--kv-cache-dtype fp8",
+        "kv_tokens": b.kv_tokens * 2,
+        "kv_gb": b.kv_pool_gb,
+        "supported": True,
+        "note": "the same pool holds twice the tokens at one byte per element",
+    }
+
+
+def _shorter_len_what_if(launch: Launch) -> dict[str, Any]:
+    length, conc = launch.max_concurrency_tokens or launch.max_model_len, launch.max_concurrency
+    if launch.error_kind == "max_len_exceeds_kv" and launch.kv_tokens:
+        fit = launch.kv_tokens // 16 * 16
+        return {
+            "change": f"--max-model-len {fit}",
+            "kv_tokens": launch.kv_tokens,
+            "supported": True,
+            "note": "the longest request the pool holds; the pool itself does not change",
+        }
+    if not length or conc is None:
+        return _unsupported("a shorter --max-model-len", "no 'Maximum concurrency' line in the log")
+    half = length // 2
+    return {
+        "change": f"--max-model-len {half}",
+        "supported": True,
+        "note": f"concurrency {conc:.2f}x → {conc * length / half:.2f}x; the pool does not change",
+    }
+
+
+def binding_rank(launch: Launch) -> RankMemory | None:
+    return pool_rank(launch) or (launch.ranks[0] if launch.ranks else None)

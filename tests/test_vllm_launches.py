@@ -1,0 +1,100 @@
+"""vLLM launches next to SGLang's: splitting, engine anchors, mixed inputs, the store's history."""
+
+from __future__ import annotations
+
+from helpers import SAMPLES
+
+from logparse.pipeline import parse_paths, parse_text
+
+VLLM = SAMPLES / "vllm"
+
+
+def _read(path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_mixed_input_gives_launches_of_both_engines():
+    text = _read(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log") + _read(VLLM / "v1-defaults-0.20.2.log")
+    result = parse_text(text)
+    assert [launch.engine for launch in result.launches] == ["sglang", "vllm"]
+    sglang, vllm = result.launches
+    assert sglang.engine_version == sglang.sglang_version and sglang.kv_tokens is None
+    assert vllm.sglang_version is None and vllm.engine_version == "0.20.2"
+    assert result.lines.unrecognized == 0
+
+
+def test_vllm_library_lines_inside_sglang_02_stay_sglang():
+    """SGLang 0.2-0.3 used vLLM's loaders: their vLLM-format lines are not a vLLM launch."""
+    result = parse_paths([str(SAMPLES / "sglang-0.2/llama-tp2-0.2.5.log")])
+    assert [launch.engine for launch in result.launches] == ["sglang"]
+
+
+def test_weak_vllm_lines_open_no_launch():
+    text = (
+        "[2024-08-01 10:00:00 TP0] Load weight begin. avail mem=78.50 GB\n"
+        "INFO 08-01 10:00:05 model_runner.py:732] Loading model weights took 14.9888 GB\n"
+        "INFO 08-01 10:00:06 weight_utils.py:236] Using model weights format ['*.safetensors']\n"
+        "[2024-08-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.40 GB\n"
+    )
+    result = parse_text(text)
+    assert [launch.engine for launch in result.launches] == ["sglang"]
+
+
+def test_a_restart_is_a_new_launch():
+    one = _read(VLLM / "v0-llama-tp2-0.6.6.post1.log")
+    result = parse_text(one + one.replace("12:30:", "12:50:"))
+    assert [launch.outcome for launch in result.launches] == ["ready", "ready"]
+    assert result.launches[0].launch_id != result.launches[1].launch_id
+    assert all(len(launch.ranks) == 2 for launch in result.launches)
+
+
+def test_offline_engine_is_ready_on_init_engine():
+    text = (
+        "INFO 03-02 11:00:00 [core.py:61] Initializing a V1 LLM engine (v0.8.3) with config: model='org/m', "
+        "max_seq_len=4096, tensor_parallel_size=1, kv_cache_dtype=auto\n"
+        "INFO 03-02 11:00:09 [gpu_model_runner.py:1273] Model loading took 2.1004 GiB and 3.004021 seconds\n"
+        "INFO 03-02 11:00:14 [kv_cache_utils.py:578] GPU KV cache size: 1,200,000 tokens\n"
+        "INFO 03-02 11:00:14 [kv_cache_utils.py:581] Maximum concurrency for 4,096 tokens per request: 292.97x\n"
+        "INFO 03-02 11:00:20 [core.py:162] init engine (profile, create kv cache, warmup model) took 10.01 seconds\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert (launch.outcome, launch.engine_generation, launch.kv_tokens) == ("ready", "V1", 1200000)
+    assert launch.ready_at.endswith("11:00:20")
+
+
+def test_pasted_fragment_is_dated_from_its_wording():
+    """No version line: the wording and the prefix narrow the release range."""
+    text = (
+        "(EngineCore_DP0 pid=301) INFO 10-01 08:00:01 [gpu_worker.py:298] Available KV cache memory: 30.12 GiB\n"
+        "(EngineCore_DP0 pid=301) INFO 10-01 08:00:01 [kv_cache_utils.py:1087] GPU KV cache size: 98,304 tokens\n"
+        "(EngineCore_DP0 pid=301) INFO 10-01 08:00:01 [kv_cache_utils.py:1091] Maximum concurrency for 32,768 tokens per request: 3.00x\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert launch.engine_version is None
+    assert launch.engine_version_range == "0.10.2–0.27.1"  # EngineCore_DP0 tag, separate token line
+    assert launch.kv_tokens == 98304 and launch.max_concurrency == 3.0
+    assert any("piece of a log" in w for w in launch.warnings)
+
+
+def test_engine_failure_in_api_server_without_root_cause():
+    text = (
+        "INFO 06-01 10:00:00 [core.py:70] Initializing a V1 LLM engine (v0.9.1) with config: model='org/m'\n"
+        "ERROR 06-01 10:00:30 [core.py:517] EngineCore failed to start.\n"
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert launch.outcome == "failed" and launch.error_kind == "engine_failed"
+
+
+def test_history_marks_the_kv_tokens_definition_change(store, tmp_path):
+    """0.20.0 -> 0.20.2: GPU KV cache size changed meaning at 0.20.1: no capacity change is reported."""
+    new = VLLM / "v1-defaults-0.20.2.log"
+    old = tmp_path / "old.log"
+    old.write_text(_read(new).replace("0.20.2", "0.20.0").replace("07:40:", "06:40:"), encoding="utf-8")
+    store.ingest_paths([str(old), str(new)], host="n1")
+    rows = store.history("kv_tokens", as_rows=True)
+    d = [dict(zip(rows.columns, r)) for r in rows.rows]
+    assert [r["version"] for r in d] == ["0.20.0", "0.20.2"]
+    assert d[1]["kv_tokens_change"] is None
+    assert "definition" in d[1]["kv_tokens_definition_change"]
+    assert d[0]["engine"] == "vllm"
