@@ -98,3 +98,71 @@ def test_history_marks_the_kv_tokens_definition_change(store, tmp_path):
     assert d[1]["kv_tokens_change"] is None
     assert "definition" in d[1]["kv_tokens_definition_change"]
     assert d[0]["engine"] == "vllm"
+
+
+def _pair_across_0201(tmp_path):
+    new = VLLM / "v1-defaults-0.20.2.log"
+    old = tmp_path / "old.log"
+    old.write_text(_read(new).replace("0.20.2", "0.20.0").replace("07:40:", "06:40:"), encoding="utf-8")
+    return parse_paths([str(old)]).launches[0], parse_paths([str(new)]).launches[0]
+
+
+def test_check_gates_on_the_pool_where_tokens_are_not_comparable(tmp_path):
+    from logparse.reports.check import run_check
+
+    old, new = _pair_across_0201(tmp_path)
+    results = {r["metric"]: r for r in run_check(new, old).results}
+    assert results["kv_tokens"]["status"] == "skipped" and "0.20.1" in results["kv_tokens"]["note"]
+    assert results["kv_pool_gb"]["status"] == "ok"
+    sglang = parse_paths([str(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log")]).launches[0]
+    across = {r["metric"]: r for r in run_check(new, sglang).results}
+    assert across["kv_pool_gb"]["status"] == "skipped" and "not comparable" in across["kv_pool_gb"]["note"]
+
+
+def test_diff_names_what_moved_between_vllm_releases(tmp_path):
+    from logparse.reports.diff import diff_launches
+
+    old, new = _pair_across_0201(tmp_path)
+    rep = diff_launches(old, new).to_dict()
+    notes = rep["attribution"]["notes"]
+    assert any("0.20.1" in n for n in notes)
+    assert rep["version"]["a"] == "0.20.0" and rep["version"]["b"] == "0.20.2"
+
+
+def test_explain_replays_the_era_formula():
+    from logparse.reports.explain import explain_launch
+
+    rep = explain_launch(parse_paths([str(VLLM / "v0-llama-tp2-0.6.6.post1.log")]).launches[0]).to_dict()
+    steps = {s["label"]: s["gb"] for s in rep["waterfall"]}
+    start = steps["the instance's budget u × T"]
+    kv = start - steps["weights"] - steps["activation peak"] - steps["non-torch memory"]
+    assert abs(kv - steps["KV pool"]) <= 0.01
+    assert rep["era"] == "vllm-v0-c" and any("era C" in s for s in rep["sentences"])
+    util = rep["what_if"][0]
+    assert util["supported"] and util["kv_gb"] > steps["KV pool"]
+
+
+def test_explain_a_max_len_failure():
+    from logparse.reports.explain import explain_launch
+
+    launch = parse_paths([str(VLLM / "fail-max-len-docker-0.6.3.log")]).launches[0]
+    rep = explain_launch(launch).to_dict()
+    assert any("does not fit" in s for s in rep["sentences"])
+    shorter = next(w for w in rep["what_if"] if w["change"].startswith("--max-model-len"))
+    assert int(shorter["change"].split()[-1]) <= launch.kv_tokens < launch.max_model_len
+    assert rep["unknown"]["headroom_gb"].startswith("the start failed")
+
+
+def test_ray_workers_are_ranks_and_dedup_counts_are_dropped():
+    text = (
+        "INFO 07-02 10:00:05 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: "
+        "model='org/m', max_seq_len=4096, tensor_parallel_size=2, kv_cache_dtype=auto, pooler_config=None)\n"
+        "INFO 07-02 10:00:20 model_runner.py:1077] Loading model weights took 7.4807 GB\n"
+        "(RayWorkerWrapper pid=771, ip=10.0.0.7) INFO 07-02 10:00:21 model_runner.py:1077] Loading model weights took 7.4807 GB\n"
+        "(RayWorkerWrapper pid=772, ip=10.0.0.7) INFO 07-02 10:00:21 model_runner.py:1077] Loading model weights took 7.4807 GB"
+        " [repeated 2x across cluster]\n"
+    )
+    result = parse_text(text)
+    assert result.lines.unrecognized == 0
+    (launch,) = result.launches
+    assert [r.tp_rank for r in launch.ranks] == [0, 1, 2]

@@ -103,3 +103,15 @@ def test_wrappers_date_the_year():
     assert failed.started_at.startswith("2025-07-10T09:02") and failed.host == "gpu-node-2"
     assert failed.ranks[0].kv_size_gb < 0
     assert failed.error.startswith("ValueError: No available memory for the cache blocks")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bulk_and_record_paths_agree(name):
+    from logparse.pipeline import parse_sources
+    from logparse.sources import open_inputs
+
+    path = str(VLLM / name)
+    bulk = parse_sources(open_inputs([path]), bulk="force")
+    record = parse_sources(open_inputs([path]), bulk=False)
+    assert bulk.lines == record.lines
+    assert [x.to_dict() for x in bulk.launches] == [x.to_dict() for x in record.launches]

@@ -106,3 +106,9 @@ def test_bare_uncaught_failure_is_a_vllm_failure():
 
 
 VARIANTS_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def test_a_paste_indented_as_a_code_block():
+    line = "    (VllmWorkerProcess pid=4120) INFO 01-15 12:30:20 model_runner.py:1099] Loading model weights took 7.4807 GB"
+    res = LineClassifier().classify(Record(1, line))
+    assert res.status == "parsed" and res.parsed[0]["procs"] == [("VllmWorkerProcess", 4120, None)]

@@ -96,6 +96,9 @@ _LAYER_START = ("(", "[rank", "DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL
 #: ANSI colour codes whose ESC byte a copy/paste dropped (``[1;36m(VllmWorkerProcess pid=7)[0;0m INFO …``).
 _COLOUR_DEBRIS_RE = re.compile(r"\[[0-9;]*m")
 
+#: Ray's deduplication count at the end of a line it relayed.
+_RAY_REPEATED_RE = re.compile(r" \[repeated \d+x across cluster\]$")
+
 Result = tuple[str, str, Any, str]  # (status, reason, parsed, text)
 
 
@@ -106,10 +109,13 @@ def vllm_layers(text: str) -> tuple[str, int] | None:
     and so is the debris of colour codes whose ESC byte was lost."""
     if text.startswith("[") and _COLOUR_DEBRIS_RE.match(text):
         text = _COLOUR_DEBRIS_RE.sub("", text)
-    if text.startswith(_LAYER_START):
-        tags, rank, lp, end = split_head(text)
+    if text.endswith("across cluster]"):
+        text = _RAY_REPEATED_RE.sub("", text)
+    head = text.lstrip() if text[:1].isspace() else text  # a paste indented as a code block
+    if head.startswith(_LAYER_START):
+        tags, rank, lp, end = split_head(head)
         if tags or rank is not None or lp is not None:
-            return text, end
+            return head, end
     m = LOG_PREFIX_SEARCH_RE.search(text)
     if m is not None and m.start() > 0 and not text.startswith("["):
         glued = text[m.start() :]

@@ -23,7 +23,7 @@ from logparse.grammar.events import Event
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
 from logparse.launches.vllm_figures import fill_launch
-from logparse.vllm_prefix import split_head
+from logparse.vllm_prefix import RAY_ACTORS, split_head
 
 #: Kinds that are vLLM's own engine anchors: a vLLM launch needs one of them.
 OPENING_KINDS = frozenset(
@@ -168,7 +168,9 @@ class _VllmRanks:
     names only a process: rank 0 runs untagged in the engine process, the tagged processes are ranks
     1, 2, ... in the order they first print."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int) -> None:
+        #: the rank of the first tagged process: 1 when rank 0 prints untagged (V0's engine process)
+        self.first = first
         self.pids: dict[int, int] = {}
         self.ranks: dict[tuple, RankMemory] = {}
 
@@ -176,13 +178,17 @@ class _VllmRanks:
         tp = ev.tp_rank
         if tp is None:
             proc = proc_of(ev)
-            if proc is not None and proc[0] == "VllmWorkerProcess":
-                tp = self.pids.setdefault(proc[1], len(self.pids) + 1)
+            if proc is not None and proc[0] in _PID_NAMED:
+                tp = self.pids.setdefault(proc[1], len(self.pids) + self.first)
         dp = ev.dp_rank if ev.dp_rank else None
         key = (dp, ev.pp_rank, tp or 0)
         if key not in self.ranks:
             self.ranks[key] = RankMemory(dp_rank=dp, pp_rank=ev.pp_rank, tp_rank=tp or 0, ep_rank=ev.ep_rank)
         return self.ranks[key]
+
+
+#: Process tags that name a worker only by its pid: V0's mp workers and Ray's actors.
+_PID_NAMED = frozenset({"VllmWorkerProcess", *RAY_ACTORS})
 
 
 def _fold(rank: RankMemory, ev: Event) -> None:
@@ -226,7 +232,8 @@ def vllm_rank_memory(evs: list[Event]) -> list[RankMemory]:
     """One :class:`RankMemory` per rank that printed a figure, in rank order.
 
     From 0.11.1 vLLM prints these lines once per node: a multi-GPU launch then shows one rank."""
-    table = _VllmRanks()
+    workers = [e for e in evs if e.kind in WORKER_KINDS and e.kind != "vllm_rank_assign"]
+    table = _VllmRanks(first=1 if any(e.tp_rank is None and proc_of(e) is None for e in workers) else 0)
     for ev in evs:
         if ev.kind in WORKER_KINDS and ev.kind != "vllm_rank_assign":
             _fold(table.of(ev), ev)

@@ -11,7 +11,8 @@ name and ip; ``fmt="ray"``.  The ``[repeated Nx across cluster]`` suffix is Ray'
 SGLang's: it is cut off the text and kept as a note.  The ranks of one server are
 different actors, so a Ray pid does not split launches (``Record.stream_key``).  vLLM's own
 process tags (``(Worker_TP1 pid=77)``, ``(EngineCore pid=9)``: :mod:`logparse.vllm_prefix`) have the
-same shape; they are left to the vLLM grammar, which reads the ranks from them.
+same shape; they, and the Ray actors that run vLLM's workers (``RayWorkerWrapper`` …), are left to the
+vLLM grammar, which reads the ranks from them (and drops Ray's ``[repeated Nx across cluster]``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.layers import Layers
-from logparse.vllm_prefix import is_vllm_process_name
+from logparse.vllm_prefix import RAY_ACTORS, is_vllm_process_name
 
 FORMATS = ("ray",)
 ALIASES: dict[str, str] = {}
@@ -35,8 +36,10 @@ def peel(line: Layers) -> bool:
     m = RAY_RE.match(line.raw, line.pos)
     if m is None:
         return False
-    if is_vllm_process_name((m.group("actor") or b"").decode("ascii", "replace")):
-        return False  # vLLM's own process tag (a stream wrapper, or its format): the grammar reads it
+    actor_name = (m.group("actor") or b"").decode("ascii", "replace")
+    if is_vllm_process_name(actor_name) or actor_name in RAY_ACTORS:
+        # vLLM's own process tag, or the Ray actor of a vLLM worker: the vLLM grammar reads the rank from it
+        return False
     line.pid = int(m.group("pid"))
     actor, ip = m.group("actor"), m.group("ip")
     if actor is not None or ip is not None:
