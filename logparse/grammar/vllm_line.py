@@ -51,6 +51,12 @@ def _i(tok: Any) -> int:
     return int(_num(tok))
 
 
+def _decimals(tok: Any) -> int:
+    """How many decimals a number was printed with (``61.30`` -> 2, ``61.3`` -> 1, ``61`` -> 0)."""
+    text = str(tok)
+    return len(text) - text.index(".") - 1 if "." in text else 0
+
+
 def _toks(c: list, *types: str) -> list[Token]:
     return [t for t in c if isinstance(t, Token) and t.type in types]
 
@@ -226,6 +232,8 @@ class VllmTransformer(Transformer):
         unit = _toks(c, "GIB_WORD")[0].strip()
         memory = bool(_toks(c, "MEMORY_WORD"))
         form = "loading_" + ("gib" if unit == "GiB" else "gb") + ("_memory" if memory else "")
+        if unit == "GiB":  # ``%.4f`` up to 0.13.0, ``format_gib`` (at most two decimals) from 0.14.0
+            form += ":4d" if _decimals(nums[0]) == 4 else ":short"
         return ("vllm_weights", {"weights_gb": _f(nums[0]), "load_s": _f(nums[1])}, form)
 
     def load_time(self, c):
@@ -269,7 +277,11 @@ class VllmTransformer(Transformer):
         return ("vllm_profile", f, "results_gib_typo" if typo else "results")
 
     def kv_memory(self, c):
-        return ("vllm_kv_memory", {"kv_gb": _f(c[0])}, None)
+        # ``%.2f`` up to 0.13.0 (``61.30``), ``format_gib`` from 0.14.0 (``61.3``); ``61.34`` is either
+        text = str(c[0])
+        n = _decimals(text)
+        form = "fixed" if n == 2 and text.endswith("0") else ("rounded" if n < 2 else None)
+        return ("vllm_kv_memory", {"kv_gb": _f(c[0])}, form)
 
     def kv_memory_specified(self, c):
         n = _toks(c, "NUMBER")
