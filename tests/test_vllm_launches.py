@@ -70,8 +70,13 @@ def test_pasted_fragment_is_dated_from_its_wording():
         "(EngineCore_DP0 pid=301) INFO 10-01 08:00:01 [kv_cache_utils.py:1091] Maximum concurrency for 32,768 tokens per request: 3.00x\n"
     )
     (launch,) = parse_text(text).launches
-    assert launch.engine_version is None
-    assert launch.engine_version_range == "0.10.2–0.27.1"  # EngineCore_DP0 tag, separate token line
+    # the wording and the tag allow 0.10.2-0.27.1; the line numbers (catalogue Appendix A) pin 0.11.0
+    assert launch.engine_version == "0.11.0" and launch.engine_version_range == "0.11.0"
+    assert any(e.startswith("line number kv_cache_utils.py:1087") for e in launch.version_evidence)
+    fresh = parse_text(
+        text.replace("[gpu_worker.py:298]", "[gpu_worker.py:9999]").replace("1087]", "9998]").replace("1091]", "9997]")
+    )
+    assert fresh.launches[0].engine_version_range == "0.10.2–0.27.1"  # a dev build's lines say nothing
     assert launch.kv_tokens == 98304 and launch.max_concurrency == 3.0
     assert any("piece of a log" in w for w in launch.warnings)
 

@@ -112,3 +112,23 @@ def test_a_paste_indented_as_a_code_block():
     line = "    (VllmWorkerProcess pid=4120) INFO 01-15 12:30:20 model_runner.py:1099] Loading model weights took 7.4807 GB"
     res = LineClassifier().classify(Record(1, line))
     assert res.status == "parsed" and res.parsed[0]["procs"] == [("VllmWorkerProcess", 4120, None)]
+
+
+def test_line_number_table_is_the_catalogues():
+    """data/vllm_line_numbers.json is tools/build_vllm_line_numbers.py's reading of Appendix A."""
+    import importlib.util
+
+    from helpers import ROOT, SHARED
+
+    from logparse.grammar.vllm_variants import line_numbers
+
+    catalogue = SHARED / "vllm-log-catalogue.md"
+    if not catalogue.is_file():
+        pytest.skip(f"the vLLM catalogue is not at {catalogue}")
+    spec = importlib.util.spec_from_file_location("build", ROOT / "tools" / "build_vllm_line_numbers.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert build.parse(catalogue.read_text(encoding="utf-8")) == line_numbers()
+    for family in line_numbers().values():
+        for ranges in family.values():
+            assert all(vv.is_release(a) and vv.is_release(b) and vv.index(a) <= vv.index(b) for a, b in ranges)

@@ -1186,6 +1186,7 @@ def evidence_for_events(events) -> list[tuple[str, vv.Range]]:
             ev.variant = vs[0].name
             out.append((f"'{_short(ev.text)}' ({'/'.join(v.name for v in vs)})", _union(vs)))
     out.extend(prefix_evidence(events))
+    out.extend(line_number_evidence(events))
     return out
 
 
@@ -1225,4 +1226,69 @@ def prefix_evidence(events) -> list[tuple[str, vv.Range]]:
     for start, label, rng in _TAG_RANGES:
         if any(n.startswith(start) for n in names):
             out.append((f"process tag {label}", rng))
+    return out
+
+
+# --------------------------------------------------------------------------- line-number fingerprints
+#: (kind, form) -> the family of Appendix A's line numbers (form None: any form of the kind).
+_FAMILY_OF: dict[tuple[str, str | None], str] = {
+    ("vllm_version", "logo"): "version_banner",
+    ("vllm_version", "server"): "version_banner",
+    ("vllm_version", "api_server"): "api_server_version",
+    ("vllm_args", "non_default"): "non_default_args",
+    ("vllm_engine_init", None): "engine_init",
+    ("vllm_weights", None): "weights",
+    ("vllm_load_time", None): "load_time",
+    ("vllm_profile", "time"): "v0_profile",
+    ("vllm_profile", "budget"): "v0_profile",
+    ("vllm_profile", "terms"): "v0_profile",
+    ("vllm_blocks", None): "blocks",
+    ("vllm_kv_memory", None): "kv_memory",
+    ("vllm_kv_memory", "fixed"): "kv_memory",
+    ("vllm_kv_memory", "rounded"): "kv_memory",
+    ("vllm_kv_tokens", None): "kv_tokens",
+    ("vllm_concurrency", None): "concurrency",
+    ("vllm_graph", None): "graph",
+    ("vllm_init_engine", None): "init_engine",
+}
+
+
+@lru_cache(maxsize=1)
+def line_numbers() -> dict[str, dict[str, list[list[str]]]]:
+    """Appendix A of the vLLM catalogue (``data/vllm_line_numbers.json``, built by
+    ``tools/build_vllm_line_numbers.py``): family -> ``file.py:N`` -> release ranges."""
+    import json
+    from importlib import resources
+
+    with resources.files("logparse.data").joinpath("vllm_line_numbers.json").open("r", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _family(ev) -> str | None:
+    return _FAMILY_OF.get((ev.kind, ev.form)) or _FAMILY_OF.get((ev.kind, None))
+
+
+def line_number_evidence(events) -> list[tuple[str, vv.Range]]:
+    """The releases whose source has each key line at the ``[file.py:N]`` the log shows (a release prints
+    a different N for almost every key line: catalogue Appendix A).  A line number no release has (a dev
+    build, a patched image) says nothing."""
+    out: list[tuple[str, vv.Range]] = []
+    seen: set[tuple[str, str]] = set()
+    table = line_numbers()
+    for ev in events:
+        family = _family(ev) if ev.kind.startswith("vllm_") else None
+        if family is None:
+            continue
+        _, _, lp, _ = split_head(ev.text)
+        loc = (lp.group("loc") or lp.group("bare_loc")) if lp is not None else None
+        if not loc:
+            continue
+        loc = loc.rsplit("/", 1)[-1]
+        ranges = table.get(family, {}).get(loc)
+        if ranges is None or (family, loc) in seen:
+            continue
+        seen.add((family, loc))
+        lo = min((r[0] for r in ranges), key=vv.index)
+        hi = max((r[1] for r in ranges), key=vv.index)
+        out.append((f"line number {loc} of '{family.replace('_', ' ')}'", (lo, hi)))
     return out

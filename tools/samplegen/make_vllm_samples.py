@@ -340,8 +340,8 @@ def v0_max_len_fail() -> str:
             p.format(6, "llm_engine.py:237")
             + f"Initializing an LLM engine (v0.6.3) with config: {cfg('/models/llama-3.1-8b-instruct', L, 1)})",
         ),
-        (8, p.format(8, "model_runner.py:1056") + "Starting to load model /models/llama-3.1-8b-instruct..."),
-        (18, p.format(18, "model_runner.py:1067") + "Loading model weights took 14.9888 GB"),
+        (8, p.format(8, "model_runner.py:1060") + "Starting to load model /models/llama-3.1-8b-instruct..."),
+        (18, p.format(18, "model_runner.py:1071") + "Loading model weights took 14.9888 GB"),
         (20, p.format(20, "gpu_executor.py:122") + f"# GPU blocks: {ntok_blocks}, # CPU blocks: 2048"),
         (
             20,
