@@ -63,6 +63,16 @@ def _sglang_line(text: str | None) -> bool:
 _MAX_HELD_VLLM = 1000
 
 
+def _is_vllm_event(prefix: dict, kind: str, stream_engine: str | None) -> bool:
+    """Does the event go to the stream's vLLM launch?  vLLM's own lines do; a generic line (an exception,
+    uvicorn) goes to the engine the stream printed last, also one that only torch's ``[rankN]:`` prefixes
+    (any torch program's ranks print it: SGLang's too)."""
+    if kind in _GENERIC_KINDS:
+        if prefix.get("engine") != "vllm" or (not prefix.get("procs") and prefix.get("stamp") is None):
+            return stream_engine == "vllm"
+    return prefix.get("engine") == "vllm"
+
+
 def _vllm_time(ts: str | None, outer: str | None, mtime: float | None) -> str | None:
     """vLLM's ``MM-DDTHH:MM:SS`` with its year, as journald's short stamps get theirs: from the
     record's own time (the year around it), else the input's modification time (else today): a
@@ -167,7 +177,7 @@ class StreamParser:
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
         outer = _iso_utc(rec.ts)
         ev.record_ts = outer
-        if prefix.get("engine") == "vllm" or (kind in _GENERIC_KINDS and self._engine_of.get(key) == "vllm"):
+        if _is_vllm_event(prefix, kind, self._engine_of.get(key)):
             if prefix.get("engine") == "vllm":
                 apply_vllm_prefix(ev, prefix)
             ev.ts = _vllm_time(ev.ts, outer, self.mtime)

@@ -171,3 +171,17 @@ def test_ray_workers_are_ranks_and_dedup_counts_are_dropped():
     assert result.lines.unrecognized == 0
     (launch,) = result.launches
     assert [r.tp_rank for r in launch.ranks] == [0, 1, 2]
+
+
+def test_torch_rank_prefix_alone_stays_with_the_streams_engine():
+    """``[rank0]:`` is torch's, printed by SGLang's ranks too: its exception joins the launch of the stream."""
+    text = (
+        "[2025-04-02 09:12:44 TP0] Load weight begin. avail mem=77.31 GB\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/x/sglang/srt/model_executor/model_runner.py", line 80, in load_model\n'
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    result = parse_text(text)
+    assert result.lines.unrecognized == 0
+    (launch,) = result.launches
+    assert launch.engine == "sglang" and launch.outcome == "failed" and "OutOfMemoryError" in launch.error
