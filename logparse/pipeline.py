@@ -67,9 +67,9 @@ def _is_vllm_event(prefix: dict, kind: str, stream_engine: str | None) -> bool:
     """Does the event go to the stream's vLLM launch?  vLLM's own lines do; a generic line (an exception,
     uvicorn) goes to the engine the stream printed last, also one that only torch's ``[rankN]:`` prefixes
     (any torch program's ranks print it: SGLang's too)."""
-    if kind in _GENERIC_KINDS:
-        if prefix.get("engine") != "vllm" or (not prefix.get("procs") and prefix.get("stamp") is None):
-            return stream_engine == "vllm"
+    vllm_layers = prefix.get("engine") == "vllm" and bool(prefix.get("procs") or prefix.get("stamp"))
+    if kind in _GENERIC_KINDS and not vllm_layers:
+        return stream_engine == "vllm"
     return prefix.get("engine") == "vllm"
 
 
