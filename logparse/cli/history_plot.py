@@ -160,7 +160,10 @@ def _change_notes(ax, x: int, r: dict, n_rows: int) -> None:
     notes = []
     if r.get("version_changed"):
         ax.axvline(x - 0.5, color="#8e24aa", ls="--", lw=1.2, zorder=0)
-        notes.append((_short("SGLang " + (r.get("version_change") or "").replace(" -> ", "→"), 44), "#8e24aa"))
+        engine = "vLLM " if r.get("engine") == "vllm" else "SGLang "
+        notes.append((_short(engine + (r.get("version_change") or "").replace(" -> ", "→"), 44), "#8e24aa"))
+    if r.get("kv_tokens_definition_change"):
+        notes.append(("kv_tokens redefined (vLLM 0.20.1)", "#f9a825"))
     if r.get("args_changed"):
         ax.axvline(x - 0.5, color="#00838f", ls=":", lw=1.2, zorder=0)
         notes.append((_arg_note(r), "#00838f"))

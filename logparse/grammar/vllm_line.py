@@ -253,6 +253,19 @@ class VllmTransformer(Transformer):
         f["consumed_gb" if consumed else "non_torch_gb"] = n[3]
         return ("vllm_profile", f, "debug_consumed" if consumed else "debug")
 
+    def profile_free_debug(self, c):
+        n = [_f(t) for t in c]
+        return ("vllm_profile", {"free_gb": n[0], "free_now_gb": n[1], "requested_gb": n[2]}, "debug_free")
+
+    def profile_requested_debug(self, c):
+        n = _toks(c, "NUMBER")
+        form = "debug_requested" if _decimals(n[1]) <= 2 else "debug_requested_util6"  # %.2f to 0.13.0, %f from 0.14.0
+        return ("vllm_profile", {"free_gb": _f(n[0]), "utilization": _f(n[1]), "requested_gb": _f(n[2])}, form)
+
+    def profile_after_debug(self, c):
+        n = [_f(t) for t in c]
+        return ("vllm_profile", {"free_after_gb": n[0], "free_within_gb": n[1]}, "debug_after")
+
     def profile_budget(self, c):
         n = [_f(t) for t in c]
         return ("vllm_profile", {"total_gb": n[0], "utilization": n[1], "requested_gb": n[2]}, "budget")
@@ -454,6 +467,16 @@ class VllmTransformer(Transformer):
             else ("s_compile_split" if extra and len(extra) > 1 else "s_compile" if extra else "s")
         )
         return ("vllm_init_engine", f, form)
+
+    def dynamo_time(self, c):
+        return ("vllm_compile_time", {"dynamo_s": _f(c[0])}, "dynamo")
+
+    def compile_graph_time(self, c):
+        form = "range" if _toks(c, "COMPILE_RANGE") else "dynamic_shape"
+        return ("vllm_compile_time", {"graph_compile_s": _f(_toks(c, "NUMBER")[0])}, form)
+
+    def warmup_time(self, c):
+        return ("vllm_compile_time", {"warmup_s": _f(c[0])}, "warmup")
 
     def torch_compile(self, c):
         form = "takes" if "takes" in str(c[0]) else "took"

@@ -594,7 +594,14 @@ def _host_pool(x: dict[str, Any]) -> str:
 def _pool_summary(rep: dict[str, Any]) -> list[str]:
     s = []
     kv = rep["budget"]["kv_tokens"]
-    if kv["a"] is not None and kv["b"] is not None:
+    att = rep.get("attribution") or {}
+    if "delta_pool_gb" in att and att.get("delta_tokens") is None:
+        # vLLM token counts of two definitions (0.20.1): the pool in GiB is what compares
+        pool = rep["budget"]["kv_pool_gb"]
+        s.append(
+            f"KV pool: {pool['a']:.2f} → {pool['b']:.2f} GiB ({att['delta_pool_gb']:+.2f}); token counts not comparable"
+        )
+    elif kv["a"] is not None and kv["b"] is not None:
         if kv["delta"]:
             s.append(f"KV pool: {kv['a']:,} → {kv['b']:,} tokens ({kv['delta']:+,}, {kv['pct']:+.2f}%)")
         else:
