@@ -73,7 +73,25 @@ def make_console() -> Console:
     return Console(highlight=False, width=max(width, 100))
 
 
+def vllm_rank_table(launch: Launch) -> Table:
+    """vLLM's per-rank figures: what its profile measured and the pool it left (no free-memory figures)."""
+    table = Table(title="per-rank GPU memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
+    cols = ("rank", "weights", "load s", "activation", "non-torch", "KV tokens", "KV GiB", "graphs", "graph s")
+    for col in cols:
+        table.add_column(col, justify="left" if col == "rank" else "right")
+    for r in launch.ranks:
+        table.add_row(
+            rank_label(r),
+            *(_fmt(v) for v in (r.weights_gb, r.load_s, r.activation_gb, r.non_torch_gb, r.kv_tokens, r.kv_size_gb)),
+            _fmt(r.graph_gb),
+            _fmt(r.graph_s),
+        )
+    return table
+
+
 def rank_table(launch: Launch) -> Table:
+    if launch.engine == "vllm":
+        return vllm_rank_table(launch)
     mem = "CPU" if (launch.available_mem_kind == "cpu" or launch.device == "cpu") else "GPU"
     table = Table(title=f"per-rank {mem} memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
     for col in (
