@@ -185,3 +185,22 @@ def test_torch_rank_prefix_alone_stays_with_the_streams_engine():
     assert result.lines.unrecognized == 0
     (launch,) = result.launches
     assert launch.engine == "sglang" and launch.outcome == "failed" and "OutOfMemoryError" in launch.error
+
+
+def test_v1_max_len_failure_names_vllms_estimate():
+    from logparse.reports.explain import explain_launch
+
+    text = (
+        "(EngineCore_DP0 pid=210) INFO 10-05 11:00:10 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: "
+        "model='org/m', max_seq_len=131072, tensor_parallel_size=1\n"
+        "(EngineCore_DP0 pid=210) INFO 10-05 11:01:30 [gpu_worker.py:298] Available KV cache memory: 6.07 GiB\n"
+        "(EngineCore_DP0 pid=210) ERROR 10-05 11:01:31 [core.py:708] ValueError: To serve at least one request with the "
+        "models's max seq len (131072), (10.00 GiB KV cache is needed, which is larger than the available KV cache memory "
+        "(6.07 GiB). Based on the available memory, the estimated maximum model length is 79520. Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert (launch.outcome, launch.error_kind, launch.max_model_len) == ("failed", "max_len_exceeds_kv", 131072)
+    rep = explain_launch(launch).to_dict()
+    assert any(w["change"] == "--max-model-len 79520" for w in rep["what_if"])
+    assert any("6.07 GiB" in s for s in rep["sentences"])

@@ -119,6 +119,11 @@ def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[s
 
 def _failure_sentences(launch: Launch, rank: RankMemory | None) -> list[str]:
     kind = launch.error_kind
+    if kind == "max_len_exceeds_kv" and rank is not None and rank.kv_size_gb is not None and not launch.kv_tokens:
+        return [
+            f"max_model_len = {launch.max_model_len:,} does not fit: one request of that length needs more KV memory "
+            f"than the {rank.kv_size_gb:.2f} GiB the profile left."
+        ]
     if kind == "max_len_exceeds_kv":
         return [
             f"max_model_len = {launch.max_model_len:,} does not fit: one request of that length needs more KV than "
@@ -192,6 +197,15 @@ def _fp8_what_if(launch: Launch, b: Budget) -> dict[str, Any]:
 
 def _shorter_len_what_if(launch: Launch) -> dict[str, Any]:
     length, conc = launch.max_concurrency_tokens or launch.max_model_len, launch.max_concurrency
+    estimate = next(
+        (e.fields["estimated_max_model_len"] for e in launch.events if e.fields.get("estimated_max_model_len")), None
+    )
+    if launch.error_kind == "max_len_exceeds_kv" and estimate:
+        return {
+            "change": f"--max-model-len {estimate}",
+            "supported": True,
+            "note": "vLLM's own estimate of the longest request the available KV memory holds",
+        }
     if launch.error_kind == "max_len_exceeds_kv" and launch.kv_tokens:
         fit = launch.kv_tokens // 16 * 16
         return {
