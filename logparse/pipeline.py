@@ -111,7 +111,7 @@ class StreamParser:
         self.warnings: list[str] = []
         self._classifiers: dict[tuple, LineClassifier] = {}
         self._open: dict[tuple, LaunchAssembler] = {}
-        self._done: list[tuple[int, LaunchAssembler]] = []
+        self._done: list[tuple[int, LaunchAssembler | VllmLaunchAssembler]] = []
         self._order = 0
         self._orphan_lines = 0
         #: notes of the outer layer worth telling the user once per source (year inference, ...)
@@ -120,7 +120,7 @@ class StreamParser:
         #: started before this input begins: not launches here, kept for the store to attach.
         self.orphans: list[LaunchAssembler] = []
         #: after finish(): the assembler of each launch, in the order of the launches
-        self.assemblers: list[LaunchAssembler] = []
+        self.assemblers: list[LaunchAssembler | VllmLaunchAssembler] = []
         #: lines per unit of a journal or capture (other programs' lines are counted apart)
         self._units: dict[tuple, _UnitTally] = {}
         #: the unit of each kept unrecognized line (None: no unit)
@@ -343,7 +343,7 @@ class StreamParser:
         launches: list = []
         for _, asm in sorted(self._done, key=lambda t: t[0]):
             if isinstance(asm, VllmLaunchAssembler):
-                self.assemblers.append(asm)  # type: ignore[arg-type]
+                self.assemblers.append(asm)
                 launches.append(asm.finish(ordinal=len(launches) + 1))
                 continue
             if not any(e.kind in STARTUP_KINDS for e in asm.events):

@@ -51,6 +51,14 @@ def _i(tok: Any) -> int:
     return int(_num(tok))
 
 
+def _match(rx: re.Pattern, text: str) -> re.Match:
+    """The match of a prefix terminal's own pattern (the grammar matched it already; ValueError if not)."""
+    m = rx.match(text)
+    if m is None:
+        raise ValueError(f"prefix {text!r} does not match {rx.pattern}")
+    return m
+
+
 def _decimals(tok: Any) -> int:
     """How many decimals a number was printed with (``61.30`` -> 2, ``61.3`` -> 1, ``61`` -> 0)."""
     text = str(tok)
@@ -172,12 +180,12 @@ class VllmTransformer(Transformer):
         for tok in c:
             text = str(tok)
             if tok.type == "PROC_TAG":
-                m = PROC_TAG_RE.match(text)
+                m = _match(PROC_TAG_RE, text)
                 info["procs"].append((m.group("name"), int(m.group("pid")), m.group("ip")))
             elif tok.type == "RANK_PREFIX":
-                info["rank"] = int(RANK_PREFIX_RE.match(text).group("rank"))
+                info["rank"] = int(_match(RANK_PREFIX_RE, text).group("rank"))
             elif tok.type == "VLOG":
-                m = LOG_PREFIX_RE.match(text)
+                m = _match(LOG_PREFIX_RE, text)
                 info["stamp"], info["level"] = m.group("stamp"), m.group("level")
                 info["loc"] = m.group("loc") or m.group("bare_loc")
                 info["bracketed"] = m.group("loc") is not None
