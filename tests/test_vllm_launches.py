@@ -204,3 +204,16 @@ def test_v1_max_len_failure_names_vllms_estimate():
     rep = explain_launch(launch).to_dict()
     assert any(w["change"] == "--max-model-len 79520" for w in rep["what_if"])
     assert any("6.07 GiB" in s for s in rep["sentences"])
+
+
+def test_history_lists_a_changed_vllm_argument(store, tmp_path):
+    new = VLLM / "v1-tp2-per-worker-0.10.1.1.log"
+    old = tmp_path / "old.log"
+    old.write_text(
+        _read(new).replace("'gpu_memory_utilization': 0.85", "'gpu_memory_utilization': 0.8").replace("14:0", "13:0"),
+        encoding="utf-8",
+    )
+    store.ingest_paths([str(old), str(new)], host="n1")
+    rows = store.history("kv_pool_gb", as_rows=True)
+    d = [dict(zip(rows.columns, r)) for r in rows.rows]
+    assert len(d) == 2 and "gpu_memory_utilization: 0.8 -> 0.85" in d[1]["arg_changes"]

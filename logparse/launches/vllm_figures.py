@@ -63,8 +63,9 @@ def _args(launch: Launch, evs: list[Event]) -> dict[str, Any] | None:
     args = json_safe(value)
     if not isinstance(args, dict):
         return None
-    launch.runtime["vllm_args"] = args
-    launch.runtime["vllm_args_form"] = ev.form
+    # vLLM's arguments are the launch's server arguments: stored per argument, compared by history and diff
+    launch.server_args = args
+    launch.server_args_form = "vllm_" + (ev.form or "args")
     return args
 
 
@@ -168,12 +169,12 @@ def _utilization(launch: Launch, evs: list[Event], args: dict[str, Any] | None) 
     """From the arguments (set, or the release default when ``non-default args`` lacks it), else printed."""
     if args is not None and isinstance(args.get("gpu_memory_utilization"), (int, float)):
         value = float(args["gpu_memory_utilization"])
-        full = launch.runtime.get("vllm_args_form") == "namespace"
+        full = launch.server_args_form == "vllm_namespace"
         default = _same_on_range(launch, vv.default_utilization)
         launch.gpu_memory_utilization = value
         launch.gpu_memory_utilization_source = "default" if full and default == value else "set"
         return
-    if args is not None and launch.runtime.get("vllm_args_form") == "non_default":
+    if args is not None and launch.server_args_form == "vllm_non_default":
         default = _same_on_range(launch, vv.default_utilization)
         if default is not None:
             launch.gpu_memory_utilization, launch.gpu_memory_utilization_source = default, "default"
