@@ -256,6 +256,44 @@ CASES: dict[str, tuple] = {
         None,
         [(T5 + 0.25, None, None, None, ARGS, "pylogging"), (T6, None, None, None, "child exited", "pylogging")],
     ),
+    "docker-json": (
+        # docker's json-file driver; the second line was split by docker into two pieces
+        "\n".join(
+            json.dumps({"log": text, "stream": "stderr", "time": when})
+            for text, when in (
+                (ARGS + "\n", "2026-11-29T08:08:05.25Z"),
+                (LOAD[:10], "2026-11-29T09:08:06+01:00"),
+                (LOAD[10:] + "\n", "2026-11-29T09:08:06+01:00"),
+            )
+        )
+        + "\n",
+        None,
+        [
+            (T5 + 0.25, None, None, None, ARGS, "docker-json"),
+            (T6, None, None, None, "", "docker-json"),  # the first piece: counted, its text goes with the next
+            (T6, None, None, None, LOAD, "docker-json"),
+        ],
+    ),
+    "json-log": (
+        json.dumps(
+            {
+                "asctime": "2026-11-29 08:08:05,250",
+                "levelname": "INFO",
+                "name": "vllm.v1.worker.gpu_worker",
+                "processName": "EngineCore_DP0",
+                "process": 4301,
+                "message": "Available KV cache memory: 61.3 GiB",
+            }
+        )
+        + "\n"
+        + json.dumps({"asctime": "2026-11-29 08:08:06,000", "levelname": "INFO", "name": "launcher", "message": LOAD})
+        + "\n",
+        None,
+        [
+            (T5 + 0.25, None, None, None, "(EngineCore_DP0 pid=4301) Available KV cache memory: 61.3 GiB", "json-log"),
+            (T6, None, None, None, LOAD, "json-log"),
+        ],
+    ),
     "docker-desktop": (
         f"2026-11-29 09:08:05 {ARGS}\n2026-11-29 09:08:06.500 {LOAD}\n",
         None,

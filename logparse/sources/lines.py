@@ -38,6 +38,7 @@ from logparse.sources.formats import (
     journal_entry,
     journal_headers,
     journal_json,
+    json_logs,
     kubectl,
     plain,
     pylogging,
@@ -82,6 +83,8 @@ class LineParser:
         self.cont: tuple[bytes, Record] | None = None  # (indent, entry) of a multi-line MESSAGE
         self.hint = False  # inside journalctl's "Hint: ..." paragraph
         self.pending: PendingObject | None = None  # json-pretty object being collected
+        self.docker_pieces: list[str] = []  # the pieces of a long line docker split over several objects
+        self.docker_start = 0  # the line of its first piece
         #: the input's own short* header style, tried first on every line
         self.primary_style: ModuleType | None = journal_headers.STYLE_OF.get(primary)
         self.primary_re: re.Pattern | None = self.primary_style.HEADER_RE if self.primary_style else None
@@ -146,7 +149,12 @@ class LineParser:
         return self._record(n, line)
 
     def finish(self) -> list[Record]:
-        """Records still held at the end of the input (an unterminated json-pretty object)."""
+        """Records still held at the end of the input (an unterminated json-pretty object, the
+        pieces of a line docker split whose last piece never came)."""
+        if self.docker_pieces:
+            n, text = self.docker_start, "".join(self.docker_pieces)
+            self.docker_pieces = []
+            return [self.general(n, text.encode("utf-8", "surrogatepass"))] + self.finish()
         p = self.pending
         if p is None:
             return []
@@ -225,7 +233,53 @@ class LineParser:
             if self.json_primary:
                 self.source.note_problem("invalid-json")
             return self.general(n, raw)
+        return self.object_records(n, obj, fmt)
+
+    def object_records(self, n: int, obj: dict, fmt: str) -> list[Record]:
+        """Records of one JSON object: a journal entry, or a docker json-file / JSON logging record."""
+        kind = json_logs.format_of(obj)
+        if kind == "docker-json":
+            return [self._docker_json(n, obj)]
+        if kind == "json-log":
+            return self._json_log(n, obj)
         return self.entry_records(n, journal_json.entry_fields(obj), journal_json.message_values(obj), fmt)
+
+    def _docker_json(self, n: int, obj: dict) -> Record:
+        text = obj["log"]
+        held = sum(len(p) for p in self.docker_pieces)
+        if not text.endswith("\n") and held < json_logs.MAX_JOINED:  # a piece: the line goes on in the next object
+            if not self.docker_pieces:
+                self.docker_start = n
+            self.docker_pieces.append(text)
+            return Record(n, "", self.src, json_logs.docker_time(obj), fmt="docker-json")
+        whole = "".join(self.docker_pieces) + text
+        self.docker_pieces = []
+        r = self.general(n, whole.rstrip("\r\n").encode("utf-8", "surrogatepass"))
+        ts = json_logs.docker_time(obj)
+        if ts is not None:  # docker's time is the outer one
+            r.ts = ts
+        if r.fmt == self.plain_fmt:
+            r.fmt = "docker-json"
+        return r
+
+    def _json_log(self, n: int, obj: dict) -> list[Record]:
+        ts = json_logs.asctime(obj)
+        notes = [json_logs.NOTE_TIME] if ts is not None else []
+        lines, vllm_tagged = json_logs.log_lines(obj)
+        if vllm_tagged:  # vLLM's own text: no outer layer to peel
+            return [
+                Record(n, text, self.src, ts, None, None, None, self.boot, fmt="json-log", notes=notes)
+                for text in lines
+            ]
+        out = []
+        for text in lines:
+            r = self.general(n, text.encode("utf-8", "surrogatepass"))
+            if r.ts is None:
+                r.ts, r.notes = ts, r.notes + notes
+            if r.fmt == self.plain_fmt:
+                r.fmt = "json-log"
+            out.append(r)
+        return out
 
     def _pretty_line(self, n: int, raw: bytes) -> list[Record] | None:
         p = self.pending
@@ -234,9 +288,7 @@ class LineParser:
             self.pending = None
             obj = p.value()
             if isinstance(obj, dict):
-                return self.entry_records(
-                    p.start, journal_json.entry_fields(obj), journal_json.message_values(obj), p.fmt
-                )
+                return self.object_records(p.start, obj, p.fmt)
             self.source.note_problem("invalid-json")
             return self._as_text(p)
         if p.too_big:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from logparse.sources.errors import InputError
-from logparse.sources.formats import ALIASES, FORMATS
+from logparse.sources.formats import ALIASES, FORMATS, journal_json, json_logs
 from logparse.sources.formats.compose import COMPOSE_RE
 from logparse.sources.formats.journal_export import looks_like_export
 from logparse.sources.formats.journal_verbose import VERBOSE_HDR_RE
@@ -63,7 +63,9 @@ def _structured_format(body: list[bytes]) -> str | None:
     if first.startswith(b"data: {"):
         return "journal-json-sse"
     if first[:1] == b"{":
-        return "journal-json-pretty" if first.strip() == b"{" else "journal-json"
+        if first.strip() == b"{":
+            return "journal-json-pretty"
+        return json_logs.format_of(journal_json.loads(first)) or "journal-json"
     if looks_like_export(body[:6]):
         return "journal-export"
     if VERBOSE_HDR_RE.match(first):

@@ -15,6 +15,7 @@ it yields in its docstring (as jc keeps one parser per format).
 ``journal-export``              :mod:`.journal_export`
 ``journal-verbose``             :mod:`.journal_verbose`
 ``docker``                      :mod:`.docker`
+``docker-json``, ``json-log``   :mod:`.json_logs` (docker's json-file driver; Python's JSON logging)
 ``compose``                     :mod:`.compose`
 ``kubectl``                     :mod:`.kubectl`
 ``ray``                         :mod:`.ray`
@@ -43,6 +44,7 @@ from logparse.sources.formats import (
     journal_short_monotonic,
     journal_short_unix,
     journal_verbose,
+    json_logs,
     kubectl,
     plain,
     pylogging,
@@ -62,6 +64,7 @@ MODULES = (
     journal_export,
     journal_verbose,
     docker,
+    json_logs,
     compose,
     kubectl,
     ray,
