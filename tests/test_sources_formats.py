@@ -360,3 +360,12 @@ def test_free_text_cut_in_sources_dates_yearless_lines(tmp_path):
     os.utime(p, (later, later))
     (rec,) = list(next(open_inputs([str(p)])).records())
     assert rec.ts == utc("2026-12-31 23:59:58") and "year from the SGLang timestamp" in rec.notes
+
+
+def test_cri_log_files_of_a_kubernetes_node_read_as_docker_times():
+    uvicorn = "INFO:     Started server process [4669]"
+    data = f"2026-11-29T08:08:05.25Z stderr F {ARGS}\n2026-11-29T08:08:06Z stdout F {uvicorn}\n"
+    src = text_source("0.log", data)
+    assert src.fmt == "docker"
+    got = [(r.ts, r.text, r.fmt) for r in src.records()]
+    assert got == [(T5 + 0.25, ARGS, "docker"), (T6, uvicorn, "docker")]

@@ -6,6 +6,11 @@ Format (RFC 3339 with up to nanoseconds; Go trims trailing zeros)::
     2026-09-22T06:50:02.5Z [2026-09-22 06:50:02 TP0] Load weight begin. avail mem=78.62 GB
     2026-09-22T06:50:20Z   Example: sglang serve --model-path <model> [options]
 
+The container runtime's own files on a Kubernetes node (``/var/log/pods/.../0.log``, the CRI log
+format) put the stream and a full/partial tag after the time; both are peeled too::
+
+    2026-09-22T06:49:56.336833841Z stderr F [2026-09-22 06:49:56 TP0] Load weight begin. avail mem=78.62 GB
+
 Record fields: ``ts`` (epoch seconds UTC, the offset applied); ``fmt="docker"`` (or
 ``kubectl`` when the input is a kubectl log).  No host, unit or pid: docker does not say.
 A journald ``short-iso`` header has the same start; it is told apart by its
@@ -24,6 +29,7 @@ ALIASES: dict[str, str] = {}
 
 RFC_RE = re.compile(
     rb"(?P<date>\d{4}-\d\d-\d\d)T(?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,9})?(?P<tz>Z|[+-]\d\d:?\d\d)(?: |$)"
+    rb"(?:(?:stdout|stderr) [FP](?: |$))?"  # the CRI log format's stream and full/partial tag
 )
 
 
