@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from helpers import SAMPLES
 
+from logparse.grammar import vllm_versions as vv
 from logparse.pipeline import parse_paths, parse_text
 
 VLLM = SAMPLES / "vllm"
@@ -217,3 +218,35 @@ def test_history_lists_a_changed_vllm_argument(store, tmp_path):
     rows = store.history("kv_pool_gb", as_rows=True)
     d = [dict(zip(rows.columns, r)) for r in rows.rows]
     assert len(d) == 2 and "gpu_memory_utilization: 0.8 -> 0.85" in d[1]["arg_changes"]
+
+
+def _dated(tmp_path, text: str):
+    path = tmp_path / "v.log"
+    path.write_text(text)
+    (launch,) = parse_paths([str(path)]).launches
+    return launch
+
+
+def test_line_numbers_of_no_single_release_say_nothing_in_one_note(tmp_path):
+    """A nightly build has line numbers between releases: they must not pin a wrong release, nor
+    flood the launch with one warning per line."""
+    sample = (SAMPLES / "vllm" / "v1-tp2-per-worker-0.10.1.1.log").read_text().splitlines()
+    unprinted = [ln for ln in sample if "server version" not in ln and "Initializing a V1 LLM engine" not in ln]
+    exact = _dated(tmp_path, "\n".join(unprinted) + "\n")
+    assert exact.engine_version_range == "0.10.1–0.10.1.1"
+    assert not any("line numbers" in w or "disagrees" in w for w in exact.warnings)
+    # the KV-size line as 0.9.2 numbers it, the rest as 0.10.1.1 does
+    nightly = [ln.replace("[kv_cache_utils.py:849]", "[kv_cache_utils.py:716]") for ln in unprinted]
+    launch = _dated(tmp_path, "\n".join(nightly) + "\n")
+    notes = [w for w in launch.warnings if "line numbers" in w or "disagrees" in w]
+    assert len(notes) == 1 and "fit no single release" in notes[0]
+    wording_only = vv.format_range(launch.version_range)
+    assert wording_only == launch.engine_version_range and launch.engine_version is None
+    assert launch.version_range == exact.version_range  # the wording (here the worker tags) still dates it
+
+
+def test_a_printed_version_is_not_contradicted_by_line_numbers(tmp_path):
+    sample = (SAMPLES / "vllm" / "v1-tp2-per-worker-0.10.1.1.log").read_text()
+    launch = _dated(tmp_path, sample.replace("[kv_cache_utils.py:849]", "[kv_cache_utils.py:716]"))
+    assert launch.engine_version == "0.10.1.1"
+    assert not any("line numbers" in w or "disagrees" in w for w in launch.warnings)

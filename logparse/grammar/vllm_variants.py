@@ -1290,7 +1290,8 @@ def _union(vs: Iterable[Variant]) -> vv.Range:
 
 
 def evidence_for_events(events) -> list[tuple[str, vv.Range]]:
-    """Release ranges implied by the wording of a launch's vLLM lines (one item per wording)."""
+    """Release ranges implied by the wording of a launch's vLLM lines (one item per wording) and by
+    their line prefix and process tags; the line numbers are apart (:func:`line_number_evidence`)."""
     out: list[tuple[str, vv.Range]] = []
     seen: set = set()
     for ev in events:
@@ -1305,7 +1306,6 @@ def evidence_for_events(events) -> list[tuple[str, vv.Range]]:
             ev.variant = vs[0].name
             out.append((f"'{_short(ev.text)}' ({'/'.join(v.name for v in vs)})", _union(vs)))
     out.extend(prefix_evidence(events))
-    out.extend(line_number_evidence(events))
     return out
 
 

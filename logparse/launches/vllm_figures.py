@@ -95,22 +95,11 @@ def _logo_model(evs: list[Event]) -> str | None:
 
 # --------------------------------------------------------------------------- version and generation
 def _version(launch: Launch, evs: list[Event]) -> None:
-    from logparse.grammar.vllm_variants import evidence_for_events
+    from logparse.grammar.vllm_variants import evidence_for_events, line_number_evidence
 
     printed = [e.fields["version"] for e in evs if e.kind in ("vllm_engine_init", "vllm_version")]
-    evidence = evidence_for_events(evs)
-    rng: vv.Range | None = None
-    used: list[str] = []
-    for why, r in evidence:
-        new = vv.intersect(rng, r)
-        if vv.is_empty(new):
-            launch.warnings.append(
-                f"version evidence disagrees: {why} says {vv.format_range(r)}, earlier evidence says "
-                f"{vv.format_range(rng)} (a dev build or a patched image?)"
-            )
-            continue
-        rng = new
-        used.append(f"{why}: {vv.format_range(r)}")
+    rng, used = _wording_range(launch, evidence_for_events(evs))
+    rng = _with_line_numbers(launch, rng, used, line_number_evidence(evs), bool(printed))
     if printed:
         version = printed[0]
         if len(set(printed)) > 1:
@@ -127,6 +116,46 @@ def _version(launch: Launch, evs: list[Event]) -> None:
     launch.version_range = rng
     launch.engine_version_range = vv.format_range(rng)
     launch.version_evidence = used
+
+
+def _wording_range(launch: Launch, evidence: list[tuple[str, vv.Range]]) -> tuple[vv.Range | None, list[str]]:
+    """The releases the wording, prefix and tags of the lines agree on (a piece that contradicts the
+    earlier ones is left out, with a warning: a dev build, a patched image or two logs mixed)."""
+    rng: vv.Range | None = None
+    used: list[str] = []
+    for why, r in evidence:
+        new = vv.intersect(rng, r)
+        if vv.is_empty(new):
+            launch.warnings.append(
+                f"version evidence disagrees: {why} says {vv.format_range(r)}, earlier evidence says "
+                f"{vv.format_range(rng)} (a dev build or a patched image?)"
+            )
+            continue
+        rng = new
+        used.append(f"{why}: {vv.format_range(r)}")
+    return rng, used
+
+
+def _with_line_numbers(
+    launch: Launch, rng: vv.Range | None, used: list[str], numbers: list[tuple[str, vv.Range]], printed: bool
+) -> vv.Range | None:
+    """Narrow ``rng`` by the ``[file.py:N]`` line numbers, taken together: they date a log only when
+    every one of them fits one release range with the wording.  A build between releases (a nightly,
+    a patched image) has line numbers of no single release: then they say nothing, in one note."""
+    joint = rng
+    for _, r in numbers:
+        joint = vv.intersect(joint, r)
+    if not numbers:
+        return rng
+    if not vv.is_empty(joint):
+        used.extend(f"{why}: {vv.format_range(r)}" for why, r in numbers)
+        return joint
+    if not printed:
+        launch.warnings.append(
+            f"the line numbers of {len(numbers)} key line(s) fit no single release with the wording "
+            "(a build between releases or a patched image?): dated from the wording only"
+        )
+    return rng
 
 
 def release_of(launch: Launch) -> str | None:
