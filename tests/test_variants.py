@@ -92,3 +92,21 @@ def test_nan_in_payload():
 
     value = parse_literal("{'x': nan}")
     assert value["x"] != value["x"]
+
+
+def test_release_names_sort_as_pep_440_orders_them():
+    from logparse.grammar.versions import release_key
+
+    ordered = [
+        "0.5.0rc2",
+        "0.5.0",
+        "0.5.0.post1",
+        "0.5.1",
+        "0.10.1",
+        "0.10.1.1",
+        "0.18.2rc1.dev73+gdb7a17ecc",
+        "0.18.2rc1",
+        "0.18.2",
+    ]
+    shuffled = ordered[1::2] + ordered[::2]
+    assert sorted(shuffled, key=release_key) == ordered

@@ -15,6 +15,7 @@ release exactly and we report the closest ones.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -52,15 +53,23 @@ def index(version: str) -> int:
 
 
 def release_key(version: str) -> tuple:
-    """Sort key of a PyPI release name (``0.5.0rc2`` < ``0.5.1`` < ``0.5.1.post1``)."""
-    parts: list = []
-    for piece in version.replace("rc", ".rc").split("."):
+    """Sort key of a release name, SGLang's or vLLM's (PEP 440 order as far as releases use it):
+    ``0.5.0rc2`` < ``0.5.1`` < ``0.5.1.post1``; a build between releases (``0.18.2rc1.dev73+gdb7a17ecc``)
+    sits just below the release it leads to."""
+    base = version.split("+", 1)[0]
+    parts: list[tuple[int, int]] = []
+    for piece in re.split(r"\.|(?=rc)|(?=dev)", base):
+        if not piece:
+            continue
         if piece.startswith("post"):
             parts.append((1, int(piece[4:] or 0)))
         elif piece.startswith("rc"):
-            parts.append((-1, int(piece[2:] or 0)))
+            parts.append((-2, int(piece[2:] or 0)))
+        elif piece.startswith("dev"):
+            parts.append((-3, int(piece[3:] or 0)))
         elif piece.isdigit():
             parts.append((0, int(piece)))
+    parts.append((0, 0))  # the end of the name sorts above an rc or dev that goes on from it
     return tuple(parts)
 
 

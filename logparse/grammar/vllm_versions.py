@@ -10,8 +10,9 @@ between two releases.  Facts from the vLLM log catalogue (§0 release list, Appe
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+
+from logparse.grammar.versions import release_key
 
 Range = tuple[str, str]
 
@@ -46,24 +47,6 @@ def _index() -> dict[str, int]:
     return {v: i for i, v in enumerate(RELEASES)}
 
 
-def sort_key(version: str) -> tuple:
-    """``0.8.5.post1`` < ``0.9.0``; ``0.18.2rc1.dev73+gdb7a17ecc`` just below ``0.18.2``."""
-    base = version.split("+", 1)[0]
-    parts: list[tuple[int, int]] = []
-    for piece in re.split(r"\.|(?=rc)|(?=dev)", base):
-        if not piece:
-            continue
-        if piece.startswith("post"):
-            parts.append((1, int(piece[4:] or 0)))
-        elif piece.startswith("rc"):
-            parts.append((-2, int(piece[2:] or 0)))
-        elif piece.startswith("dev"):
-            parts.append((-3, int(piece[3:] or 0)))
-        elif piece.isdigit():
-            parts.append((0, int(piece)))
-    return tuple(parts)
-
-
 def is_release(version: str | None) -> bool:
     return version in _index()
 
@@ -73,10 +56,10 @@ def index(version: str) -> int:
     idx = _index()
     if version in idx:
         return idx[version]
-    key = sort_key(version)
+    key = release_key(version)
     pos = 0
     for i, v in enumerate(RELEASES):
-        if sort_key(v) <= key:
+        if release_key(v) <= key:
             pos = i
     return pos
 
@@ -86,7 +69,7 @@ def range_of(version: str) -> Range:
     if is_release(version):
         return (version, version)
     lo = index(version)
-    if sort_key(RELEASES[lo]) > sort_key(version):  # before the first release
+    if release_key(RELEASES[lo]) > release_key(version):  # before the first release
         return (FIRST, FIRST)
     return (RELEASES[lo], RELEASES[min(lo + 1, len(RELEASES) - 1)])
 
