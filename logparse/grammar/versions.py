@@ -34,22 +34,85 @@ def releases() -> tuple[str, ...]:
     return tuple(_data()["versions"])
 
 
+class ReleaseLine:
+    """The ordered releases of one engine, and the release ranges over them (both ends inclusive).
+
+    ``None`` as a range means "no information" and is neutral; ``("", "")`` is a contradiction, which
+    the caller reports."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.releases = names
+        self._index = {v: i for i, v in enumerate(names)}
+
+    def is_release(self, version: str | None) -> bool:
+        return version in self._index
+
+    def index(self, version: str) -> int:
+        """Position of a release; another name (a dev build) is placed on the release it follows."""
+        if version in self._index:
+            return self._index[version]
+        key = release_key(version)
+        pos = 0
+        for i, v in enumerate(self.releases):
+            if release_key(v) <= key:
+                pos = i
+        return pos
+
+    def intersect(self, a: Range | None, b: Range | None) -> Range | None:
+        if a is None:
+            return b
+        if b is None:
+            return a
+        lo, hi = max(self.index(a[0]), self.index(b[0])), min(self.index(a[1]), self.index(b[1]))
+        if lo > hi:
+            return ("", "")
+        return (self.releases[lo], self.releases[hi])
+
+    def in_range(self, version: str, r: Range) -> bool:
+        return self.index(r[0]) <= self.index(version) <= self.index(r[1])
+
+    def at_least(self, version: str, release: str) -> bool:
+        return self.index(version) >= self.index(release)
+
+    def narrow(self, evidence: list[tuple[str, Range]]) -> tuple[Range | None, list[str], list[str]]:
+        """The releases that pieces of evidence ``(why, range)`` agree on, taken in order: (the range,
+        what was used, a warning for each piece that contradicts the earlier ones and is left out)."""
+        rng: Range | None = None
+        used: list[str] = []
+        warnings: list[str] = []
+        for why, r in evidence:
+            new = self.intersect(rng, r)
+            if is_empty(new):
+                warnings.append(
+                    f"version evidence disagrees: {why} says {format_range(r)}, earlier evidence says "
+                    f"{format_range(rng)} (a dev build or a patched image?)"
+                )
+                continue
+            rng = new
+            used.append(f"{why}: {format_range(r)}")
+        return rng, used, warnings
+
+
+def is_empty(r: Range | None) -> bool:
+    """Is ``r`` a contradiction (two pieces of evidence that no release satisfies together)?"""
+    return r is not None and r == ("", "")
+
+
+def format_range(r: Range | None) -> str | None:
+    if r is None or is_empty(r):
+        return None
+    return r[0] if r[0] == r[1] else f"{r[0]}–{r[1]}"
+
+
 @lru_cache(maxsize=1)
-def _index() -> dict[str, int]:
-    return {v: i for i, v in enumerate(releases())}
+def sglang() -> ReleaseLine:
+    """SGLang's releases."""
+    return ReleaseLine(releases())
 
 
 def index(version: str) -> int:
-    """Position of a release in the ordered list; unknown names are placed by numeric order."""
-    idx = _index()
-    if version in idx:
-        return idx[version]
-    key = release_key(version)
-    pos = 0
-    for i, v in enumerate(releases()):
-        if release_key(v) <= key:
-            pos = i
-    return pos
+    """Position of an SGLang release in the ordered list; unknown names are placed by numeric order."""
+    return sglang().index(version)
 
 
 def release_key(version: str) -> tuple:
@@ -82,30 +145,12 @@ def last() -> str:
 
 
 def intersect(a: Range | None, b: Range | None) -> Range | None:
-    """Intersection of two ranges; ``None`` means "no information" and is neutral."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    lo = max(index(a[0]), index(b[0]))
-    hi = min(index(a[1]), index(b[1]))
-    if lo > hi:
-        return ("", "")  # contradiction: the caller reports it
-    return (releases()[lo], releases()[hi])
-
-
-def is_empty(r: Range | None) -> bool:
-    return r is not None and r == ("", "")
+    """Intersection of two ranges of SGLang releases; ``None`` means "no information" and is neutral."""
+    return sglang().intersect(a, b)
 
 
 def in_range(version: str, r: Range) -> bool:
-    return index(r[0]) <= index(version) <= index(r[1])
-
-
-def format_range(r: Range | None) -> str | None:
-    if r is None or is_empty(r):
-        return None
-    return r[0] if r[0] == r[1] else f"{r[0]}–{r[1]}"
+    return sglang().in_range(version, r)
 
 
 @lru_cache(maxsize=1)

@@ -10,11 +10,10 @@ between two releases.  Facts from the vLLM log catalogue (§0 release list, Appe
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from logparse.grammar.versions import release_key
-
-Range = tuple[str, str]
+from logparse.grammar.versions import Range as Range  # re-exported: one range type and its helpers for both engines
+from logparse.grammar.versions import ReleaseLine, release_key
+from logparse.grammar.versions import format_range as format_range
+from logparse.grammar.versions import is_empty as is_empty
 
 #: Every final PyPI release analysed, oldest first, with the date of its wheel (Appendix B).
 _DATED = """
@@ -42,26 +41,12 @@ RELEASES: tuple[str, ...] = tuple(WHEEL_DATES)
 FIRST, LAST = RELEASES[0], RELEASES[-1]
 
 
-@lru_cache(maxsize=1)
-def _index() -> dict[str, int]:
-    return {v: i for i, v in enumerate(RELEASES)}
-
-
-def is_release(version: str | None) -> bool:
-    return version in _index()
-
-
-def index(version: str) -> int:
-    """Position of a release; another name (a dev build) is placed on the release it follows."""
-    idx = _index()
-    if version in idx:
-        return idx[version]
-    key = release_key(version)
-    pos = 0
-    for i, v in enumerate(RELEASES):
-        if release_key(v) <= key:
-            pos = i
-    return pos
+#: vLLM's releases, and the release ranges over them.
+VLLM = ReleaseLine(RELEASES)
+is_release = VLLM.is_release
+index = VLLM.index
+intersect = VLLM.intersect
+in_range = VLLM.in_range
 
 
 def range_of(version: str) -> Range:
@@ -74,34 +59,8 @@ def range_of(version: str) -> Range:
     return (RELEASES[lo], RELEASES[min(lo + 1, len(RELEASES) - 1)])
 
 
-def intersect(a: Range | None, b: Range | None) -> Range | None:
-    """Intersection of two ranges; ``None`` is neutral; ``("", "")`` is a contradiction."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    lo, hi = max(index(a[0]), index(b[0])), min(index(a[1]), index(b[1]))
-    if lo > hi:
-        return ("", "")
-    return (RELEASES[lo], RELEASES[hi])
-
-
-def is_empty(r: Range | None) -> bool:
-    return r is not None and r == ("", "")
-
-
-def in_range(version: str, r: Range) -> bool:
-    return index(r[0]) <= index(version) <= index(r[1])
-
-
-def format_range(r: Range | None) -> str | None:
-    if r is None or is_empty(r):
-        return None
-    return r[0] if r[0] == r[1] else f"{r[0]}–{r[1]}"
-
-
 def at_least(version: str, release: str) -> bool:
-    return index(version) >= index(release)
+    return VLLM.at_least(version, release)
 
 
 # --------------------------------------------------------------------------- defaults (§4.9)

@@ -513,18 +513,8 @@ class LaunchAssembler:
         from logparse.grammar.variants import evidence_for_events
 
         evidence.extend(evidence_for_events(evs, launch))
-        rng: tuple[str, str] | None = None
-        used: list[str] = []
-        for why, r in evidence:
-            new = versions.intersect(rng, r)
-            if versions.is_empty(new):
-                launch.warnings.append(
-                    f"version evidence disagrees: {why} says {versions.format_range(r)}, "
-                    f"earlier evidence says {versions.format_range(rng)} (a dev build?)"
-                )
-                continue
-            rng = new
-            used.append(f"{why}: {versions.format_range(r)}")
+        rng, used, disagreements = versions.sglang().narrow(evidence)
+        launch.warnings.extend(disagreements)
         launch.version_range = rng
         launch.sglang_version_range = versions.format_range(rng)
         launch.version_evidence = used

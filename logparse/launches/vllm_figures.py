@@ -121,18 +121,8 @@ def _version(launch: Launch, evs: list[Event]) -> None:
 def _wording_range(launch: Launch, evidence: list[tuple[str, vv.Range]]) -> tuple[vv.Range | None, list[str]]:
     """The releases the wording, prefix and tags of the lines agree on (a piece that contradicts the
     earlier ones is left out, with a warning: a dev build, a patched image or two logs mixed)."""
-    rng: vv.Range | None = None
-    used: list[str] = []
-    for why, r in evidence:
-        new = vv.intersect(rng, r)
-        if vv.is_empty(new):
-            launch.warnings.append(
-                f"version evidence disagrees: {why} says {vv.format_range(r)}, earlier evidence says "
-                f"{vv.format_range(rng)} (a dev build or a patched image?)"
-            )
-            continue
-        rng = new
-        used.append(f"{why}: {vv.format_range(r)}")
+    rng, used, disagreements = vv.VLLM.narrow(evidence)
+    launch.warnings.extend(disagreements)
     return rng, used
 
 
