@@ -15,28 +15,17 @@ and generic lines do not date (``dates=False``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from logparse.grammar import vllm_versions as vv
+from logparse.grammar.variants import Variant
 from logparse.vllm_prefix import split_head
 
 LAST = vv.LAST
 
 
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    since: str
-    until: str
-    sample: str
-    expect: dict[str, Any] = field(default_factory=dict)
-    kind: str = ""
-    dates: bool = True
-
-
-V = Variant
+V = Variant  # the same record as SGLang's variants: a release range, a sample, the fields
 _P8 = "INFO 05-02 09:15:03 [{}] "  # the 0.8.0+ formatter
 _P4 = "INFO 06-11 10:04:31 {}] "  # the 0.4.0 - 0.7.3 formatter
 
