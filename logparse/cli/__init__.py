@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from logparse.cli import parse_cmd, report_cmds, store_cmds  # noqa: F401  (they register commands)
+from logparse.cli import parse_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
 from logparse.cli.app import app
 
 __all__ = ["app", "main"]

@@ -73,7 +73,7 @@ def _store(db: Optional[str], lock_timeout: float | None = None):
     return Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
 
 
-def _parse_labels(labels: list[str] | None) -> dict[str, str]:
+def parse_labels(labels: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in labels or []:
         key, sep, value = item.partition("=")
@@ -139,7 +139,7 @@ def ingest(
     """Parse logs and add their launches to the history store (idempotent)."""
     from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
 
-    labels = _parse_labels(label)
+    labels = parse_labels(label)
     store = _store(db, lock_timeout)
     opts = {"host": host, "labels": labels, "sglang_version": sglang_version, "input_format": input_format}
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
