@@ -227,9 +227,9 @@ class JournalFollower:
         *,
         follow: bool = True,
     ) -> None:
-        extra = ["-f"] if follow else []
+        extra = ["-f", "--no-tail"] if follow else []  # -f alone starts at the last 10 entries
         argv = journalctl.command(unit, None, None, directory, file, after_cursor, extra)
-        self.name = journalctl.display_name([a for a in argv if a != "-f"])
+        self.name = journalctl.display_name([a for a in argv if a not in ("-f", "--no-tail")])
         self.process = journalctl.JournalctlProcess(self.name, argv)
         self.queue: queue.Queue[bytes] = queue.Queue(QUEUE_ENTRIES)
         self.warnings: list[str] = []

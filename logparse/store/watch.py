@@ -89,10 +89,11 @@ def runtime_only(data: bytes) -> bool:
 
 
 class ShiftedSource:
-    """A source whose records are numbered from ``shift + 1`` (a window of a longer input)."""
+    """A source whose records are numbered from ``shift + 1`` (a window of a longer input), and
+    whose launches from ``ordinal_base + 1``."""
 
-    def __init__(self, inner: Source, shift: int, kind: str) -> None:
-        self.inner, self.shift, self.kind = inner, shift, kind
+    def __init__(self, inner: Source, shift: int, kind: str, ordinal_base: int = 0) -> None:
+        self.inner, self.shift, self.kind, self.ordinal_base = inner, shift, kind, ordinal_base
         self.name = inner.name
         self.size = inner.size
 
@@ -191,6 +192,7 @@ class FileWatch:
 
     def _reset(self) -> None:
         self.win_start, self.win_line = 0, 1  # the window's first byte and its line number
+        self.win_ordinal = 0  # launches of the file before the window
         self.done, self.done_lines = 0, 0  # bytes written, and the lines they hold
 
     def check(self) -> Growth | None:
@@ -219,7 +221,7 @@ class FileWatch:
             return None
         mtime = _mtime(self.path)
         inner = Source(self.path, lambda: self.follower.reader(start, end), self.fmt, end - start, mtime)
-        src: Any = inner if start == 0 else ShiftedSource(inner, self.win_line - 1, "watch")
+        src: Any = inner if start == 0 else ShiftedSource(inner, self.win_line - 1, "watch", self.win_ordinal)
         ps = self.writer.parse(src, keep_unrecognized_after=self.done_lines)
         if not final and young(ps):
             return None
@@ -242,12 +244,22 @@ class FileWatch:
             self.win_start, self.win_line = end, self.done_lines + 1
             return
         line = min(newest.values())
+        before = [o for o in (_ordinal_before(it, line) for it in ps.items) if o is not None]
+        self.win_ordinal = max([self.win_ordinal, *before])
         if line > self.win_line:
             self.win_start = self.follower.offset_of_line(self.win_start, end, line - self.win_line)
             self.win_line = line
 
     def close(self) -> None:
         self.follower.close()
+
+
+def _ordinal_before(item, line: int) -> int | None:
+    """The ordinal of an item's launch when it starts before ``line`` (a launch the window leaves)."""
+    la = item.launch
+    if la is None or item.continuation or (la.first_line or 0) >= line:
+        return None
+    return la.source_ordinal
 
 
 def _mtime(path: str) -> float | None:
