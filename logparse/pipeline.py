@@ -380,16 +380,20 @@ def parse_sources(
     on_record: Callable[[Record], None] | None = None,
     bulk: bool = True,
     block_bytes: int | None = None,
+    on_source: Callable[[Any, StreamParser], None] | None = None,
 ) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
     (:mod:`logparse.grammar.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
-    callback) forces the record path."""
+    callback) forces the record path; ``on_source(src, parser)`` is told of each source as its
+    parse begins (progress: the source counts its bytes, the parser its lines)."""
     from logparse.grammar import bulk as bulk_mod
 
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
         sp.mtime = getattr(src, "mtime", None)
+        if on_source is not None:
+            on_source(src, sp)
         if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
             bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
         else:

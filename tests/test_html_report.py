@@ -36,7 +36,7 @@ def sample_report(tmp_path_factory) -> tuple[Path, Path]:
     db, page = d / "history.duckdb", d / "report.html"
     res = cli_process("ingest", *sorted(SAMPLES.glob("*/*.log")), "--db", db, "-q")
     assert res.returncode == 0, res.stderr
-    res = cli_process("report", "--html", page, "--db", db)
+    res = cli_process("report", "--html", page.name, "--db", db.name, cwd=d)  # the page names the store as given
     assert res.returncode == 0, res.stderr
     assert b"report written to" in res.stderr
     return db, page

@@ -50,7 +50,7 @@ if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older 
 
 def main() -> None:
     try:
-        app()
+        app(prog_name="logparse")  # also under `python -m logparse`: one name, one completion variable
     except KeyboardInterrupt:
         typer.echo("logparse: interrupted", err=True)
         sys.exit(130)

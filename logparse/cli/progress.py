@@ -7,6 +7,7 @@ inside the store (:mod:`logparse.store.ingest`), shown under the same rule.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -18,9 +19,18 @@ def enabled(quiet: bool) -> bool:
 class Bar:
     """A rich progress bar (transient) counting bytes and lines, or nothing at all when disabled."""
 
-    def __init__(self, description: str, *, total: int | None = None, quiet: bool = False, unit: str = "lines"):
+    def __init__(
+        self,
+        description: str,
+        *,
+        total: int | None = None,
+        quiet: bool = False,
+        unit: str = "lines",
+        show_bytes: bool = True,
+    ):
         self.on = enabled(quiet)
         self.unit = unit
+        self.show_bytes = show_bytes
         self.bytes = 0
         self.lines = 0
         self._t0 = time.monotonic()
@@ -39,11 +49,11 @@ class Bar:
             TransferSpeedColumn,
         )
 
+        byte_columns = [DownloadColumn(), TransferSpeedColumn()] if self.show_bytes else []
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
+            *byte_columns,
             TextColumn("{task.fields[lines]:,} " + self.unit),
             TextColumn("{task.fields[rate]:,.0f} " + self.unit + "/s"),
             TimeElapsedColumn(),
@@ -69,6 +79,57 @@ class Bar:
             p.stop()
 
     def __enter__(self) -> Bar:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SourcesProgress:
+    """A :class:`Bar` over sources parsed one after the other: a thread reads the current source's
+    byte count and its parser's line count every quarter second (the vectorized path included)."""
+
+    def __init__(self, description: str, *, total: int | None = None, quiet: bool = False) -> None:
+        self.bar = Bar(description, total=total, quiet=quiet)
+        self._done_bytes = self._done_lines = 0
+        self._current: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if self.bar.on:
+            self._thread = threading.Thread(target=self._poll, daemon=True)
+            self._thread.start()
+
+    def source(self, src: Any, parser: Any) -> None:
+        """``parse_sources``'s ``on_source``: the previous source is finished, this one begins."""
+        with self._lock:
+            if self._current is not None:
+                b, n = self._counts(*self._current)
+                self._done_bytes += b
+                self._done_lines += n
+            self._current = (src, parser)
+
+    @staticmethod
+    def _counts(src: Any, parser: Any) -> tuple[int, int]:
+        return int(getattr(src, "bytes_read", 0) or 0), int(parser.counts.total)
+
+    def _update(self) -> None:
+        with self._lock:
+            b, n = self._counts(*self._current) if self._current is not None else (0, 0)
+            self.bar.set(self._done_bytes + b, self._done_lines + n)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.25):
+            self._update()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._update()
+        self.bar.close()
+
+    def __enter__(self) -> SourcesProgress:
         return self
 
     def __exit__(self, *exc) -> None:

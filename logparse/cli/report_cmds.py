@@ -200,7 +200,7 @@ def report(
     from logparse.store.db import resolve_db_path
 
     path = resolve_db_path(db)
-    with store_errors(), Bar("report", quiet=quiet, unit="deployments") as bar:
+    with store_errors(), Bar("report", quiet=quiet, unit="deployments", show_bytes=False) as bar:
         doc = overview(path, on_deployment=lambda _d: bar.advance(0, 1)).to_dict()
     stamp = datetime.now(UTC).strftime("generated %Y-%m-%d %H:%M UTC")
     try:

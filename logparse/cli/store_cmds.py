@@ -602,14 +602,19 @@ def query(
 def export(
     directory: str = typer.Argument(..., metavar="DIR", help="Directory to write (hive-partitioned Parquet)."),
     db: Optional[str] = _db_opt(),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar and no summary line."),
 ) -> None:
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
+    from logparse.cli.progress import Bar
+
     store = _store(db)
-    with store_errors():
+    with store_errors(), Bar("export", quiet=quiet, unit="rows", show_bytes=False) as bar:
         try:
-            counts = store.export(directory)
+            counts = store.export(directory, on_table=lambda _t, n: bar.advance(0, n))
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
+    if quiet:
+        return
     total = sum(counts.values())
     typer.echo(
         f"exported {counts.get('launches', 0)} launch(es), {total} row(s) in {len(counts)} table(s) to {directory}",

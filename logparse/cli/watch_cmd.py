@@ -126,11 +126,18 @@ def _watch_file(path, writer, session: _Session, stop: _Stop, policy, once: bool
     fw = FileWatch(path, writer, input_format=input_format)
     if once and not os.path.exists(path):
         raise fail(f"{path}: no such file", EXIT_USAGE)
-    session.start_bar(os.path.basename(path), "lines")
+    session.start_bar(os.path.basename(path), "lines", total=_size(path))
     try:
         run_file(fw, _loop(session, stop, policy), once=once)
     finally:
         fw.close()
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def _watch_journal(writer, session: _Session, stop: _Stop, policy, once: bool, query: tuple) -> None:
@@ -158,10 +165,10 @@ class _Session:
         self._fh = None
 
     # -- progress and notes --------------------------------------------------------------------
-    def start_bar(self, name: str, unit: str) -> None:
+    def start_bar(self, name: str, unit: str, total: int | None = None) -> None:
         from logparse.cli.progress import Bar
 
-        self.bar = Bar(f"catching up {name}", quiet=self.quiet, unit=unit)
+        self.bar = Bar(f"catching up {name}", total=total, quiet=self.quiet, unit=unit)
 
     def read(self, nbytes: int, lines: int) -> None:
         if self.bar is not None:
@@ -181,6 +188,8 @@ class _Session:
 
     # -- writes ---------------------------------------------------------------------------------
     def written(self, w) -> None:
+        if self.bar is not None and w.lines_so_far is not None:
+            self.bar.set(self.bar.bytes, w.lines_so_far)
         for warning in dict.fromkeys(w.warnings):
             self.note(f"warning: {warning}")
         if w.outcome.status == "stored" and not self.quiet:

@@ -62,6 +62,8 @@ class Written:
     bytes: int = 0
     lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: a file: its lines written so far (the catch-up's progress; a window re-reads a launch)
+    lines_so_far: int | None = None
 
 
 @dataclass
@@ -230,6 +232,7 @@ class FileWatch:
         self.done_lines += self.follower.count_lines(self.done, end)
         self.done = end
         self._advance(ps, end)
+        written.lines_so_far = self.done_lines
         return written
 
     def _advance(self, ps: ParsedSource, end: int) -> None:
