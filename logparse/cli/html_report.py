@@ -60,7 +60,7 @@ def _n(v: Any, nd: int = 0) -> str:
 
 
 def _short(model: str | None) -> str:
-    return (model or "?").rstrip("/").rsplit("/", 1)[-1]
+    return (model or "unknown model").rstrip("/").rsplit("/", 1)[-1]
 
 
 def _history_table(points: list[dict[str, Any]]) -> str:
