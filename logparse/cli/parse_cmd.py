@@ -147,7 +147,7 @@ def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
     from logparse.pipeline import parse_sources
 
     sizes = [getattr(s, "size", None) for s in srcs]
-    total = sum(sizes) if all(isinstance(x, int) for x in sizes) else None
+    total = sum(x for x in sizes if isinstance(x, int)) if all(isinstance(x, int) for x in sizes) else None
     with SourcesProgress("parse", total=total, quiet=quiet) as progress:
         return parse_sources(srcs, sglang_version=sglang_version, on_source=progress.source)
 

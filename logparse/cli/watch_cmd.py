@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import sys
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
 import typer
 
@@ -162,7 +162,7 @@ class _Session:
         self.metrics_file, self.quiet = metrics_file, quiet
         self.bar: Any = None
         self.reported: dict[str, None] = {}  # launch ids already reported (bounded, oldest dropped)
-        self._fh = None
+        self._fh: TextIO | None = None
 
     # -- progress and notes --------------------------------------------------------------------
     def start_bar(self, name: str, unit: str, total: int | None = None) -> None:
