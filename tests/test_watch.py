@@ -72,7 +72,7 @@ def differences(a: dict[str, list[dict]], b: dict[str, list[dict]]) -> list[tupl
 
 
 class Watch:
-    """``logparse watch ...`` in a subprocess; its stdout lines read on a thread."""
+    """``logparse watch ...`` in a subprocess; its stdout and stderr lines read on threads."""
 
     def __init__(self, *args) -> None:
         self.proc = subprocess.Popen(
@@ -82,26 +82,55 @@ class Watch:
             env=cli_env(),
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.notes: queue.Queue[str] = queue.Queue()
+        self.err: list[str] = []
+        threading.Thread(target=self._read, args=(self.proc.stdout, self.lines), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, self.notes), daemon=True).start()
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.decode())
+    @staticmethod
+    def _read(stream, into: queue.Queue) -> None:
+        for line in stream:
+            into.put(line.decode())
+        into.put(None)  # the end of the stream
 
-    def block(self) -> dict:
-        """The next block (ndjson), waiting for it."""
+    def _next(self, q: queue.Queue, what: str) -> str:
         deadline = time.monotonic() + GUARD_S
         while True:
             try:
-                return json.loads(self.lines.get(timeout=max(0.1, deadline - time.monotonic())))
+                item = q.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    rc = self.proc.poll()
-                    self.proc.kill()  # its stderr can only be read to the end once it has ended
-                    self.proc.wait()
-                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                    raise AssertionError(f"no block from watch (exit {rc}): {err}") from None
+                item = None if time.monotonic() > deadline else ""
+            if item:
+                return item
+            if item is None:
+                rc = self.proc.poll()
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"no {what} from watch (exit {rc}): {self.stderr()}")
+
+    def block(self) -> dict:
+        """The next block (ndjson), waiting for it."""
+        return json.loads(self._next(self.lines, "block"))
+
+    def note(self, text: str) -> str:
+        """The next note on stderr that holds ``text``, waiting for it."""
+        while True:
+            line = self._next(self.notes, repr(text))
+            self.err.append(line)
+            if text in line:
+                return line
+
+    def stderr(self) -> str:
+        """Everything watch wrote to stderr so far (all of it once it has ended)."""
+        while True:
+            try:
+                line = self.notes.get(timeout=0.1 if self.proc.poll() is None else 5)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.err.append(line)
+        return "".join(self.err)
 
     def stop(self) -> tuple[int, str]:
         if self.proc.poll() is None:
@@ -112,8 +141,7 @@ class Watch:
             self.proc.kill()
             self.proc.wait()
             raise
-        err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-        return rc, err
+        return rc, self.stderr()
 
 
 def log_lines() -> list[bytes]:
@@ -176,17 +204,16 @@ def test_watch_follows_rotation_and_waits_for_a_vanished_file(tmp_path):
     lines = log_lines()
     w = Watch(log, "--db", db, "--format", "ndjson")  # the file does not exist yet
     try:
-        time.sleep(0.5)
+        w.note(f"waiting for {log} to appear")
         log.write_bytes(b"".join(lines[:39]))
         first = w.block()
-        log.rename(tmp_path / "sglang.log.1")  # rotated away: watch waits for the new file
-        time.sleep(1.0)
+        log.rename(tmp_path / "sglang.log.1")  # rotated away: watch goes on with the new file
         log.write_bytes(b"".join(lines[39:74]))
         second = w.block()
     finally:
         rc, err = w.stop()
     assert rc == 0, err
-    assert "new file" in err and "waiting for" in err
+    assert "a new file (rotated or truncated): reading it from its start" in err
     assert first["launch"]["outcome"] == second["launch"]["outcome"] == "ready"
     assert second["previous"]["launch_id"] == first["launch"]["launch_id"]
 

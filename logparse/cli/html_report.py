@@ -41,6 +41,7 @@ td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:no
 .ok, .ready { background:#2e7d32; } .improved { background:#1565c0; } .regression, .failed { background:#c62828; }
 .nothing_to_compare, .skipped, .incomplete { background:#757575; }
 ul { padding-left:1.2rem; margin:.3rem 0; } li { margin:.2rem 0; }
+li, p, h2, h3 { overflow-wrap:anywhere; }  /* long flags and paths break instead of widening a phone's page */
 nav a { margin-right:.8rem; white-space:nowrap; }
 @media (max-width:600px) { main { padding:8px; } section.dep { padding:10px; } body { font-size:14px; } }
 """
@@ -74,7 +75,7 @@ def _history_table(points: list[dict[str, Any]]) -> str:
             f"<td class=n>{_n(p['weights_gb'], 2)}</td><td>{escape(change.replace(' -> ', ' → '))}</td></tr>"
         )
     head = (
-        "<tr><th class=n>launch</th><th>started</th><th>outcome</th><th>SGLang</th><th class=n>KV tokens</th>"
+        "<tr><th class=n>launch</th><th>started</th><th>outcome</th><th>version</th><th class=n>KV tokens</th>"
         "<th class=n>headroom GiB</th><th class=n>weights GiB</th><th>changed at this restart</th></tr>"
     )
     return f'<div class="scroll"><table>{head}{"".join(rows)}</table></div>'
@@ -155,12 +156,12 @@ def _deployment(i: int, d: dict[str, Any]) -> str:
         f'<section class="dep" id="d{i}"><h2>{escape(_short(who["model_path"]))} '
         f"<span class=meta>TP {who.get('tp_size') or '?'} · DP {who.get('dp_size') or '?'}</span></h2>"
         f'<p class="meta"><code>{escape(who["deployment"] or "")}</code><br>{where} · {len(pts)} launch(es) · '
-        f"latest SGLang {_n(d['latest'].get('version'))}</p>"
+        f"latest {escape(who.get('engine') or 'sglang')} {_n(d['latest'].get('version'))}</p>"
         f'<div class="charts">{charts}</div>'
         f'<p class="note"><span style="color:{OUTCOME_COLOR["ready"]}">● ready</span> '
         f'<span style="color:{OUTCOME_COLOR["failed"]}">● / × failed</span> '
         f'<span style="color:{OUTCOME_COLOR["incomplete"]}">● incomplete</span> · '
-        f'<span style="color:{VERSION_COLOR}">purple line: SGLang version change</span> · '
+        f'<span style="color:{VERSION_COLOR}">purple line: version change</span> · '
         "dashed line: arguments changed</p>"
         f'<div class="cols"><div>{_explain(d)}</div><div>{_diff_and_check(d)}{_failed(d)}</div></div>'
         f"<h3>History</h3>{_history_table(pts)}</section>"

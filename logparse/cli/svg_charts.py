@@ -23,6 +23,15 @@ def _num(v: float, unit: str) -> str:
     return f"{v:,.2f}"
 
 
+def _tick(v: float, unit: str) -> str:
+    """An axis label short enough for the left margin (the points' tooltips give the exact figure)."""
+    if unit == "tokens" and abs(v) >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if unit == "tokens" and abs(v) >= 1e4:
+        return f"{v / 1e3:.0f}k"
+    return _num(v, unit)
+
+
 def _scale(values: list[float]) -> tuple[float, float]:
     lo = min([0.0, *values])
     hi = max([0.0, *values])
@@ -43,7 +52,7 @@ def _axes(lo: float, hi: float, unit: str) -> list[str]:
         v = lo + (hi - lo) * k / 2
         y = _y(v, lo, hi)
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}" class="grid"/>')
-        out.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" class="tick" text-anchor="end">{_num(v, unit)}</text>')
+        out.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" class="tick" text-anchor="end">{_tick(v, unit)}</text>')
     return out
 
 
@@ -63,7 +72,7 @@ def _marks(points: list[dict[str, Any]]) -> list[str]:
             label = escape(str(p.get("version_change") or "version"))
             out.append(
                 f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{H - BOTTOM}" stroke="{VERSION_COLOR}" '
-                f'stroke-width="1.5"><title>SGLang {label}</title></line>'
+                f'stroke-width="1.5"><title>version {label}</title></line>'
                 f'<text x="{x + 3:.1f}" y="{TOP - 10}" class="mark" fill="{VERSION_COLOR}">{label}</text>'
             )
         elif p.get("changed_args"):
@@ -117,15 +126,17 @@ ROW = 34
 def waterfall_chart(steps: list[dict[str, Any]], title: str) -> str:
     """The budget steps of the binding rank: free memory, what each allocation took, headroom left."""
     steps = [s for s in steps if s.get("gb") is not None]
-    top = max([float(s["gb"]) for s in steps if s["kind"] in ("start", "subtotal", "end", "note")] or [1.0])
+    top = max([float(s["gb"]) for s in steps] or [1.0])
     scale = (W - 2 * 8 - 44) / (top or 1.0)
     parts = [f'<text x="8" y="14" class="title">{escape(title)}</text>']
     level = 0.0
     for i, s in enumerate(steps):
         gb, kind = float(s["gb"]), s["kind"]
         y = 24 + i * ROW
-        if kind == "minus":
+        if kind == "minus" and level >= gb:
             x0, x1, level = (level - gb), level, level - gb
+        elif kind == "minus":  # more than the level shows (no start figure): drawn from zero
+            x0, x1, level = 0.0, gb, 0.0
         elif kind == "note":
             x0, x1 = 0.0, gb
         else:
