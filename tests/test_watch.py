@@ -297,3 +297,12 @@ def test_watch_journal_stops_cleanly_with_the_cursor_saved(tmp_path, signum):
         ["journalctl", "--file", str(journal), "-o", "export", "-n", "1"], capture_output=True
     ).stdout.split(b"\n")[0]
     assert last == b"__CURSOR=" + cursor.encode()
+
+
+def test_watch_names_the_engine_and_its_release(tmp_path):
+    db = tmp_path / "w.duckdb"
+    vllm = cli_process("watch", SAMPLES / "vllm" / "v1-defaults-0.20.2.log", "--once", "--db", db, "-q")
+    assert vllm.returncode == 0, vllm.stderr
+    assert "· vLLM 0.20.2\n" in vllm.stdout.decode() and "SGLang" not in vllm.stdout.decode()
+    sglang = cli_process("watch", RESTARTS, "--once", "--db", db, "-q")
+    assert sglang.stdout.decode().count("· SGLang 0.5.12–0.5.12.post1\n") == 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from logparse.cli.render_watch import ENGINE_NAMES
 from logparse.cli.svg_charts import OUTCOME_COLOR, VERSION_COLOR, history_chart, waterfall_chart
 
 CSS = """
@@ -156,7 +157,8 @@ def _deployment(i: int, d: dict[str, Any]) -> str:
         f'<section class="dep" id="d{i}"><h2>{escape(_short(who["model_path"]))} '
         f"<span class=meta>TP {who.get('tp_size') or '?'} · DP {who.get('dp_size') or '?'}</span></h2>"
         f'<p class="meta"><code>{escape(who["deployment"] or "")}</code><br>{where} · {len(pts)} launch(es) · '
-        f"latest {escape(who.get('engine') or 'sglang')} {_n(d['latest'].get('version'))}</p>"
+        f"latest {escape(ENGINE_NAMES.get(who.get('engine') or 'sglang', who.get('engine') or ''))} "
+        f"{_n(d['latest'].get('version'))}</p>"
         f'<div class="charts">{charts}</div>'
         f'<p class="note"><span style="color:{OUTCOME_COLOR["ready"]}">● ready</span> '
         f'<span style="color:{OUTCOME_COLOR["failed"]}">● / × failed</span> '

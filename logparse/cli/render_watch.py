@@ -6,6 +6,9 @@ from typing import Any
 
 from logparse.launches.deployment import short_label
 
+#: How an engine is named to the user.
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
 
 def _gib(v: float | None) -> str:
     return "—" if v is None else f"{v:,.2f} GiB"
@@ -39,7 +42,8 @@ def _headline(block: dict[str, Any]) -> list[str]:
         bits.append(f"weights {_gib(b['weights_gb'])}")
     if b.get("startup_s") is not None:
         bits.append(f"startup {b['startup_s']:.1f} s")
-    bits.append(f"SGLang {la.get('sglang_version_range') or '?'}")
+    engine = ENGINE_NAMES.get(la.get("engine") or "sglang", la.get("engine") or "")
+    bits.append(f"{engine} {la.get('engine_version_range') or '?'}")
     lines.append("  " + " · ".join(bits))
     if la.get("error"):
         lines.append(f"  error: {la['error']}")
