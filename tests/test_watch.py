@@ -306,3 +306,27 @@ def test_watch_names_the_engine_and_its_release(tmp_path):
     assert "· vLLM 0.20.2\n" in vllm.stdout.decode() and "SGLang" not in vllm.stdout.decode()
     sglang = cli_process("watch", RESTARTS, "--once", "--db", db, "-q")
     assert sglang.stdout.decode().count("· SGLang 0.5.12–0.5.12.post1\n") == 3
+
+
+def test_other_commands_use_the_store_while_watch_runs(tmp_path):
+    log, db = tmp_path / "sglang.log", tmp_path / "w.duckdb"
+    lines = log_lines()
+    log.write_bytes(b"".join(lines[:39]))
+    w = Watch(log, "--db", db, "--format", "ndjson", "--lock-timeout", "5")
+    try:
+        first = w.block()
+        # watch holds no lock between writes: a reader, a query and a second writer get through
+        listed = cli_process("launches", "--db", db, "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        assert [la["launch_id"] for la in json.loads(listed.stdout)] == [first["launch"]["launch_id"]]
+        queried = cli_process("query", "SELECT count(*) AS n FROM launches", "--db", db, "--format", "csv")
+        assert queried.returncode == 0 and queried.stdout.split() == [b"n", b"1"], queried.stderr
+        other = cli_process("ingest", SAMPLES / "sglang-0.5" / "crash-oom-0.5.6.log", "--db", db, "-q")
+        assert other.returncode == 0, other.stderr
+        with open(log, "ab") as fh:  # and watch goes on writing after them
+            fh.writelines(lines[39:74])
+        second = w.block()
+    finally:
+        rc, err = w.stop()
+    assert rc == 0, err
+    assert second["previous"]["launch_id"] == first["launch"]["launch_id"]
