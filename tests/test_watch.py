@@ -9,11 +9,13 @@ hang; nothing is timed.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -330,3 +332,36 @@ def test_other_commands_use_the_store_while_watch_runs(tmp_path):
         rc, err = w.stop()
     assert rc == 0, err
     assert second["previous"]["launch_id"] == first["launch"]["launch_id"]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(x) for x in (task / "children").read_text().split()]
+    return out
+
+
+def test_watch_journal_waits_out_a_journalctl_that_ends(tmp_path):
+    require_tools()
+    entries = _entries()
+    cut = next(i for i, e in enumerate(entries) if b"09:42:23" in e.message)
+    journal = build_journal(entries[:cut], tmp_path / "journal")
+    db, plain = tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
+    w = Watch("--journal", "--file", journal, "--db", db, "--format", "ndjson")
+    try:
+        blocks = [w.block(), w.block()]
+        (journalctl,) = _children(w.proc.pid)
+        os.kill(journalctl, signal.SIGKILL)  # as when journald restarts under it
+        w.note("starting it again from the stored cursor")
+        more = subprocess.run(
+            [journal_remote(), f"--output={journal}", "-"], input=export_stream(entries[cut:]), capture_output=True
+        )
+        assert more.returncode == 0, more.stderr
+        blocks.append(w.block())
+    finally:
+        rc, err = w.stop()
+    assert rc == 0, err
+    assert [b["launch"]["pid"] for b in blocks] == [4101, 4102, 4103]
+    res = cli_process("ingest", "--journal", "--file", journal, "--db", plain, "-q")
+    assert res.returncode == 0, res.stderr
+    assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []
