@@ -198,7 +198,10 @@ def test_watch_a_growing_file_matches_a_plain_ingest(tmp_path):
     res = cli_process("ingest", log, "--db", plain, "-q")
     assert res.returncode == 0, res.stderr
     assert differences(store_state(db), store_state(plain)) == []
-    assert (tmp_path / "m.prom").read_text().count("logparse_kv_tokens{") == 1
+    # --metrics kept the textfile current: after the last write it is what `metrics` says of the store
+    kept = (tmp_path / "m.prom").read_text()
+    assert kept.count("logparse_kv_tokens{") == 1 and " 455243\n" in kept
+    assert kept == cli_process("metrics", "--db", db).stdout.decode()
 
 
 def test_watch_follows_rotation_and_waits_for_a_vanished_file(tmp_path):
