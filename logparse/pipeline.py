@@ -137,6 +137,9 @@ class StreamParser:
         self._held_vllm: dict[tuple, list[Event]] = {}
         #: the input's modification time: the year of vLLM's year-less stamps when no outer layer dates a line
         self.mtime: float | None = None
+        #: launches of the source before this input begins (a window of a growing file): the
+        #: ordinals go on from there, as in a parse of the whole file
+        self.ordinal_base = 0
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
@@ -344,7 +347,7 @@ class StreamParser:
         for _, asm in sorted(self._done, key=lambda t: t[0]):
             if isinstance(asm, VllmLaunchAssembler):
                 self.assemblers.append(asm)
-                launches.append(asm.finish(ordinal=len(launches) + 1))
+                launches.append(asm.finish(ordinal=self.ordinal_base + len(launches) + 1))
                 continue
             if not any(e.kind in STARTUP_KINDS for e in asm.events):
                 if (asm.stream[0], asm.stream[1]) in others:
@@ -353,7 +356,7 @@ class StreamParser:
                 self.orphans.append(asm)
                 continue
             self.assemblers.append(asm)
-            launches.append(asm.finish(self.sglang_version, ordinal=len(launches) + 1))
+            launches.append(asm.finish(self.sglang_version, ordinal=self.ordinal_base + len(launches) + 1))
         make_distinct(launches)
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
@@ -377,16 +380,20 @@ def parse_sources(
     on_record: Callable[[Record], None] | None = None,
     bulk: bool = True,
     block_bytes: int | None = None,
+    on_source: Callable[[Any, StreamParser], None] | None = None,
 ) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
     (:mod:`logparse.grammar.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
-    callback) forces the record path."""
+    callback) forces the record path; ``on_source(src, parser)`` is told of each source as its
+    parse begins (progress: the source counts its bytes, the parser its lines)."""
     from logparse.grammar import bulk as bulk_mod
 
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
         sp.mtime = getattr(src, "mtime", None)
+        if on_source is not None:
+            on_source(src, sp)
         if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
             bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
         else:

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from logparse.cli import parse_cmd, report_cmds, store_cmds  # noqa: F401  (they register commands)
+from logparse.cli import parse_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
 from logparse.cli.app import app
 
 __all__ = ["app", "main"]
@@ -50,7 +50,7 @@ if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older 
 
 def main() -> None:
     try:
-        app()
+        app(prog_name="logparse")  # also under `python -m logparse`: one name, one completion variable
     except KeyboardInterrupt:
         typer.echo("logparse: interrupted", err=True)
         sys.exit(130)

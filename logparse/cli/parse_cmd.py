@@ -113,12 +113,12 @@ def parse(
     directory: Optional[str] = typer.Option(None, "-D", "--directory", help="journalctl -D DIR (a central journal)"),
     jfile: Optional[str] = typer.Option(None, "--file", help="journalctl --file F.journal"),
     show_unrecognized: int = typer.Option(10, "--show-unrecognized", help="How many unrecognized lines to list."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     *,
     out: Output,
 ) -> None:
     """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
     from logparse import sources as src_mod
-    from logparse.pipeline import parse_sources
 
     out = _ndjson_alias(out, ndjson)
     if events and out.fmt not in ("json", "ndjson"):
@@ -127,7 +127,7 @@ def parse(
         paths = ["-"]  # piped or redirected input: read it without asking for '-'
     try:
         srcs = open_requested_sources(paths or [], input_format, journal, unit, since, until, directory, jfile)
-        result = parse_sources(srcs, sglang_version=sglang_version)
+        result = _parse_with_progress(srcs, sglang_version, quiet)
     except src_mod.InputError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     _print_result(result, out, events, show_unrecognized)
@@ -139,6 +139,17 @@ def parse(
             EXIT_USAGE,
         )
     raise typer.Exit(EXIT_OK)
+
+
+def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
+    """Parse, with a bar on stderr when it is a terminal (bytes, lines and their rate)."""
+    from logparse.cli.progress import SourcesProgress
+    from logparse.pipeline import parse_sources
+
+    sizes = [getattr(s, "size", None) for s in srcs]
+    total = sum(x for x in sizes if isinstance(x, int)) if all(isinstance(x, int) for x in sizes) else None
+    with SourcesProgress("parse", total=total, quiet=quiet) as progress:
+        return parse_sources(srcs, sglang_version=sglang_version, on_source=progress.source)
 
 
 def _ndjson_alias(out: Output, ndjson: bool) -> Output:

@@ -182,3 +182,32 @@ def _history_launches(paths: list[str] | None):
         except RefError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
     return launches
+
+
+@app.command()
+def report(
+    html: str = typer.Option(..., "--html", metavar="FILE", help="Write the report as one self-contained HTML page."),
+    title: str = typer.Option("logparse report", "--title", help="The page's title."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+) -> None:
+    """One page per store: per deployment its history, latest budget and explanation, last restart, check."""
+    from datetime import UTC, datetime
+
+    from logparse.cli.html_report import render_html
+    from logparse.cli.progress import Bar
+    from logparse.reports.overview import overview
+    from logparse.store.db import resolve_db_path
+
+    path = resolve_db_path(db)
+    with store_errors(), Bar("report", quiet=quiet, unit="deployments", show_bytes=False) as bar:
+        doc = overview(path, on_deployment=lambda _d: bar.advance(0, 1)).to_dict()
+    stamp = datetime.now(UTC).strftime("generated %Y-%m-%d %H:%M UTC")
+    try:
+        with open(html, "w", encoding="utf-8") as fh:
+            fh.write(render_html(doc, title=title, generated=stamp))
+    except OSError as exc:
+        raise fail(f"--html {html}: {exc.strerror or exc}", EXIT_USAGE) from None
+    if not quiet:
+        typer.echo(f"report written to {html}", err=True)
+    raise typer.Exit(EXIT_OK)

@@ -73,7 +73,7 @@ def _store(db: Optional[str], lock_timeout: float | None = None):
     return Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
 
 
-def _parse_labels(labels: list[str] | None) -> dict[str, str]:
+def parse_labels(labels: list[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in labels or []:
         key, sep, value = item.partition("=")
@@ -139,7 +139,7 @@ def ingest(
     """Parse logs and add their launches to the history store (idempotent)."""
     from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
 
-    labels = _parse_labels(label)
+    labels = parse_labels(label)
     store = _store(db, lock_timeout)
     opts = {"host": host, "labels": labels, "sglang_version": sglang_version, "input_format": input_format}
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
@@ -602,14 +602,19 @@ def query(
 def export(
     directory: str = typer.Argument(..., metavar="DIR", help="Directory to write (hive-partitioned Parquet)."),
     db: Optional[str] = _db_opt(),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar and no summary line."),
 ) -> None:
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
+    from logparse.cli.progress import Bar
+
     store = _store(db)
-    with store_errors():
+    with store_errors(), Bar("export", quiet=quiet, unit="rows", show_bytes=False) as bar:
         try:
-            counts = store.export(directory)
+            counts = store.export(directory, on_table=lambda _t, n: bar.advance(0, n))
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
+    if quiet:
+        return
     total = sum(counts.values())
     typer.echo(
         f"exported {counts.get('launches', 0)} launch(es), {total} row(s) in {len(counts)} table(s) to {directory}",

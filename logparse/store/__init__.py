@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -448,11 +448,13 @@ class Store:
             return [r[0] for r in con.execute("SELECT launch_id FROM launches ORDER BY launch_id").fetchall()]
 
     # ------------------------------------------------------------------ export, doctor
-    def export(self, directory: str | os.PathLike) -> dict[str, int]:
+    def export(
+        self, directory: str | os.PathLike, on_table: Callable[[str, int], None] | None = None
+    ) -> dict[str, int]:
         from logparse.store.exchange import export
 
         with self.connect() as con:
-            return export(con, Path(directory))
+            return export(con, Path(directory), on_table=on_table)
 
     def doctor(self) -> DoctorReport:
         rep = DoctorReport(self.path)

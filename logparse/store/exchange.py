@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -76,8 +77,9 @@ def is_duckdb_file(path: Path) -> bool:
     return head[8:12] == b"DUCK"
 
 
-def export(con, directory: Path) -> dict[str, int]:
-    """Write every table as hive-partitioned Parquet under ``directory`` (replacing an earlier export)."""
+def export(con, directory: Path, on_table: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Write every table as hive-partitioned Parquet under ``directory`` (replacing an earlier export);
+    ``on_table(table, rows)`` is told of each table once it is written (progress)."""
     directory = Path(directory)
     if directory.exists():
         if not directory.is_dir():
@@ -97,6 +99,8 @@ def export(con, directory: Path) -> dict[str, int]:
                 continue
             target = str(tmp / table).replace("'", "''")
             con.execute(f"COPY ({_EXPORT_SQL[table]}) TO '{target}' (FORMAT parquet, PARTITION_BY (host, month))")
+            if on_table is not None:
+                on_table(table, int(n))
         version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
         from logparse import __version__
 

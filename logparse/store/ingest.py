@@ -384,6 +384,7 @@ def parse_source(src, opts: IngestOptions) -> ParsedSource:
     parser_cls = _store_parser_class()
     sp = parser_cls(src.name, opts.sglang_version)
     sp.mtime = getattr(src, "mtime", None)
+    sp.ordinal_base = getattr(src, "ordinal_base", 0)
     cursors: dict[tuple, str] = {}
     cursor_by_line: dict[int, str] = {}
     kind = source_kind(src)

@@ -1,0 +1,205 @@
+"""``logparse report --html``: the store's overview (:mod:`logparse.reports.overview`) as one page.
+
+Self-contained: the style is inline, the charts are inline SVG (:mod:`logparse.cli.svg_charts`),
+there is no script and nothing is fetched, so the file can be mailed or opened offline.  The layout
+is one column on a phone and two on a laptop; wide tables scroll sideways inside their box.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from logparse.cli.render_watch import ENGINE_NAMES
+from logparse.cli.svg_charts import OUTCOME_COLOR, VERSION_COLOR, history_chart, waterfall_chart
+
+CSS = """
+:root { color-scheme: light; --fg:#1d1d1f; --muted:#5f6368; --line:#dadce0; --bg:#fff; --card:#f8f9fa; }
+* { box-sizing: border-box; }
+body { margin:0; font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif; color:var(--fg); background:var(--bg); }
+main { max-width:1180px; margin:0 auto; padding:16px; }
+h1 { font-size:1.5rem; margin:.2rem 0 .4rem; } h2 { font-size:1.2rem; margin:0 0 .3rem; }
+h3 { font-size:1rem; margin:1rem 0 .4rem; }
+.meta, .note { color:var(--muted); font-size:.88rem; }
+code { font-size:.85em; overflow-wrap:anywhere; }
+section.dep { border:1px solid var(--line); border-radius:10px; padding:14px; margin:18px 0; background:var(--card); }
+.charts { display:grid; grid-template-columns:repeat(auto-fit,minmax(250px,1fr)); gap:10px; }
+.cols { display:grid; grid-template-columns:repeat(auto-fit,minmax(320px,1fr)); gap:16px; }
+.cols > div, .charts > div { min-width:0; }
+.box { background:var(--bg); border:1px solid var(--line); border-radius:8px; padding:8px; min-width:0; }
+svg.chart { width:100%; height:auto; display:block; }
+svg .title { font-size:12px; font-weight:600; fill:var(--fg); }
+svg .tick, svg .step { font-size:11px; fill:var(--muted); }
+svg .step { fill:var(--fg); } svg .mark { font-size:10px; } svg .miss { font-size:16px; font-weight:700; }
+svg .axis { stroke:#9aa0a6; } svg .grid { stroke:#eceff1; } svg .line { fill:none; stroke:#1a73e8; stroke-width:2; }
+svg .level { fill:#90caf9; } svg .minus { fill:#ffab91; } svg .note { fill:none; stroke:#78909c; stroke-dasharray:3 2; }
+svg .end { fill:#a5d6a7; }
+.scroll { overflow-x:auto; }
+table { border-collapse:collapse; width:100%; font-size:.86rem; background:var(--bg); }
+th, td { border-bottom:1px solid var(--line); padding:4px 6px; text-align:left; vertical-align:top; overflow-wrap:anywhere; }
+td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+.badge { display:inline-block; padding:1px 8px; border-radius:10px; color:#fff; font-size:.8rem; font-weight:600; background:#546e7a; }
+.ok, .ready { background:#2e7d32; } .improved { background:#1565c0; } .regression, .failed { background:#c62828; }
+.nothing_to_compare, .skipped, .incomplete { background:#757575; }
+ul { padding-left:1.2rem; margin:.3rem 0; } li { margin:.2rem 0; }
+li, p, h2, h3 { overflow-wrap:anywhere; }  /* long flags and paths break instead of widening a phone's page */
+nav a { margin-right:.8rem; white-space:nowrap; }
+@media (max-width:600px) { main { padding:8px; } section.dep { padding:10px; } body { font-size:14px; } }
+"""
+
+
+def _badge(status: str | None) -> str:
+    s = escape(status or "?")
+    return f'<span class="badge {s}">{s.replace("_", " ")}</span>'
+
+
+def _n(v: Any, nd: int = 0) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return escape(str(v))
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.{nd}f}"
+
+
+def _short(model: str | None) -> str:
+    return (model or "unknown model").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _history_table(points: list[dict[str, Any]]) -> str:
+    rows = []
+    for p in points:
+        change = p.get("version_change") or ""
+        change += ("; " if change and p.get("arg_changes") else "") + (p.get("arg_changes") or "")
+        rows.append(
+            f"<tr><td class=n>#{p['launch_no']}</td><td>{_n(p['started_at'])}</td><td>{_badge(p['outcome'])}</td>"
+            f"<td>{_n(p['version'])}</td><td class=n>{_n(p['kv_tokens'])}</td><td class=n>{_n(p['headroom_gb'], 2)}</td>"
+            f"<td class=n>{_n(p['weights_gb'], 2)}</td><td>{escape(change.replace(' -> ', ' → '))}</td></tr>"
+        )
+    head = (
+        "<tr><th class=n>launch</th><th>started</th><th>outcome</th><th>version</th><th class=n>KV tokens</th>"
+        "<th class=n>headroom GiB</th><th class=n>weights GiB</th><th>changed at this restart</th></tr>"
+    )
+    return f'<div class="scroll"><table>{head}{"".join(rows)}</table></div>'
+
+
+def _explain(d: dict[str, Any]) -> str:
+    ex = d.get("explain") or {}
+    latest = d["latest"]
+    out = [f"<h3>Latest launch {_badge(latest['outcome'])} <code>{escape(latest['launch_id'][:12])}</code></h3>"]
+    if ex.get("waterfall"):
+        title = f"Budget of {ex.get('binding_rank') or 'the binding rank'} (GiB)"
+        out.append(f'<div class="box">{waterfall_chart(ex["waterfall"], title)}</div>')
+    sentences = "".join(f"<li>{escape(s)}</li>" for s in ex.get("sentences") or [])
+    out.append(f"<ul>{sentences}</ul>" if sentences else '<p class="note">No explanation: the log has no budget.</p>')
+    return "".join(out)
+
+
+def _attribution(att: dict[str, Any]) -> str:
+    if not att.get("supported"):
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(s['input'])}</td><td>{escape(str(s.get('a')))} → {escape(str(s.get('b')))}</td>"
+        f"<td class=n>{s['delta_tokens']:+,}</td></tr>"
+        for s in att.get("steps", [])
+        if s.get("delta_tokens")
+    )
+    un = att.get("unexplained_tokens")
+    if un:
+        rows += f"<tr><td>unexplained ({escape(str(att.get('unexplained_points_at') or ''))})</td><td></td><td class=n>{un:+,}</td></tr>"
+    head = "<tr><th>why KV tokens moved</th><th>from → to</th><th class=n>tokens</th></tr>"
+    return f'<div class="scroll"><table>{head}{rows}</table></div>' if rows else ""
+
+
+def _diff_and_check(d: dict[str, Any]) -> str:
+    out = []
+    if d.get("diff"):
+        items = "".join(f"<li>{escape(s)}</li>" for s in d["diff"]["summary"] or [])
+        out.append(f"<h3>Last restart: what changed</h3><ul>{items}</ul>{_attribution(d['diff']['attribution'])}")
+    else:
+        out.append('<h3>Last restart</h3><p class="note">One launch so far: nothing to compare.</p>')
+    ck = d.get("check") or {}
+    out.append(f"<h3>Check {_badge(ck.get('status'))}</h3>")
+    judged = [r for r in ck.get("results", []) if r.get("status") != "skipped"]
+    if judged:
+        rows = "".join(
+            f"<tr><td>{escape(r.get('label') or r.get('metric') or '')}</td><td>{_badge(r.get('status'))}</td>"
+            f"<td class=n>{_n(r.get('baseline'), 2)}</td><td class=n>{_n(r.get('value'), 2)}</td>"
+            f"<td>{escape(r.get('note') or r.get('likely_cause') or '')}</td></tr>"
+            for r in judged
+        )
+        head = "<tr><th>check</th><th>verdict</th><th class=n>before</th><th class=n>now</th><th>note</th></tr>"
+        out.append(f'<div class="scroll"><table>{head}{rows}</table></div>')
+    return "".join(out)
+
+
+def _failed(d: dict[str, Any]) -> str:
+    if not d.get("failed"):
+        return ""
+    rows = "".join(
+        f"<tr><td class=n>#{p['launch_no']}</td><td>{_n(p['started_at'])}</td><td>{escape(p.get('error') or '(no error line)')}</td></tr>"
+        for p in d["failed"]
+    )
+    return f'<h3>Failed starts</h3><div class="scroll"><table><tr><th class=n>launch</th><th>started</th><th>error</th></tr>{rows}</table></div>'
+
+
+def _deployment(i: int, d: dict[str, Any]) -> str:
+    who, pts = d["who"], d["history"]
+    charts = "".join(
+        f'<div class="box">{history_chart(pts, key, title, unit)}</div>'
+        for key, title, unit in (
+            ("kv_tokens", "KV tokens", "tokens"),
+            ("headroom_gb", "Headroom left (GiB)", "GiB"),
+            ("weights_gb", "Weights (GiB)", "GiB"),
+        )
+    )
+    where = " · ".join(escape(str(who[k])) for k in ("host", "unit", "engine") if who.get(k))
+    return (
+        f'<section class="dep" id="d{i}"><h2>{escape(_short(who["model_path"]))} '
+        f"<span class=meta>TP {who.get('tp_size') or '?'} · DP {who.get('dp_size') or '?'}</span></h2>"
+        f'<p class="meta"><code>{escape(who["deployment"] or "")}</code><br>{where} · {len(pts)} launch(es) · '
+        f"latest {escape(ENGINE_NAMES.get(who.get('engine') or 'sglang', who.get('engine') or ''))} "
+        f"{_n(d['latest'].get('version'))}</p>"
+        f'<div class="charts">{charts}</div>'
+        f'<p class="note"><span style="color:{OUTCOME_COLOR["ready"]}">● ready</span> '
+        f'<span style="color:{OUTCOME_COLOR["failed"]}">● / × failed</span> '
+        f'<span style="color:{OUTCOME_COLOR["incomplete"]}">● incomplete</span> · '
+        f'<span style="color:{VERSION_COLOR}">purple line: version change</span> · '
+        "dashed line: arguments changed</p>"
+        f'<div class="cols"><div>{_explain(d)}</div><div>{_diff_and_check(d)}{_failed(d)}</div></div>'
+        f"<h3>History</h3>{_history_table(pts)}</section>"
+    )
+
+
+def _sources(sources: list[dict[str, Any]]) -> str:
+    rows = "".join(
+        f"<tr><td><code>{escape(str(s['path']))}</code></td><td>{escape(str(s['kind']))}</td>"
+        f"<td class=n>{_n(s['lines'])}</td><td class=n>{_n(s['parsed'])}</td><td class=n>{_n(s['noise'])}</td>"
+        f"<td class=n>{_n(s['unrecognized'])}</td></tr>"
+        for s in sources
+    )
+    head = (
+        "<tr><th>source</th><th>kind</th><th class=n>lines</th><th class=n>parsed</th><th class=n>noise</th>"
+        "<th class=n>unrecognized</th></tr>"
+    )
+    return f'<h2 id="sources">Sources</h2><div class="scroll"><table>{head}{rows}</table></div>'
+
+
+def render_html(doc: dict[str, Any], *, title: str = "logparse report", generated: str = "") -> str:
+    """The page of an overview (``Overview.to_dict()``)."""
+    t = doc["totals"]
+    nav = " ".join(
+        f'<a href="#d{i}">{escape(_short(d["who"]["model_path"]))}</a>' for i, d in enumerate(doc["deployments"])
+    )
+    body = "".join(_deployment(i, d) for i, d in enumerate(doc["deployments"]))
+    summary = (
+        f"{t['deployments']} deployment(s), {t['launches']} launch(es), {t['failed']} failed start(s), "
+        f"{t['sources']} source(s), {t['unrecognized']} unrecognized line(s)"
+    )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>"
+        f'<h1>{escape(title)}</h1><p class="meta">{escape(summary)}<br>store <code>{escape(doc["store"])}</code>'
+        f'{" · " + escape(generated) if generated else ""}</p><nav>{nav} <a href="#sources">sources</a></nav>'
+        f"{body}{_sources(doc['sources'])}</main></body></html>\n"
+    )

@@ -1,0 +1,164 @@
+"""``logparse metrics`` (Prometheus text format, read back with prometheus_client's parser) and
+``logparse systemd-units``.
+
+The metric values are compared with the store's own figures (``launch_budget``, ``launches`` and
+the ``launch_sequence`` order), converted to the base units the exposition uses: GiB × 2^30 bytes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC
+
+import duckdb
+import pytest
+from helpers import SAMPLES, cli_process
+from prometheus_client.parser import text_string_to_metric_families
+
+GIB = 1 << 30
+LABELS = {"host", "unit", "model", "deployment", "engine", "engine_version"}
+GAUGES = {
+    "logparse_kv_tokens": ("kv_tokens", 1),
+    "logparse_kv_pool_bytes": ("kv_pool_gb", GIB),
+    "logparse_headroom_bytes": ("headroom_gb", GIB),
+    "logparse_weights_bytes": ("weights_gb", GIB),
+    "logparse_startup_seconds": ("startup_s", 1),
+}
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    """Every sample log in one store: restarts, failed starts, many deployments."""
+    db = tmp_path_factory.mktemp("metrics") / "history.duckdb"
+    res = cli_process("ingest", *sorted(SAMPLES.glob("*/*.log")), "--db", db, "-q")
+    assert res.returncode == 0, res.stderr
+    return db
+
+
+def store_latest(db) -> dict[str, dict]:
+    """Per deployment: its latest launch's stored budget and outcome, and its launch counts."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cur = con.execute(
+            """
+            SELECT q.deployment, q.launch_no, l.outcome, l.started_at, l.max_running_requests_effective, b.*
+            FROM launch_sequence q JOIN launches l USING (launch_id) JOIN launch_budget b USING (launch_id)
+            ORDER BY q.deployment, q.launch_no
+            """
+        )
+        cols = [d[0] for d in cur.description]
+        out: dict[str, dict] = {}
+        for row in cur.fetchall():
+            r = dict(zip(cols, row))
+            prev = out.get(r["deployment"], {"launches": 0, "failed": 0})
+            r["launches"] = prev["launches"] + 1
+            r["failed"] = prev["failed"] + (r["outcome"] == "failed")
+            out[r["deployment"]] = r  # the last one (launch_no order) stays
+        return out
+    finally:
+        con.close()
+
+
+def families(text: str) -> dict[str, object]:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def test_metrics_parse_and_equal_the_store(sample_store, tmp_path):
+    out = tmp_path / "textfile" / "logparse.prom"
+    out.parent.mkdir()
+    res = cli_process("metrics", "--db", sample_store, "--output", out)
+    assert res.returncode == 0, res.stderr
+    assert [p.name for p in out.parent.iterdir()] == ["logparse.prom"]  # no temporary file left
+    text = out.read_text()
+    fams = families(text)
+    expected = store_latest(sample_store)
+    assert len(expected) >= 8  # the samples hold many deployments
+    for name, fam in fams.items():
+        assert fam.documentation, name
+        assert fam.type in ("gauge", "counter"), name
+        exposed = name + "_total" if fam.type == "counter" else name
+        assert f"# HELP {exposed} " in text and f"# TYPE {exposed} {fam.type}\n" in text
+        for s in fam.samples:
+            assert s.timestamp is None
+            assert set(s.labels) == (LABELS if fam.type == "gauge" else LABELS - {"engine_version"})
+    assert {n for n, f in fams.items() if f.type == "counter"} == {"logparse_launches", "logparse_failed_launches"}
+    for name, (column, scale) in GAUGES.items():
+        got = {s.labels["deployment"]: s.value for s in fams[name].samples}
+        want = {d: r[column] * scale for d, r in expected.items() if r[column] is not None}
+        assert got.keys() == want.keys(), name
+        for d, v in want.items():
+            assert got[d] == pytest.approx(v, rel=1e-12), (name, d)
+    mrr = {s.labels["deployment"]: s.value for s in fams["logparse_max_running_requests"].samples}
+    assert mrr == {
+        d: r["max_running_requests_effective"]
+        for d, r in expected.items()
+        if r["max_running_requests_effective"] is not None
+    }
+    ready = {s.labels["deployment"]: s.value for s in fams["logparse_launch_ready"].samples}
+    assert ready == {d: float(r["outcome"] == "ready") for d, r in expected.items()}
+    assert 0.0 in ready.values() and 1.0 in ready.values()  # a failed start is the latest of some
+    start = {s.labels["deployment"]: s.value for s in fams["logparse_launch_start_time_seconds"].samples}
+    for d, r in expected.items():
+        if r["started_at"] is not None:
+            assert start[d] == r["started_at"].replace(tzinfo=UTC).timestamp()
+    launches = {s.labels["deployment"]: s.value for s in fams["logparse_launches"].samples}
+    failed = {s.labels["deployment"]: s.value for s in fams["logparse_failed_launches"].samples}
+    assert launches == {d: r["launches"] for d, r in expected.items()}
+    assert failed == {d: r["failed"] for d, r in expected.items()}
+    assert max(launches.values()) == 3  # the restarts sample
+
+
+def test_metrics_of_a_missing_store_is_empty_but_valid(tmp_path):
+    res = cli_process("metrics", "--db", tmp_path / "none.duckdb")
+    assert res.returncode == 0, res.stderr
+    fams = families(res.stdout.decode())
+    assert len(fams) == 10 and all(not f.samples and f.documentation for f in fams.values())
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_metrics_escape_label_values(tmp_path):
+    log = tmp_path / 'odd "model".log'
+    text = (SAMPLES / "sglang-0.5" / "llama-0.5.9-dataclass.log").read_bytes()
+    log.write_bytes(text)
+    db = tmp_path / "h.duckdb"
+    res = cli_process("ingest", log, "--db", db, "--host", 'gpu\\"7', "-q")
+    assert res.returncode == 0, res.stderr
+    out = cli_process("metrics", "--db", db)
+    fams = families(out.stdout.decode())
+    assert {s.labels["host"] for s in fams["logparse_kv_tokens"].samples} == {'gpu\\"7'}
+
+
+def _units(tmp_path, *args: str) -> dict[str, str]:
+    d = tmp_path / "units"
+    res = cli_process("systemd-units", *args, "--install", "--dir", d)
+    assert res.returncode == 0, res.stderr
+    assert "enable --now logparse-watch.service" in res.stdout.decode()
+    return {p.name: p.read_text() for p in d.iterdir()}
+
+
+def test_systemd_units_system(tmp_path):
+    units = _units(tmp_path)
+    assert set(units) == {"logparse-watch.service", "logparse-ingest.service", "logparse-ingest.timer"}
+    watch = units["logparse-watch.service"]
+    assert "watch --journal -u sglang.service --db /var/lib/logparse/history.duckdb --metrics " in watch
+    assert "StateDirectory=logparse" in watch and "WantedBy=multi-user.target" in watch
+    assert "ingest --journal -u sglang.service" in units["logparse-ingest.service"]
+    assert "OnUnitActiveSec=5min" in units["logparse-ingest.timer"]
+    printed = cli_process("systemd-units")
+    assert printed.returncode == 0 and "# ---- logparse-watch.service" in printed.stdout.decode()
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    files = [str(tmp_path / "units" / n) for n in sorted(units)]
+    res = subprocess.run(["systemd-analyze", "verify", *files], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "logparse" not in res.stderr  # no complaint about our units
+
+
+def test_systemd_units_user(tmp_path):
+    units = _units(tmp_path, "--user", "-u", "my-sglang.service", "--interval", "15min")
+    watch = units["logparse-watch.service"]
+    assert "watch --journal -u my-sglang.service" in watch and "WantedBy=default.target" in watch
+    assert "StateDirectory" not in watch and "User=" not in watch
+    assert "/logparse/history.duckdb" in watch and "/var/lib" not in watch
+    assert "OnUnitActiveSec=15min" in units["logparse-ingest.timer"]
