@@ -182,9 +182,13 @@ class RuntimeAgg:
 
     def __init__(self) -> None:
         self.batch_lines = 0
-        self.peak_running_req = self.peak_token_usage = self.peak_queue_req = self.peak_tokens = None
+        self.peak_running_req: float | None = None
+        self.peak_token_usage: float | None = None
+        self.peak_queue_req: float | None = None
+        self.peak_tokens: float | None = None
         self.retractions = 0
-        self.first_at = self.last_at = None
+        self.first_at: str | None = None
+        self.last_at: str | None = None
 
     def _ts(self, ts: str | None) -> None:
         if ts:

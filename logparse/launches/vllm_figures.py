@@ -217,8 +217,7 @@ def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> 
         for e in evs
         if e.kind == "vllm_blocks" and e.fields.get("device") in ("GPU", "CUDA", "cuda")
     ]
-    conc = [_concurrency(e) for e in evs if e.kind in ("vllm_concurrency", "vllm_kv_tokens")]
-    conc = [c for c in conc if c is not None]
+    conc = [c for e in evs if e.kind in ("vllm_concurrency", "vllm_kv_tokens") and (c := _concurrency(e)) is not None]
     if blocks:
         launch.num_gpu_blocks = min(blocks)
     if conc:
