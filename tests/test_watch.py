@@ -368,3 +368,25 @@ def test_watch_journal_waits_out_a_journalctl_that_ends(tmp_path):
     res = cli_process("ingest", "--journal", "--file", journal, "--db", plain, "-q")
     assert res.returncode == 0, res.stderr
     assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []
+
+
+class _Pending:
+    def __init__(self, runtime_only: bool) -> None:
+        self.runtime_only = runtime_only
+
+    def pending_is_runtime_only(self) -> bool:
+        return self.runtime_only
+
+
+def test_runtime_lines_of_a_long_running_launch_wait_in_proportion_to_their_cost():
+    """Each write of a file re-reads the launch in progress: the older the launch, the rarer its
+    runtime-only writes, so that watch's share of a core stays bounded; anything else is written at once."""
+    from logparse.store.watch import Policy, write_due
+
+    p = Policy(settle_s=0.3, runtime_interval_s=60.0, runtime_cost_factor=20.0)
+    runtime, startup = _Pending(True), _Pending(False)
+    assert write_due(runtime, p, idle=1.0, since_write=61.0, last_cost=0.5)  # a young launch: the interval
+    assert not write_due(runtime, p, idle=1.0, since_write=61.0, last_cost=10.0)  # 10 s a write: wait 200 s
+    assert write_due(runtime, p, idle=1.0, since_write=201.0, last_cost=10.0)
+    assert write_due(startup, p, idle=1.0, since_write=1.0, last_cost=10.0)  # a new launch is not delayed
+    assert not write_due(startup, p, idle=0.1, since_write=1.0, last_cost=0.0)  # still being written

@@ -74,6 +74,10 @@ class Policy:
     settle_s: float = 0.3
     #: pending runtime-only lines (batch lines, access log) are written at most this often
     runtime_interval_s: float = 60.0
+    #: a file's window re-reads the launch in progress, which grows while it serves: runtime-only
+    #: writes of a file also wait this many times the last write's duration, so that following a
+    #: launch that has run for weeks costs at most 1/this of a core (new launches are not delayed)
+    runtime_cost_factor: float = 20.0
     #: how often a file is looked at
     poll_s: float = 0.25
     #: a launch that has printed fewer startup lines than its identity takes (its first three) is
@@ -362,6 +366,7 @@ def run_file(watch: FileWatch, loop: Loop, *, once: bool) -> None:
     """Follow the file until ``loop.stopping()`` (or, with ``once``, until what is there is written)."""
     p = loop.policy
     last_growth = last_write = time.monotonic()
+    last_cost = 0.0
     waiting_noted = False
     while True:
         g = watch.check()
@@ -379,9 +384,10 @@ def run_file(watch: FileWatch, loop: Loop, *, once: bool) -> None:
         stop = loop.stopping()
         start, end = watch.pending
         idle = now - last_growth
-        if end > start and (once or stop or _due(watch, p, idle, now - last_write)):
+        if end > start and (once or stop or write_due(watch, p, idle, now - last_write, last_cost)):
             w = watch.write(final=once or stop or idle >= p.young_wait_s)
             if w is not None:
+                last_cost = time.monotonic() - now
                 last_write = time.monotonic()
                 loop.on_written(w)
                 continue
@@ -390,10 +396,14 @@ def run_file(watch: FileWatch, loop: Loop, *, once: bool) -> None:
         time.sleep(p.poll_s)
 
 
-def _due(watch, p: Policy, idle: float, since_write: float) -> bool:
+def write_due(watch, p: Policy, idle: float, since_write: float, last_cost: float = 0.0) -> bool:
+    """Is the pending input to be written now?  At once when it holds more than runtime lines;
+    runtime lines wait the runtime interval, and for a file also ``runtime_cost_factor`` × the
+    last write's duration (``last_cost``)."""
     if idle < p.settle_s:
         return False
-    return since_write >= p.runtime_interval_s or not watch.pending_is_runtime_only()
+    interval = max(p.runtime_interval_s, p.runtime_cost_factor * last_cost)
+    return since_write >= interval or not watch.pending_is_runtime_only()
 
 
 def run_journal(watch: JournalWatch, loop: Loop, *, once: bool) -> None:
