@@ -91,8 +91,8 @@ def _vllm_time(ts: str | None, outer: str | None, mtime: float | None) -> str | 
     return f"{year:04d}-{ts}"
 
 
-def _iso_utc(ts: float | None) -> str | None:
-    if ts is None:
+def _iso_utc(ts: float | tuple[int, int, int] | None) -> str | None:
+    if not isinstance(ts, (int, float)):  # none, or a year-less stamp the sources could not date
         return None
     try:
         return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")

@@ -158,7 +158,7 @@ class Source:
         self.last_cursor: dict[tuple[str | None, str | None], str] = {}
         self._counts: dict[str, int] = {}
         self._warn_at: dict[str, int] = {}
-        self._fh = None
+        self._fh: IO[bytes] | None = None
         self._stream: Iterator[bytes] | None = None
         self._head: bytes | None = None
         self._started = False
@@ -188,7 +188,7 @@ class Source:
         """The records of the input, in order (the one way to read it, besides
         :meth:`open_content`)."""
         chunks = self._start_reading()
-        fmt = self._fmt
+        fmt = self.fmt
         parser = LineParser(self, fmt)
         try:
             if fmt == "journal-export":
@@ -248,6 +248,7 @@ class Source:
             raise RuntimeError(f"{self.name}: a Source can be read only once")
         self._prepare()
         self._started = True
+        assert self._head is not None and self._stream is not None  # set by _prepare
         chunks = chain((self._head,), self._stream)
         self._head = b""
         return chunks
@@ -348,7 +349,7 @@ class Source:
         """The records of a structured reader, year-less times completed (a stray short line)."""
         resolver = None
         for r in items:
-            for rec in r if r.__class__ is list else (r,):
+            for rec in r if isinstance(r, list) else (r,):
                 if rec.ts.__class__ is tuple or resolver is not None:
                     if resolver is None:
                         resolver = self._year_resolver()
@@ -379,9 +380,9 @@ class Source:
                 if parser.yearless:
                     if resolver is None:
                         resolver = self._year_resolver()
-                    for rec in (r,) if r.__class__ is R else r:
+                    for rec in (r,) if isinstance(r, R) else r:
                         yield from resolver.push(rec)
-                elif r.__class__ is R:
+                elif isinstance(r, R):
                     yield r
                 else:
                     yield from r

@@ -104,7 +104,7 @@ class LineParser:
             self._update_fast()
             return r
         if self.cont is not None:
-            r = self._continuation(n, raw)
+            r = self._continuation(n, raw, self.cont)
             if r is not None:
                 return r
         if self.hint:
@@ -183,10 +183,10 @@ class LineParser:
             or self.cont
         )
 
-    def _continuation(self, n: int, raw: bytes) -> Record | None:
+    def _continuation(self, n: int, raw: bytes, cont: tuple[bytes, Record]) -> Record | None:
         """A further line of a multi-line MESSAGE in a short* rendering: journalctl indents it
-        to the width of the header; it gets the metadata of its entry."""
-        indent, entry = self.cont
+        to the width of the header; it gets the metadata of its entry (``cont``: indent, entry)."""
+        indent, entry = cont
         if raw[:1] == b" " and (raw[: len(indent)] == indent or not raw.strip(b" ")):
             e = entry
             text = raw[len(indent) :].decode("utf-8", "replace")
@@ -202,7 +202,9 @@ class LineParser:
         pos = m.end()
         if raw[pos : pos + 1] != b"[" or raw.endswith(b" blob data]"):
             return None
-        host, ident, pid, ts, jfmt, tnote, _ = self.headers.read(m, self.primary_style)
+        style = self.primary_style
+        assert style is not None  # a header of the input's own style matched
+        host, ident, pid, ts, jfmt, tnote, _ = self.headers.read(m, style)
         if pid == 1 or ident == "systemd":
             return None
         notes = [] if tnote is None else [tnote]
@@ -379,7 +381,7 @@ class LineParser:
             None,
             False,
             problem,
-            line.fmt,
+            line.fmt or self.primary,  # a blob line comes after a journal header, which names the format
             line.notes,
         )
         if line.header_end >= 0:

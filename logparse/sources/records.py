@@ -29,7 +29,9 @@ class Record:
     #: Which input this came from (a path, ``-``, or a journal query string).
     source: str = ""
     #: Outer timestamp as seconds since the epoch (UTC), when the outer layer had one.
-    ts: float | None = None
+    ts: float | tuple[int, int, int] | None = (
+        None  # (month, day, second of day): a year-less stamp until sources.years dates it
+    )
     host: str | None = None
     #: systemd unit, docker/compose service, kubernetes pod/container: the "stream" name.
     unit: str | None = None

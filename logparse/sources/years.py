@@ -105,6 +105,7 @@ class YearResolver:
 
     @staticmethod
     def _set(r: Record, year: int, note: str) -> None:
+        assert isinstance(r.ts, tuple)  # only year-less records are held for dating
         mon, day, sod = r.ts
         r.ts = day_epoch(year, mon, day) + sod
         r.notes.append(note)
@@ -132,7 +133,7 @@ class YearResolver:
     def _overflow(self) -> list[Record]:
         out = self.finish()
         for r in reversed(out):  # carry the last dated year forward
-            if r.ts is not None and r.notes and r.notes[-1] == self.ref_note:
+            if isinstance(r.ts, (int, float)) and r.notes and r.notes[-1] == self.ref_note:
                 tm = time.gmtime(r.ts)
                 self.year, self.last_mon, self.note = tm.tm_year, tm.tm_mon, self.ref_note
                 break

@@ -112,7 +112,7 @@ def entry_records(n: int, f: dict, values: list, fmt: str, sink: ProblemSink) ->
 
 def message_lines(v: str | bytes) -> list[str]:
     """The lines of a MESSAGE value (a final newline does not make an empty line)."""
-    if v.__class__ is str:
+    if isinstance(v, str):
         pieces = v.split("\n")
         if len(pieces) > 1 and pieces[-1] == "":
             pieces.pop()

@@ -100,12 +100,12 @@ class VerboseReader:
                 self.indent = b" " * (eq + 1)
             else:
                 k = META_KEYS_BYTES.get(key)
-                if k is not None:
+                if k is not None and self.fields is not None:
                     self.fields[k] = raw[eq + 1 :].decode("utf-8", "replace")
             return True
         if not self.in_message:
             return True  # continuation of another multi-line field
-        if raw.startswith(self.indent) or not raw.strip(b" "):
+        if (raw.startswith(self.indent) or not raw.strip(b" ")) and self.message is not None:
             self.message.append(raw[len(self.indent) :])
             return True
         return False
