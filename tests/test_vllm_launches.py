@@ -250,3 +250,25 @@ def test_a_printed_version_is_not_contradicted_by_line_numbers(tmp_path):
     launch = _dated(tmp_path, sample.replace("[kv_cache_utils.py:849]", "[kv_cache_utils.py:716]"))
     assert launch.engine_version == "0.10.1.1"
     assert not any("line numbers" in w or "disagrees" in w for w in launch.warnings)
+
+
+_V0_FRAGMENT = (
+    "INFO 06-11 10:03:02 llm_engine.py:161] Initializing an LLM engine (v0.4.3) with config: model='m/l3-70b', "
+    "tokenizer='m/l3-70b', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=2, kv_cache_dtype=auto, seed=0\n"
+    "INFO 06-11 10:03:41 model_runner.py:146] Loading model weights took 32.8892 GB\n"
+    "INFO 06-11 10:03:52 distributed_gpu_executor.py:56] # GPU blocks: 11208, # CPU blocks: 3276\n"
+)
+
+
+def test_v0_blocks_without_a_block_size_count_vllms_default_with_a_warning():
+    (launch,) = parse_text(_V0_FRAGMENT).launches
+    assert (launch.num_gpu_blocks, launch.kv_tokens) == (11208, 11208 * 16)
+    assert launch.kv_tokens_definition == vv.BLOCKS_DEFINITION
+    assert any("block size is not in the log" in w for w in launch.warnings)
+
+
+def test_v0_blocks_with_the_block_size_of_the_arguments():
+    args = "INFO 06-11 10:03:01 api_server.py:151] args: Namespace(host=None, port=8000, model='m/l3-70b', block_size=32)\n"
+    (launch,) = parse_text(args + _V0_FRAGMENT).launches
+    assert (launch.block_size, launch.kv_tokens) == (32, 11208 * 32)
+    assert not any("block size is not in the log" in w for w in launch.warnings)

@@ -234,8 +234,14 @@ def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> 
     if tokens:
         launch.kv_tokens = min(tokens)
         launch.kv_tokens_definition = _same_on_range(launch, vv.tokens_definition)
-    elif launch.num_gpu_blocks is not None and launch.block_size is not None:
-        launch.kv_tokens = launch.num_gpu_blocks * launch.block_size
+    elif launch.num_gpu_blocks is not None:
+        block = launch.block_size or DEFAULT_BLOCK_SIZE
+        if launch.block_size is None:
+            launch.warnings.append(
+                f"the block size is not in the log: KV tokens = {launch.num_gpu_blocks:,} GPU blocks × "
+                f"{DEFAULT_BLOCK_SIZE} (vLLM's CUDA default; an MLA or hybrid model's backend may use another)"
+            )
+        launch.kv_tokens = launch.num_gpu_blocks * block
         launch.kv_tokens_definition = vv.BLOCKS_DEFINITION
     _capacity_from_failure(launch, evs)
 
@@ -247,6 +253,10 @@ def _concurrency(ev: Event) -> tuple[int, float] | None:
     if ev.kind == "vllm_kv_tokens" and f.get("pools") not in ("GPU", "GPU + host"):
         return None
     return (f["max_model_len"], f["max_concurrency"])
+
+
+#: vLLM's block size on CUDA when nothing else chose one (catalogue §4.9).
+DEFAULT_BLOCK_SIZE = 16
 
 
 def _block_size(launch: Launch, args: dict[str, Any] | None) -> int | None:
