@@ -323,6 +323,87 @@ def test_history_version_change_and_deployment_label(tmp_path, store):
     assert labels == ["prod-qwen", "prod-qwen"]
 
 
+def _change_rows_are_fresh(store) -> list[tuple]:
+    """The persisted ``launch_change`` rows, asserted equal to a recomputation from scratch."""
+    from logparse.store import sequence
+
+    con = duckdb.connect(str(store.path))
+    try:
+        q = "SELECT * FROM launch_change ORDER BY launch_id"
+        persisted = con.execute(q).fetchall()
+        con.execute("BEGIN TRANSACTION")
+        sequence.refresh(con)
+        fresh = con.execute(q).fetchall()
+        con.execute("ROLLBACK")
+    finally:
+        con.close()
+    assert persisted == fresh
+    return persisted
+
+
+def _changes(store, metric: str = "kv_tokens") -> dict[str, tuple]:
+    rows = store.history(metric=metric, as_rows=True)
+    return {
+        r["launch_id"]: (r["prev_launch_id"], r[f"{metric}_change"], r["arg_changes"])
+        for r in rows.iter_rows(named=True)
+    }
+
+
+def test_history_changes_follow_an_older_launch_ingested_later(tmp_path):
+    first, second, third = _split_launches(three_launches())
+    one = Store(tmp_path / "one.duckdb")
+    one.ingest_text(first + second + third, name="all.log")
+    late = Store(tmp_path / "late.duckdb")
+    late.ingest_text(third, name="c.log")
+    late.ingest_text(first, name="a.log")
+    ids = {r["started_at"].hour: r["launch_id"] for r in late.history(as_rows=True).iter_rows(named=True)}
+    assert _changes(late)[ids[11]] == (ids[9], 310000 - 283501, "mem_fraction_static: 0.85 -> 0.88")
+    _change_rows_are_fresh(late)
+    late.ingest_text(second, name="b.log")  # the middle one arrives last: the third's change is against it
+    got = _changes(late)
+    assert got[ids[11]][1:] == (0, None)
+    assert got == _changes(one)
+    assert _change_rows_are_fresh(late) == _change_rows_are_fresh(one)
+
+
+def test_history_changes_recomputed_in_a_merged_store(tmp_path):
+    first, second, third = _split_launches(three_launches())
+    one = Store(tmp_path / "one.duckdb")
+    one.ingest_text(first + second + third, name="all.log")
+    a, b = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
+    a.ingest_text(first + third, name="ac.log")
+    b.ingest_text(second, name="b.log")
+    a.ingest_paths([str(b.path)], progress=False)
+    assert _changes(a) == _changes(one)
+    assert _change_rows_are_fresh(a) == _change_rows_are_fresh(one)
+    assert a.doctor().healthy
+
+
+def test_history_changes_follow_a_launch_updated_in_place(store):
+    day = datetime(2026, 5, 18, 9)
+    a = journal_short_iso(launch_lines(day, runtime=6), host="gpu-7", pid=4242)
+    b = journal_short_iso(launch_lines(day + timedelta(hours=1), runtime=2, random_seed=2), host="gpu-7", pid=4343)
+    store.ingest_text("\n".join(a[:-3] + b) + "\n", name="w1")  # a's last three batch lines not yet read
+    assert sorted(v[1] for v in _changes(store, "peak_running_req").values() if v[0]) == [2 - 3]
+    store.ingest_text("\n".join(a[-4:]) + "\n", name="w2")  # they arrive: a's peak grows, so b's change moves
+    got = _changes(store, "peak_running_req")
+    assert sorted(v[1] for v in got.values() if v[0]) == [2 - 6]
+    _change_rows_are_fresh(store)
+
+
+def _split_launches(text: str) -> list[str]:
+    """The launches of ``three_launches()`` as three logs (each starts at its server_args line)."""
+    parts: list[list[str]] = [[]]
+    seen = False
+    for line in text.splitlines():
+        if "server_args=" in line:
+            if seen:
+                parts.append([])
+            seen = True
+        parts[-1].append(line)
+    return ["\n".join(p) + "\n" for p in parts]
+
+
 # ---------------------------------------------------------------------------- schema versions
 
 

@@ -576,7 +576,7 @@ def query(
     sql: str = typer.Argument(
         ...,
         help="One SQL statement (tables: launches, rank_memory, launch_budget, rank_budget, events, runtime_stats, "
-        "sources, unrecognized, launch_aliases, launch_sequence, journal_cursors; views: launch_summary, history).",
+        "sources, unrecognized, launch_aliases, launch_sequence, launch_change, journal_cursors; views: launch_summary, history).",
     ),
     write: bool = typer.Option(False, "--write", help="Allow statements that change the store."),
     db: Optional[str] = _db_opt(),

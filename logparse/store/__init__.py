@@ -550,6 +550,11 @@ _INTEGRITY_CHECKS: list[tuple[str, str]] = [
         "WHERE r.launch_id = l.launch_id)",
         "launch(es) without a runtime_stats row",
     ),
+    (
+        "SELECT count(*) FROM launch_sequence q WHERE NOT EXISTS (SELECT 1 FROM launch_change c "
+        "WHERE c.launch_id = q.launch_id)",
+        "launch(es) without a launch_change row (history shows no change for them)",
+    ),
 ]
 
 

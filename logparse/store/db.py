@@ -21,7 +21,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
-from logparse.store import schema
+from logparse.store import schema, sequence
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 
@@ -166,6 +166,8 @@ def migrate(con, to: int | None = None) -> int:
             schema.MIGRATIONS[v - 1](con)
             if v == schema.SCHEMA_VERSION:  # the views over the tables the last migration left
                 schema.finish_migrations(con)
+                # derived tables recomputed with this version's definitions (the views they read may have changed)
+                sequence.refresh(con)
             con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, datetime.now(), __version__])
     return max(current, target)
 

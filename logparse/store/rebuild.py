@@ -89,7 +89,7 @@ def rebuild_all(con) -> None:
         if aliases:
             add_aliases(con, aliases, reason="identity scheme v2 (migration 4)")
             relink_sources(con, dict(aliases))
-    sequence.refresh(con)
+    sequence.refresh(con, with_changes=False)  # launch_change is a later migration's, filled after them
 
 
 def add_aliases(con, pairs: list[tuple[str, str]], reason: str) -> None:

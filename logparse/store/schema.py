@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 
 from logparse.launches.args import IGNORED_ARGS, IGNORED_PORTS
+from logparse.store.changes import HISTORY_METRICS
 
 #: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.  Memory
 #: figures are the launch budget's (:mod:`logparse.budget.model`): the binding rank's.
@@ -41,35 +42,6 @@ _HISTORY_METRICS_V3 = (
     "mem_fraction_static",
     "load_s",
     "graph_s",
-    "peak_running_req",
-    "peak_token_usage",
-    "peak_queue_req",
-    "retractions",
-)
-HISTORY_METRICS = (
-    "kv_tokens",
-    "max_total_num_tokens",
-    "predicted_kv_tokens",
-    "avail_before_load_gb",
-    "weights_gb",
-    "avail_after_load_gb",
-    "kv_size_gb",
-    "kv_pool_gb",
-    "avail_after_pool_gb",
-    "graph_gb",
-    "avail_after_graph_gb",
-    "headroom_gb",
-    "min_headroom_gb",
-    "lowest_free_gb",
-    "available_mem_gb",
-    "kv_bytes_per_token",
-    "max_prefill_tokens",
-    "max_running_requests_effective",
-    "context_len",
-    "mem_fraction_static",
-    "load_s",
-    "graph_s",
-    "startup_s",
     "peak_running_req",
     "peak_token_usage",
     "peak_queue_req",
@@ -401,100 +373,26 @@ LEFT JOIN runtime_stats s USING (launch_id)
 """
 
 
-#: The ``history`` view; ``{metrics}`` and ``{metric_cols}`` are filled from :data:`HISTORY_METRICS`.
+#: The ``history`` view: each launch's summary, its place in its deployment (``launch_sequence``) and
+#: its change against the previous launch, persisted in ``launch_change`` when the launches change
+#: (:mod:`logparse.store.changes`), so reading it computes no window and no argument diff.
+#: ``{metric_cols}`` is filled from :data:`HISTORY_METRICS` (the columns keep their order).
 _HISTORY_SQL = """
 CREATE OR REPLACE VIEW history AS
-WITH ordered AS (
-    SELECT s.* EXCLUDE ({metrics}),
-        q.launch_no, q.prev_launch_id, p.version AS prev_version, p.started_at AS prev_started_at,
-        p.kv_tokens_definition AS prev_kv_tokens_definition,
-        {metric_cols}
-    FROM launch_summary s
-    JOIN launch_sequence q USING (launch_id)
-    LEFT JOIN launch_summary p ON p.launch_id = q.prev_launch_id
-),
-has_args AS (SELECT DISTINCT launch_id FROM launch_args),
-pairs AS (
-    SELECT o.launch_id, o.prev_launch_id FROM ordered o
-    WHERE o.prev_launch_id IS NOT NULL
-      AND o.launch_id IN (SELECT launch_id FROM has_args)
-      AND o.prev_launch_id IN (SELECT launch_id FROM has_args)
-),
-cur AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value, a.origin
-    FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
-),
-prev AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value, a.origin
-    FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
-),
-diff AS (
-    SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
-           prev.value AS old_value, cur.value AS new_value,
-           cur.name IS NOT NULL AND prev.name IS NOT NULL AS in_both,
-           -- why it differs (logparse.launches.args.change_kind): a release default that moved, a value
-           -- SGLang derives itself across an upgrade, or a value the user set
-           CASE WHEN cur.origin = 'default' AND prev.origin = 'default' THEN 'default_moved'
-                WHEN cur.origin = 'derived' AND prev.origin = 'derived' AND v.version_changed THEN 'derived'
-                ELSE 'set' END AS kind
-    FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
-    LEFT JOIN (SELECT launch_id, version IS DISTINCT FROM prev_version AS version_changed FROM ordered) v
-           ON v.launch_id = coalesce(cur.launch_id, prev.launch_id)
-    WHERE cur.value IS DISTINCT FROM prev.value
-      AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
-),
--- A field printed by one launch only is a field its release added or removed: counted, not listed.
-arg_diff AS (
-    SELECT launch_id,
-           list(name ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS changed_arg_names,
-           string_agg(name, ', ' ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS changed_args,
-           string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
-                      '; ' ORDER BY name) FILTER (WHERE in_both AND kind = 'set') AS arg_changes,
-           string_agg(name || ': ' || old_value || ' -> ' || new_value, '; ' ORDER BY name)
-               FILTER (WHERE in_both AND kind = 'default_moved') AS defaults_moved,
-           string_agg(name || ': ' || old_value || ' -> ' || new_value, '; ' ORDER BY name)
-               FILTER (WHERE in_both AND kind = 'derived') AS derived_changes,
-           count(*) FILTER (WHERE NOT in_both AND old_value IS NULL) AS fields_added,
-           count(*) FILTER (WHERE NOT in_both AND new_value IS NULL) AS fields_removed
-    FROM diff GROUP BY launch_id
-)
-SELECT o.*,
-    CASE WHEN o.prev_launch_id IS NULL THEN NULL
-         ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
-    CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
-         THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
-    -- vLLM 0.20.1 redefined its token count: across that change kv_tokens is not a capacity change
-    CASE WHEN o.prev_launch_id IS NOT NULL AND o.kv_tokens_definition IS NOT NULL
-              AND o.prev_kv_tokens_definition IS NOT NULL
-              AND o.kv_tokens_definition IS DISTINCT FROM o.prev_kv_tokens_definition
-         THEN 'kv_tokens definition ' || o.prev_kv_tokens_definition || ' -> ' || o.kv_tokens_definition
-              || ' (vLLM 0.20.1): token counts not comparable; compare kv_pool_gb' END AS kv_tokens_definition_change,
-    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.changed_args IS NOT NULL END AS args_changed,
-    d.changed_args, d.changed_arg_names, d.arg_changes, d.defaults_moved, d.derived_changes,
-    coalesce(d.fields_added, 0) AS fields_added, coalesce(d.fields_removed, 0) AS fields_removed,
-    CASE WHEN d.fields_added > 0 OR d.fields_removed > 0
-         THEN '+' || d.fields_added || ' / −' || d.fields_removed || ' ServerArgs fields'
-              || CASE WHEN o.version IS DISTINCT FROM o.prev_version
-                      THEN ' from the ' || coalesce(o.prev_version, '?') || ' → ' || coalesce(o.version, '?') || ' release change'
-                      ELSE '' END END AS release_fields_change
-FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
+SELECT s.* EXCLUDE ({metrics}),
+    q.launch_no, q.prev_launch_id, c.prev_version, c.prev_started_at, c.prev_kv_tokens_definition,
+    {metric_cols},
+    c.version_changed, c.version_change, c.kv_tokens_definition_change, c.args_changed, c.changed_args,
+    c.changed_arg_names, c.arg_changes, c.defaults_moved, c.derived_changes, c.fields_added, c.fields_removed,
+    c.release_fields_change
+FROM launch_summary s
+JOIN launch_sequence q USING (launch_id)
+LEFT JOIN launch_change c USING (launch_id)
 """
 
 
-#: Metrics whose meaning is another column's (a change of that column is not a change of the metric).
-_DEFINED_BY = {"kv_tokens": "kv_tokens_definition"}
-
-
-def _change(m: str) -> str:
-    """``m``'s change from the previous launch, or NULL where the two launches define ``m`` differently."""
-    d = _DEFINED_BY.get(m)
-    if d is None:
-        return f"s.{m} - p.{m}"
-    return f"CASE WHEN s.{d} IS DISTINCT FROM p.{d} THEN NULL ELSE s.{m} - p.{m} END"
-
-
 def _history_view() -> str:
-    metric_cols = ",\n    ".join(f"s.{m}, {_change(m)} AS {m}_change" for m in HISTORY_METRICS)
+    metric_cols = ",\n    ".join(f"s.{m}, c.{m}_change" for m in HISTORY_METRICS)
     return _HISTORY_SQL.format(metrics=", ".join(HISTORY_METRICS), metric_cols=metric_cols)
 
 
@@ -637,6 +535,60 @@ def _m8_engines(con) -> None:
     )
 
 
+#: ``launch_change``'s metric columns as migration 9 created them (frozen: a later metric is a later
+#: migration's column).
+_CHANGE_METRICS_V9 = (
+    ("kv_tokens", "BIGINT"),
+    ("max_total_num_tokens", "BIGINT"),
+    ("predicted_kv_tokens", "BIGINT"),
+    ("avail_before_load_gb", "DOUBLE"),
+    ("weights_gb", "DOUBLE"),
+    ("avail_after_load_gb", "DOUBLE"),
+    ("kv_size_gb", "DOUBLE"),
+    ("kv_pool_gb", "DOUBLE"),
+    ("avail_after_pool_gb", "DOUBLE"),
+    ("graph_gb", "DOUBLE"),
+    ("avail_after_graph_gb", "DOUBLE"),
+    ("headroom_gb", "DOUBLE"),
+    ("min_headroom_gb", "DOUBLE"),
+    ("lowest_free_gb", "DOUBLE"),
+    ("available_mem_gb", "DOUBLE"),
+    ("kv_bytes_per_token", "DOUBLE"),
+    ("max_prefill_tokens", "BIGINT"),
+    ("max_running_requests_effective", "BIGINT"),
+    ("context_len", "BIGINT"),
+    ("mem_fraction_static", "DOUBLE"),
+    ("load_s", "DOUBLE"),
+    ("graph_s", "DOUBLE"),
+    ("startup_s", "DOUBLE"),
+    ("peak_running_req", "BIGINT"),
+    ("peak_token_usage", "DOUBLE"),
+    ("peak_queue_req", "BIGINT"),
+    ("retractions", "BIGINT"),
+)
+
+
+def _m9_launch_change(con) -> None:
+    """``launch_change``: each launch's change against the previous launch of its deployment (the
+    metrics' changes, the SGLang version and argument changes), which the ``history`` view computed
+    with a window and an argument diff on every read.  Filled, like every derived table, after the
+    migrations ran (:func:`logparse.store.db.migrate`), and refreshed with ``launch_sequence``.
+    And an index of ``events`` by launch: a report reads one launch's events, which without it
+    decompressed the whole table (most of ``show``'s own time on a large store)."""
+    con.execute("CREATE INDEX events_launch_id ON events (launch_id)")
+    metrics = "".join(f"    {m}_change {kind},\n" for m, kind in _CHANGE_METRICS_V9)
+    con.execute(
+        "CREATE TABLE launch_change (\n    launch_id VARCHAR NOT NULL PRIMARY KEY,\n    deployment VARCHAR,\n"
+        "    prev_version VARCHAR,\n    prev_started_at TIMESTAMP,\n    prev_kv_tokens_definition VARCHAR,\n"
+        + metrics
+        + "    version_changed BOOLEAN,\n    version_change VARCHAR,\n    kv_tokens_definition_change VARCHAR,\n"
+        "    args_changed BOOLEAN,\n"
+        "    changed_args VARCHAR,\n    changed_arg_names VARCHAR[],\n    arg_changes VARCHAR,\n"
+        "    defaults_moved VARCHAR,\n    derived_changes VARCHAR,\n    fields_added BIGINT,\n"
+        "    fields_removed BIGINT,\n    release_fields_change VARCHAR\n)"
+    )
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -647,6 +599,7 @@ MIGRATIONS: list[Callable] = [
     _m6_role_other_units,
     _m7_argument_origins,
     _m8_engines,
+    _m9_launch_change,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -667,6 +620,7 @@ TABLES = (
     "rank_budget",
     "launch_aliases",
     "launch_sequence",
+    "launch_change",
 )
 VIEWS = ("launch_summary", "history")
 #: Tables whose rows belong to one launch (referential integrity).
@@ -679,6 +633,7 @@ LAUNCH_CHILD_TABLES = (
     "launch_budget",
     "rank_budget",
     "launch_sequence",
+    "launch_change",
 )
 
 

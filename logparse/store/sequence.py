@@ -5,13 +5,17 @@ one first: a log with no dates), then by when they were ingested, then by id.  T
 the result in ``launch_sequence`` (``launch_no``, ``prev_launch_id``), refreshed in the same
 transaction as every write that can change it: a launch added, updated in place (its start time or
 deployment may change), merged away, an older launch ingested later (which changes its
-neighbour's previous launch), or a store imported.  ``history`` and ``check`` read it.
+neighbour's previous launch), or a store imported.  ``history`` and ``check`` read it.  Each
+launch's change against its previous launch (``launch_change``, :mod:`logparse.store.changes`) is
+refreshed with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
+
+from logparse.store import changes
 
 #: SQL ORDER BY of launches within a deployment.
 ORDER_SQL = "started_at NULLS FIRST, ingested_at, launch_id"
@@ -22,8 +26,10 @@ def order_key(started_at: str | None, ingested_at: Any = None, launch_id: str = 
     return (started_at is not None, (started_at or "").replace("T", " "), str(ingested_at or ""), launch_id)
 
 
-def refresh(con, deployments: Iterable[str] | None = None) -> None:
-    """Recompute ``launch_sequence`` for these deployments (all when None), inside the caller's transaction."""
+def refresh(con, deployments: Iterable[str] | None = None, *, with_changes: bool = True) -> None:
+    """Recompute ``launch_sequence`` for these deployments (all when None), inside the caller's
+    transaction, and with ``with_changes`` each launch's change (``launch_change``) in them."""
+    deps: list[str] | None = None
     if deployments is None:
         con.execute("DELETE FROM launch_sequence")
         where, params = "", []
@@ -42,6 +48,8 @@ def refresh(con, deployments: Iterable[str] | None = None) -> None:
         """,
         params,
     )
+    if with_changes:
+        changes.refresh(con, deps)
 
 
 def deployments_of(con, launch_ids: Iterable[str]) -> set[str]:
