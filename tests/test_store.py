@@ -305,6 +305,17 @@ def test_history_marks_argument_and_version_changes(store, three):
         store.history(metric="nonsense")
 
 
+def test_history_reads_only_the_columns_asked_for(store, three):
+    store.ingest_paths([three])
+    full = store.history(metric="headroom", as_rows=True)
+    some = store.history(metric="headroom", as_rows=True, columns=["launch_id", "metric", "metric_change"])
+    assert some.columns == ["launch_id", "headroom_gb", "headroom_gb_change"]
+    pick = [full.columns.index(c) for c in some.columns]
+    assert some.rows == [tuple(r[i] for i in pick) for r in full.rows]
+    with pytest.raises(ValueError, match="not a history column"):
+        store.history(columns=["launch_id; DROP TABLE launches"])
+
+
 def test_history_version_change_and_deployment_label(tmp_path, store):
     day = datetime(2026, 5, 18, 9)
     old = launch_lines(day, mem_fraction_static=0.85)

@@ -411,9 +411,13 @@ def _render_timeline(launch, events: str, console) -> None:
 def _print_history(store, metric, deployment, host, model, out: Output, plot) -> None:
     from logparse.store import resolve_metric
 
+    # the table shows a few of the columns: only those are read (thousands of rows become Python values)
+    columns = _HISTORY_TABLE_COLUMNS if out.fmt == "table" and not plot else None
     with store_errors():
         try:
-            rows = store.history(metric=metric, deployment=deployment, host=host, model=model, as_rows=True)
+            rows = store.history(
+                metric=metric, deployment=deployment, host=host, model=model, as_rows=True, columns=columns
+            )
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
     m = resolve_metric(metric)
@@ -439,65 +443,124 @@ def _plot_history(rows, metric: str, plot: str) -> None:
 
 def _short_changes(text: str | None, limit: int = 60) -> str:
     """``a: x -> y; b: ...`` with each change cut to ``limit`` characters (a whole config dict is noise here)."""
+    if text is not None and len(text) <= limit:
+        return text
     parts = [p if len(p) <= limit else p[: limit - 1] + "…" for p in (text or "").split("; ")]
     return "; ".join(parts)
 
 
-def _version_cell(row: dict[str, Any]) -> str:
+def _version_cell(version: str | None, engine: str | None) -> str:
     """The release as the table shows it: vLLM's prefixed with the engine's name."""
-    version = row.get("version") or "?"
-    return f"vLLM {version}" if row.get("engine") == "vllm" else version
+    return f"vLLM {version or '?'}" if engine == "vllm" else (version or "?")
+
+
+#: The ``history`` columns :func:`_what_changed_pieces` reads, in its arguments' order.
+_WHAT_CHANGED_COLUMNS = (
+    "engine",
+    "version_changed",
+    "version_change",
+    "kv_tokens_definition_change",
+    "args_changed",
+    "arg_changes",
+    "derived_changes",
+    "defaults_moved",
+    "release_fields_change",
+    "prev_launch_id",
+)
+
+
+#: The columns of ``history`` its table shows (``metric``: the metric chosen).
+_HISTORY_TABLE_COLUMNS = (
+    "deployment",
+    "launch_no",
+    "launch_id",
+    "started_at",
+    "outcome",
+    "version",
+    "metric",
+    "metric_change",
+    *_WHAT_CHANGED_COLUMNS,
+)
 
 
 def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
     """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
-    and whether it ends its deployment's section."""
+    and whether it ends its deployment's section.  Rows are read by position: ``history`` of a
+    large store is thousands of them."""
+    from operator import itemgetter
+
     from logparse.cli.render import cell
     from logparse.launches.deployment import short_label
 
-    dicts = [dict(zip(columns, r)) for r in rows]
+    at = {c: i for i, c in enumerate(columns)}
+    dep = at["deployment"]
+    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "outcome", "version", m)))
+    change_at, engine_at = at[f"{m}_change"], at["engine"]
+    what = itemgetter(*(at[c] for c in _WHAT_CHANGED_COLUMNS))
     out = []
-    for i, row in enumerate(dicts):
-        first = i == 0 or dicts[i - 1]["deployment"] != row["deployment"]
-        last = i == len(dicts) - 1 or dicts[i + 1]["deployment"] != row["deployment"]
-        change = row[f"{m}_change"]
+    n = len(rows)
+    for i, row in enumerate(rows):
+        first = i == 0 or rows[i - 1][dep] != row[dep]
+        last = i == n - 1 or rows[i + 1][dep] != row[dep]
+        no, lid, started, outcome, version, value = shown(row)
+        change = row[change_at]
         ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
         cstyle = "" if not change else ("green" if change > 0 else "red")
         cells = [
-            short_label(row["deployment"]) if first else "",
-            str(row["launch_no"]),
-            row["launch_id"][:12],
-            cell(row["started_at"]),
-            row["outcome"] or "",
-            _version_cell(row),
-            cell(row[m]),
+            short_label(row[dep]) if first else "",
+            str(no),
+            lid[:12],
+            cell(started),
+            outcome or "",
+            _version_cell(version, row[engine_at]),
+            cell(value),
             (ctext, cstyle),
-            _what_changed_pieces(row),
+            _what_changed_pieces(*what(row)),
         ]
-        out.append((cells, last and i < len(dicts) - 1))
+        out.append((cells, last and i < n - 1))
     return out
 
 
-def _what_changed_pieces(row: dict[str, Any]) -> list[tuple[str, str]]:
-    """What changed since the previous launch, as (text, style) pieces."""
+def _what_changed_pieces(
+    engine: str | None,
+    version_changed: bool | None,
+    version_change: str | None,
+    kv_tokens_definition_change: str | None,
+    args_changed: bool | None,
+    arg_changes: str | None,
+    derived_changes: str | None,
+    defaults_moved: str | None,
+    release_fields_change: str | None,
+    prev_launch_id: str | None,
+) -> list[tuple[str, str]]:
+    """What changed since the previous launch, as (text, style) pieces, joined by ``; ``."""
     pieces: list[tuple[str, str]] = []
-    engine = "vLLM" if row.get("engine") == "vllm" else "SGLang"
-    if row["version_changed"]:
-        pieces.append((f"{engine} {row['version_change']}", "bold magenta"))
-    if row.get("kv_tokens_definition_change"):
-        pieces.append((("; " if _text(pieces) else "") + row["kv_tokens_definition_change"], "bold yellow"))
-    if row["args_changed"]:
-        if _text(pieces):
-            pieces.append(("; ", ""))
-        pieces.append((_short_changes(row["arg_changes"]), "cyan"))
-    for key, label in (("derived_changes", "derived by SGLang: "), ("defaults_moved", "release default moved: ")):
-        if row.get(key):
-            pieces.append((("; " if _text(pieces) else "") + label + _short_changes(row[key]), "dim"))
-    if row.get("release_fields_change"):
-        pieces.append((("; " if _text(pieces) else "") + row["release_fields_change"], "dim"))
-    if row["args_changed"] is None and row["prev_launch_id"] and row.get("engine") != "vllm":
-        pieces.append((("; " if _text(pieces) else "") + "(server_args unknown)", "dim"))
-    return pieces
+    if version_changed:
+        pieces.append((f"{'vLLM' if engine == 'vllm' else 'SGLang'} {version_change}", "bold magenta"))
+    if kv_tokens_definition_change:
+        pieces.append((kv_tokens_definition_change, "bold yellow"))
+    if args_changed:
+        pieces.append((_short_changes(arg_changes), "cyan"))
+    if derived_changes:
+        pieces.append(("derived by SGLang: " + _short_changes(derived_changes), "dim"))
+    if defaults_moved:
+        pieces.append(("release default moved: " + _short_changes(defaults_moved), "dim"))
+    if release_fields_change:
+        pieces.append((release_fields_change, "dim"))
+    if args_changed is None and prev_launch_id and engine != "vllm":
+        pieces.append(("(server_args unknown)", "dim"))
+    if len(pieces) < 2:
+        return pieces
+    out = [pieces[0]]
+    said = bool(pieces[0][0])
+    for text, style in pieces[1:]:
+        if said and style == "cyan":  # the separator before the argument changes is unstyled
+            out.append(("; ", ""))
+        elif said:
+            text = "; " + text
+        out.append((text, style))
+        said = said or bool(text)
+    return out
 
 
 def _text(pieces: list[tuple[str, str]]) -> str:

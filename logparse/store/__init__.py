@@ -126,6 +126,35 @@ class Rows:
             yield dict(zip(cols, r))
 
 
+#: The columns of :meth:`Store.history`; ``metric`` stands for the metric, ``metric_change`` for its change.
+HISTORY_COLUMNS = (
+    "deployment",
+    "launch_no",
+    "launch_id",
+    "host",
+    "model_path",
+    "started_at",
+    "outcome",
+    "version",
+    "metric",
+    "metric_change",
+    "version_changed",
+    "version_change",
+    "args_changed",
+    "changed_args",
+    "changed_arg_names",
+    "arg_changes",
+    "defaults_moved",
+    "derived_changes",
+    "fields_added",
+    "fields_removed",
+    "release_fields_change",
+    "prev_launch_id",
+    "engine",
+    "kv_tokens_definition_change",
+)
+
+
 def parse_when(text: str, *, now: datetime | None = None) -> datetime:
     """``2026-05-18``, ``2026-05-18T10:00``, ``today``, ``yesterday``, ``7d``/``-7d``/``12h``/``30m``/``2w`` ago."""
     now = now or datetime.now()
@@ -385,10 +414,12 @@ class Store:
         host: str | None = None,
         model: str | None = None,
         as_rows: bool = False,
+        columns: Sequence[str] | None = None,
     ):
         """The metric over the launches of each deployment, with its change and what changed in between.
 
-        A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
+        A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns); ``columns``:
+        only these of them (``metric`` and ``metric_change`` name the metric's columns)."""
         m = resolve_metric(metric)
         where, params = [], []
         if deployment:
@@ -400,13 +431,12 @@ class Store:
         if model:
             where.append("model_path ILIKE ?")
             params.append(f"%{model}%")
-        sql = (
-            f"SELECT deployment, launch_no, launch_id, host, model_path, started_at, outcome, version, "
-            f"{m}, {m}_change, version_changed, version_change, args_changed, changed_args, "
-            f"changed_arg_names, arg_changes, defaults_moved, derived_changes, fields_added, fields_removed, "
-            f"release_fields_change, prev_launch_id, engine, kv_tokens_definition_change "
-            f"FROM history"
-        )
+        unknown = [c for c in columns or () if c not in HISTORY_COLUMNS]
+        if unknown:
+            raise ValueError(f"not a history column: {', '.join(unknown)}; known: {', '.join(HISTORY_COLUMNS)}")
+        named = {"metric": m, "metric_change": f"{m}_change"}
+        cols = [named.get(c, c) for c in columns or HISTORY_COLUMNS]
+        sql = f"SELECT {', '.join(cols)} FROM history"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY deployment, launch_no"

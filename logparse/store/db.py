@@ -125,15 +125,17 @@ def short_error(exc: Exception) -> str:
 
 
 def schema_version_of(con) -> int | None:
-    """Schema version, 0 for an empty database, None when it is some other DuckDB database."""
-    tables = {
-        r[0]
-        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
-    }
-    if "schema_version" not in tables:
-        return 0 if not tables else None
-    row = con.execute("SELECT max(version) FROM schema_version").fetchall()[0]
-    return int(row[0]) if row and row[0] is not None else 0
+    """Schema version, 0 for an empty database, None when it is some other DuckDB database.
+    (Outside a transaction: a store without ``schema_version`` fails the first query.)"""
+    import duckdb
+
+    try:  # a store: one query (every read command opens the store)
+        row = con.execute("SELECT max(version) FROM main.schema_version").fetchall()[0]
+        return int(row[0]) if row and row[0] is not None else 0
+    except duckdb.CatalogException:
+        pass
+    tables = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    return 0 if not tables[0][0] else None
 
 
 @contextmanager
