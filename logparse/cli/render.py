@@ -194,7 +194,7 @@ def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None
     if args:
         console.print("  " + ", ".join(args))
     if launch.ranks:
-        console.print(rank_table(launch))
+        print_rich_table(console, rank_table(launch))
     if budget is not None:
         console.print(budget_line(budget))
     if launch.max_total_num_tokens is not None:
@@ -256,7 +256,7 @@ FAST_TABLE_ROWS = 60
 def print_table(console: Console, table: Table) -> None:
     """Print a rich table; large ones as plain aligned columns (same content, no styles)."""
     if table.row_count <= FAST_TABLE_ROWS:
-        console.print(table)
+        print_rich_table(console, table)
         return
     cols = table.columns
     cells = [[_plain(c) for c in col._cells] for col in cols]
@@ -298,3 +298,107 @@ def _plain(cell) -> str:
     if isinstance(cell, Text):
         return cell.plain
     return str(cell)
+
+
+def print_rich_table(console: Console, table: Table) -> None:
+    """``console.print(table)``, the same text laid out without rich where that can be done
+    (:func:`rich_layout_without_colour`)."""
+    text = rich_layout_without_colour(console, table)
+    if text is None:
+        console.print(table)
+    else:
+        console.file.write(text)
+
+
+def rich_layout_without_colour(console: Console, table: Table) -> str | None:
+    """The text ``console.print(table)`` prints, laid out here when the console has no colours (a
+    pipe, a file, NO_COLOR) and the table is one of ours that fits the width: rich measures and
+    renders every cell through its general machinery, most of a small read command's own time.
+    None for anything else (rich prints it)."""
+    from rich.box import HEAVY_HEAD
+
+    if (
+        console.color_system is not None
+        or console.legacy_windows
+        or not console.encoding.lower().startswith("utf")
+        or table.box is not HEAVY_HEAD
+        or table.show_edge
+        or table.pad_edge
+        or not table.show_header
+        or table.show_footer
+        or table.show_lines
+        or table.leading
+        or table.caption
+        or table.expand
+        or table.width is not None
+        or table.min_width is not None
+        or tuple(table.padding) != (0, 1, 0, 1)
+        or table.collapse_padding
+        or any(row.end_section for row in table.rows)
+    ):
+        return None
+    columns = _plain_columns(console, table)
+    if columns is None:
+        return None
+    return _laid_out(console, table, columns)
+
+
+def _plain_columns(console: Console, table: Table) -> list[tuple[bool, list[str]]] | None:
+    """Per column: whether it is right-justified, and its header and cells as the text rich shows."""
+    out = []
+    for col in table.columns:
+        if col.justify not in ("left", "right") or col.width is not None or col.min_width is not None:
+            return None
+        if col.max_width is not None or col.ratio is not None:
+            return None
+        texts = []
+        for renderable in [col.header, *col._cells]:
+            text = _shown_text(console, renderable)
+            if text is None:
+                return None
+            texts.append(text)
+        out.append((col.justify == "right", texts))
+    return out
+
+
+def _shown_text(console: Console, renderable: Any) -> str | None:
+    """A cell's text as rich shows it (markup and emoji codes in plain strings applied), or None."""
+    if isinstance(renderable, Text):
+        if renderable.justify is not None:
+            return None
+        text = renderable.plain
+    elif isinstance(renderable, str):
+        text = console.render_str(renderable).plain if ("[" in renderable or ":" in renderable) else renderable
+    else:
+        return None
+    return text if text.isprintable() else None
+
+
+def _laid_out(console: Console, table: Table, columns: list[tuple[bool, list[str]]]) -> str | None:
+    """Title, header, rule and rows laid out as rich lays out a table that fits (None when it does not)."""
+    from rich.cells import cell_len
+
+    last = len(columns) - 1
+    lens = [[cell_len(t) for t in texts] for _, texts in columns]
+    widths = [(max(ls) + (c > 0) + (c < last)) or 1 for c, ls in enumerate(lens)]
+    table_width = sum(widths) + last
+    title = None if not table.title else _shown_text(console, table.title)
+    if table_width > console.width or (table.title and (title is None or cell_len(title) > table_width)):
+        return None
+    box = table.box
+    assert box is not None
+
+    def line(i: int, divider: str) -> str:
+        cells = []
+        for c, (right, texts) in enumerate(columns):
+            pad = " " * (widths[c] - (c > 0) - (c < last) - lens[c][i])
+            body = pad + texts[i] if right else texts[i] + pad
+            cells.append((" " if c > 0 else "") + body + (" " if c < last else ""))
+        return divider.join(cells)
+
+    n = len(columns[0][1]) if columns else 0
+    out = [] if title is None else [title + " " * (table_width - cell_len(title))]
+    out.append(line(0, box.head_vertical))
+    out.append(box.get_row(widths, "head", edge=False))
+    out += [line(i, box.foot_vertical if i == n - 1 else box.mid_vertical) for i in range(1, n)]
+    return "\n".join(out) + "\n"

@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from logparse.cli.render import fmt_value
+from logparse.cli.render import fmt_value, print_rich_table
 
 
 def _known(rep: dict[str, Any], name: str) -> Any:
@@ -81,7 +81,7 @@ def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
             t.add_row(Text(f"      {lab}", style="dim"), Text(f"{gb:.2f}", style="dim"), "")
         else:
             t.add_row(Text(f"  = {lab}", style="bold green"), Text(f"{gb:.2f}", style="bold green"), "")
-    console.print(t)
+    print_rich_table(console, t)
 
 
 def _explain_kv_pool(rep: dict[str, Any], console) -> None:
@@ -149,7 +149,7 @@ def _explain_ranks(rep: dict[str, Any], console, unit: str) -> None:
         rt.add_column(h, justify="left" if h == "rank" else "right")
     for r in ranks:
         rt.add_row(*[str(r[k]) if k == "rank" else ("—" if r.get(k) is None else f"{r[k]:.2f}") for _, k in present])
-    console.print(rt)
+    print_rich_table(console, rt)
 
 
 def _explain_what_if(rep: dict[str, Any], console) -> None:
@@ -190,7 +190,7 @@ def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
         t.add_column(h, justify="left" if not h else "right")
     for k, d in rows:
         t.add_row(k, *_cell(d))
-    console.print(t)
+    print_rich_table(console, t)
 
 
 def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
@@ -241,7 +241,7 @@ def _diff_args(args: dict[str, Any], console) -> None:
         for c in args["removed"][:lim]:
             t.add_row(c["arg"], _short(c["a"]), Text("(absent)", style="dim"))
         more = max(len(args["added"]) - lim, 0) + max(len(args["removed"]) - lim, 0)
-        console.print(t)
+        print_rich_table(console, t)
         if more:
             why = " (ServerArgs fields of one SGLang release only)" if args["added_removed_by_version"] else ""
             console.print(f"  … {more} fields only in one launch{why} (see --json)", style="dim")
@@ -285,7 +285,7 @@ def _diff_budget(budget: dict[str, Any], console) -> None:
         if d is None or (d["a"] is None and d["b"] is None):
             continue
         t.add_row(lab, *_cell(d, {"mem_fraction_static": 3, "bytes_per_token": 0}.get(k, 2)))
-    console.print(t)
+    print_rich_table(console, t)
 
 
 def _diff_ranks(ranks: list[dict[str, Any]], console, max_rank_rows: int) -> None:
@@ -304,7 +304,7 @@ def _diff_ranks(ranks: list[dict[str, Any]], console, max_rank_rows: int) -> Non
         t.add_column(h, justify="left" if h in ("rank", "figure") else "right")
     for rank, f, d in changed_rows[:max_rank_rows]:
         t.add_row(rank, f, *_cell(d))
-    console.print(t)
+    print_rich_table(console, t)
     if len(changed_rows) > max_rank_rows:
         console.print(f"  … {len(changed_rows) - max_rank_rows} more (see --json)", style="dim")
 
@@ -334,7 +334,7 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
             f"{at['b_tokens']:,}",
             Text(f"{at['delta_tokens']:+,}", style="bold"),
         )
-    console.print(t)
+    print_rich_table(console, t)
     if at.get("unexplained_tokens"):
         console.print(f"  the unexplained part points at {at['unexplained_points_at']}", style="dim")
     for n in at.get("notes", []):
@@ -379,7 +379,7 @@ def render_check(rep: dict[str, Any], console) -> None:
             r.get("threshold") or r.get("note") or "",
             Text(r["status"], style=style.get(r["status"], "")),
         )
-    console.print(t)
+    print_rich_table(console, t)
     for r in rep["results"]:
         if r["status"] == "regression":
             line = f"  ✗ {r['label']}: {_f(r.get('value'))} vs {_f(r.get('median', r.get('baseline')))}"

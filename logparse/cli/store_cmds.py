@@ -344,7 +344,7 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from logparse.cli.render import cell
+    from logparse.cli.render import cell, print_rich_table
 
     if not (rt.get("batch_lines") or rt.get("retractions")):
         return
@@ -371,7 +371,7 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
         str(rt.get("first_runtime_at") or "—"),
         str(rt.get("last_runtime_at") or "—"),
     )
-    console.print(kv)
+    print_rich_table(console, kv)
     if rt.get("retractions"):
         console.print(
             Text(f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted", style="yellow")
@@ -381,7 +381,7 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
 def _render_timeline(launch, events: str, console) -> None:
     from rich.table import Table
 
-    from logparse.cli.render import rank_label
+    from logparse.cli.render import print_rich_table, rank_label
 
     tl = Table(title="events", title_justify="left", show_edge=False, pad_edge=False)
     for c in ("line", "time", "rank", "worker", "event", "details"):
@@ -400,7 +400,7 @@ def _render_timeline(launch, events: str, console) -> None:
             ev.kind + (f" ({ev.form})" if ev.form else ""),
             _event_summary(ev),
         )
-    console.print(tl)
+    print_rich_table(console, tl)
     if skipped:
         console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
 
