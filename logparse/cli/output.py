@@ -184,7 +184,8 @@ def _parquet_cell(v: Any) -> Any:
 def plain_table(columns: list[str], rows: list[tuple], console) -> None:
     from rich.table import Table
 
-    from logparse.cli.render import cell, print_table
+    from logparse.cli.cells import cell
+    from logparse.cli.render import print_table
 
     table = Table(title=f"{len(rows)} row(s)", title_justify="left", show_edge=False, pad_edge=False)
     numeric = [

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from logparse.cli.cells import FAST_TABLE_ROWS, plain_table_text
+from logparse.cli.cells import fmt as _fmt
 from logparse.launches.model import Launch, ParseResult
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
-
-
-def _fmt(v: Any, digits: int = 2) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    if isinstance(v, int) and abs(v) >= 10000:
-        return f"{v:,}"
-    return str(v)
 
 
 from logparse.launches.model import rank_label  # noqa: E402  (re-exported for the CLI modules)
@@ -127,17 +118,6 @@ def rank_table(launch: Launch) -> Table:
             _fmt(r.graph_s),
         )
     return table
-
-
-def cell(v: Any) -> str:
-    """A table cell: ``—`` for absent, ISO time to the second, lists joined, yes/no, numbers as ``_fmt``."""
-    if isinstance(v, datetime):
-        return v.isoformat(sep=" ", timespec="seconds")
-    if isinstance(v, list):
-        return ", ".join(str(x) for x in v)
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return _fmt(v)
 
 
 def budget_line(budget: dict[str, Any]) -> Text:
@@ -248,11 +228,6 @@ def print_parse_result(
         console.print(Text("warning: " + w, style="yellow"))
 
 
-#: Above this many rows a table is printed as plain aligned text: rich's layout of a large
-#: table costs seconds, which a listing of thousands of launches should not.
-FAST_TABLE_ROWS = 60
-
-
 def print_table(console: Console, table: Table) -> None:
     """Print a rich table; large ones as plain aligned columns (same content, no styles)."""
     if table.row_count <= FAST_TABLE_ROWS:
@@ -270,26 +245,7 @@ def print_table(console: Console, table: Table) -> None:
 def print_plain_table(console, title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> None:
     """A large table as plain aligned columns (what :func:`print_table` prints above
     :data:`FAST_TABLE_ROWS` rows), from plain strings: no rich objects to build."""
-    widths = [max([len(h)] + [_width(row[c]) for row in rows]) for c, h in enumerate(headers)]
-
-    def fmt(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
-
-    out = []
-    if title:
-        out.append(title)
-    out.append(fmt(headers))
-    out.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        out.append(fmt([v.replace("\n", " ") for v in row]))
-    console.file.write("\n".join(out) + "\n")
-
-
-def _width(text: str) -> int:
-    """The width of a cell: its longest line."""
-    if "\n" not in text:
-        return len(text)
-    return max(len(x) for x in text.split("\n"))
+    console.file.write(plain_table_text(title, headers, right, rows))
 
 
 def _plain(cell) -> str:

@@ -12,16 +12,14 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.cells import FAST_TABLE_ROWS
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.store.db import default_db_path
-
-if TYPE_CHECKING:  # rich is imported by the commands that print tables, not at start-up
-    from rich.console import JustifyMethod
 
 DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
 
@@ -223,60 +221,88 @@ def launches_cmd(
             )
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
+    if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
+        out.write(_launch_text(rows.columns, rows.rows))
+        return
     out.rows(rows.columns, rows.rows, render_table=_launch_table)
 
 
-def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
-    from rich.table import Table
-    from rich.text import Text
+#: The launches table's columns: header and whether it is right-justified.
+_LAUNCH_HEADS: tuple[tuple[str, bool], ...] = (
+    ("launch", False),
+    ("host", False),
+    ("started", False),
+    ("outcome", False),
+    ("version", False),
+    ("model", False),
+    ("tp", True),
+    ("dp", True),
+    ("mem frac", True),
+    ("KV tokens", True),
+    ("KV GiB", True),
+    ("weights GiB", True),
+    ("headroom GiB", True),
+    ("peak usage", True),
+    ("retract", True),
+    ("warn", True),
+)
 
-    from logparse.cli.render import OUTCOME_STYLE, cell, print_table
 
-    t = Table(title=f"{len(rows)} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
-    heads: list[tuple[str, JustifyMethod]] = [
-        ("launch", "left"),
-        ("host", "left"),
-        ("started", "left"),
-        ("outcome", "left"),
-        ("version", "left"),
-        ("model", "left"),
-        ("tp", "right"),
-        ("dp", "right"),
-        ("mem frac", "right"),
-        ("KV tokens", "right"),
-        ("KV GiB", "right"),
-        ("weights GiB", "right"),
-        ("headroom GiB", "right"),
-        ("peak usage", "right"),
-        ("retract", "right"),
-        ("warn", "right"),
-    ]
-    for name, just in heads:
-        t.add_column(name, justify=just, no_wrap=name in ("launch", "started", "outcome"))
+def _launch_cells(columns: list[str], rows: list[tuple]) -> list[list[str]]:
+    """Per launch: its cells as text, in :data:`_LAUNCH_HEADS` order."""
+    from logparse.cli.cells import cell
+
+    out = []
     for values in rows:
         r = dict(zip(columns, values))
         model = (r.get("model_path") or "—").rstrip("/").rsplit("/", 1)[-1]
         usage = r.get("peak_token_usage")
         # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
         mf = r.get("mem_fraction_static") if r.get("engine") != "vllm" else r.get("gpu_memory_utilization")
-        t.add_row(
-            r["launch_id"][:12],
-            r.get("host") or "—",
-            cell(r.get("started_at")),
-            Text(r.get("outcome") or "?", style=OUTCOME_STYLE.get(r.get("outcome") or "", "")),
-            _version_cell(r),
-            model,
-            cell(r.get("tp_size")),
-            cell(r.get("dp_size")),
-            "—" if mf is None else f"{mf:g}",
-            cell(r.get("kv_tokens")),
-            cell(r.get("kv_pool_gb")),
-            cell(r.get("weights_gb")),
-            cell(r.get("headroom_gb")),
-            "—" if usage is None else f"{usage:.0%}",
-            cell(r.get("retractions")),
-            cell(r.get("n_warnings")),
+        out.append(
+            [
+                r["launch_id"][:12],
+                r.get("host") or "—",
+                cell(r.get("started_at")),
+                r.get("outcome") or "?",
+                _version_cell(r.get("version"), r.get("engine")),
+                model,
+                cell(r.get("tp_size")),
+                cell(r.get("dp_size")),
+                "—" if mf is None else f"{mf:g}",
+                cell(r.get("kv_tokens")),
+                cell(r.get("kv_pool_gb")),
+                cell(r.get("weights_gb")),
+                cell(r.get("headroom_gb")),
+                "—" if usage is None else f"{usage:.0%}",
+                cell(r.get("retractions")),
+                cell(r.get("n_warnings")),
+            ]
         )
+    return out
+
+
+def _launch_text(columns: list[str], rows: list[tuple]) -> str:
+    """The launches table as plain aligned columns (more than ``FAST_TABLE_ROWS`` launches)."""
+    from logparse.cli.cells import plain_table_text
+
+    heads = [h for h, _ in _LAUNCH_HEADS]
+    right = [r for _, r in _LAUNCH_HEADS]
+    return plain_table_text(f"{len(rows)} launch(es)", heads, right, _launch_cells(columns, rows))
+
+
+def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from logparse.cli.render import OUTCOME_STYLE, print_table
+
+    t = Table(title=f"{len(rows)} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
+    for name, right in _LAUNCH_HEADS:
+        t.add_column(name, justify="right" if right else "left", no_wrap=name in ("launch", "started", "outcome"))
+    for cells in _launch_cells(columns, rows):
+        outcome = Text(cells[3], style=OUTCOME_STYLE.get(cells[3], ""))
+        t.add_row(*cells[:3], outcome, *cells[4:])
     print_table(console, t)
 
 
@@ -344,7 +370,8 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from logparse.cli.render import cell, print_rich_table
+    from logparse.cli.cells import cell
+    from logparse.cli.render import print_rich_table
 
     if not (rt.get("batch_lines") or rt.get("retractions")):
         return
@@ -426,6 +453,9 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot) ->
     if out.fmt == "table" and not rows.rows:
         typer.echo("no launches in the store match", err=True)
         return
+    if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
+        out.write(_history_text(rows.columns, rows.rows, m))
+        return
     out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
 
 
@@ -489,7 +519,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
     large store is thousands of them."""
     from operator import itemgetter
 
-    from logparse.cli.render import cell
+    from logparse.cli.cells import cell
     from logparse.launches.deployment import short_label
 
     at = {c: i for i, c in enumerate(columns)}
@@ -570,19 +600,20 @@ def _text(pieces: list[tuple[str, str]]) -> str:
 _HISTORY_HEADS = ("deployment", "#", "launch", "started", "outcome", "version", None, "change", "what changed")
 
 
-def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
-    from logparse.cli.render import FAST_TABLE_ROWS, print_plain_table
+def _history_text(columns: list[str], rows: list[tuple], m: str) -> str:
+    """The history table as plain aligned columns (what a table of more than
+    :data:`~logparse.cli.cells.FAST_TABLE_ROWS` rows prints)."""
+    from logparse.cli.cells import plain_table_text
 
     heads = [h or m for h in _HISTORY_HEADS]
+    plain = [[*r[:7], r[7][0], _text(r[8])] for r, _ in _history_cells(columns, rows, m)]
+    return plain_table_text(f"{m} over launches, by deployment", heads, [h in ("#", m, "change") for h in heads], plain)
+
+
+def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
+    heads = [h or m for h in _HISTORY_HEADS]
     title = f"{m} over launches, by deployment"
-    cells = _history_cells(columns, rows, m)
-    if len(cells) > FAST_TABLE_ROWS:  # plain text straight away: no rich objects for thousands of rows
-        plain = [
-            [c if isinstance(c, str) else (c[0] if isinstance(c, tuple) else _text(c)) for c in r] for r, _ in cells
-        ]
-        print_plain_table(console, title, heads, [h in ("#", m, "change") for h in heads], plain)
-        return
-    _history_rich_table(title, heads, cells, m, console)
+    _history_rich_table(title, heads, _history_cells(columns, rows, m), m, console)
 
 
 def _history_rich_table(title: str, heads: list[str], cells: list, m: str, console) -> None:

@@ -1,0 +1,57 @@
+"""Table cells and large plain tables as text, without rich (a read command that prints thousands
+of rows, or none through rich, need not import it)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+#: Above this many rows a table is printed as plain aligned text: rich's layout of a large
+#: table costs seconds, which a listing of thousands of launches should not.
+FAST_TABLE_ROWS = 60
+
+
+def fmt(v: Any, digits: int = 2) -> str:
+    """A figure: ``—`` for absent, ``digits`` decimals for floats, thousands separators from 10,000."""
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    if isinstance(v, int) and abs(v) >= 10000:
+        return f"{v:,}"
+    return str(v)
+
+
+def cell(v: Any) -> str:
+    """A table cell: ``—`` for absent, ISO time to the second, lists joined, yes/no, numbers as :func:`fmt`."""
+    if isinstance(v, datetime):
+        return v.isoformat(sep=" ", timespec="seconds")
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return fmt(v)
+
+
+def plain_table_text(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> str:
+    """A large table as plain aligned columns, from plain strings (``right``: right-justified columns)."""
+    widths = [max([len(h)] + [_width(row[c]) for row in rows]) for c, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+
+    out = []
+    if title:
+        out.append(title)
+    out.append(line(headers))
+    out.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        out.append(line([v.replace("\n", " ") for v in row]))
+    return "\n".join(out) + "\n"
+
+
+def _width(text: str) -> int:
+    """The width of a cell: its longest line."""
+    if "\n" not in text:
+        return len(text)
+    return max(len(x) for x in text.split("\n"))
