@@ -113,34 +113,34 @@ def _event_from_row(e: dict[str, Any]) -> Event:
     )
 
 
+#: Up to this many launches are read with one placeholder per id, more with a list joined to each table.
+_FEW = 64
+
+
 def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[str, tuple[Launch, LaunchMeta]]:
     """Launches by id (missing ids are absent from the result).  ``schema_prefix``: e.g. ``other.``."""
     ids = list(dict.fromkeys(ids))
     if not ids:
         return {}
     p = schema_prefix
-    rows = _rows(con, f"SELECT * FROM {p}launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+    params: list[Any]
+    if len(ids) <= _FEW:
+        # one placeholder per id: DuckDB then filters each table's scan (its key index, its zone maps)
+        # instead of joining the whole table to a list, a third less time for the launches a report reads
+        these, params = f"launch_id IN ({', '.join('?' * len(ids))})", list(ids)
+    else:
+        these, params = "launch_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+    rows = _rows(con, f"SELECT * FROM {p}launches WHERE {these}", params)
     ranks: dict[str, list] = {}
-    for r in _rows(
-        con,
-        f"SELECT * FROM {p}rank_memory WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, rank_idx",
-        [ids],
-    ):
+    for r in _rows(con, f"SELECT * FROM {p}rank_memory WHERE {these} ORDER BY launch_id, rank_idx", params):
         ranks.setdefault(r["launch_id"], []).append(r)
     events: dict[str, list] = {}
-    for e in _rows(
-        con,
-        f"SELECT * EXCLUDE (ts) FROM {p}events WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY launch_id, seq",
-        [ids],
-    ):
+    for e in _rows(con, f"SELECT * EXCLUDE (ts) FROM {p}events WHERE {these} ORDER BY launch_id, seq", params):
         events.setdefault(e["launch_id"], []).append(e)
     runtime = {
         r["launch_id"]: r
         for r in _rows(
-            con,
-            f"SELECT launch_id, runtime::VARCHAR AS runtime FROM {p}runtime_stats "
-            "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
-            [ids],
+            con, f"SELECT launch_id, runtime::VARCHAR AS runtime FROM {p}runtime_stats WHERE {these}", params
         )
     }
     out: dict[str, tuple[Launch, LaunchMeta]] = {}
