@@ -81,3 +81,13 @@ def test_a_colour_console_and_other_tables_are_left_to_rich():
     assert rich_layout_without_colour(plain, framed) is None
     print_rich_table(plain, framed)
     assert plain.file.getvalue() == _rich(framed, 100)
+
+
+def test_a_large_table_as_plain_columns():
+    from logparse.cli.cells import plain_table_text
+
+    text = plain_table_text(
+        "title", ["name", "n", ""], [False, True, False], [["a", "1,234", "x\ny"], ["long name", "5", ""]]
+    )
+    assert text == ("title\nname           n\n---------  -----  -\na          1,234  x y\nlong name      5\n")
+    assert plain_table_text(None, ["a"], [True], []) == "a\n-\n"

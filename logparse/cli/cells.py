@@ -35,18 +35,22 @@ def cell(v: Any) -> str:
 
 def plain_table_text(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> str:
     """A large table as plain aligned columns, from plain strings (``right``: right-justified columns)."""
-    widths = [max([len(h)] + [_width(row[c]) for row in rows]) for c, h in enumerate(headers)]
-
-    def line(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
-
+    columns = list(zip(*rows)) if rows else [() for _ in headers]
+    broken = [any("\n" in v for v in col) if "\n" in "".join(col) else False for col in columns]
+    widths = [
+        max([len(h)] + ([_width(v) for v in col] if multi else list(map(len, col))))
+        for h, col, multi in zip(headers, columns, broken)
+    ]
+    # one format for every row: thousands of rows are padded by str.format, not cell by cell
+    line = "  ".join(f"{{:{'>' if r else '<'}{w}}}" for w, r in zip(widths, right)).format
     out = []
     if title:
         out.append(title)
-    out.append(line(headers))
+    out.append(line(*headers).rstrip())
     out.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        out.append(line([v.replace("\n", " ") for v in row]))
+    if any(broken):
+        rows = [[v.replace("\n", " ") for v in row] for row in rows]
+    out += [line(*row).rstrip() for row in rows]
     return "\n".join(out) + "\n"
 
 

@@ -513,10 +513,10 @@ _HISTORY_TABLE_COLUMNS = (
 )
 
 
-def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
-    """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
-    and whether it ends its deployment's section.  Rows are read by position: ``history`` of a
-    large store is thousands of them."""
+def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = False) -> list[tuple[list, bool]]:
+    """Per row: its cells as plain text (the change and what changed as (text, style) pieces, or
+    with ``plain`` as text too), and whether it ends its deployment's section.  Rows are read by
+    position: ``history`` of a large store is thousands of them."""
     from operator import itemgetter
 
     from logparse.cli.cells import cell
@@ -535,7 +535,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
         no, lid, started, outcome, version, value = shown(row)
         change = row[change_at]
         ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
-        cstyle = "" if not change else ("green" if change > 0 else "red")
+        pieces = _what_changed_pieces(*what(row))
         cells = [
             short_label(row[dep]) if first else "",
             str(no),
@@ -544,9 +544,11 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
             outcome or "",
             _version_cell(version, row[engine_at]),
             cell(value),
-            (ctext, cstyle),
-            _what_changed_pieces(*what(row)),
         ]
+        if plain:
+            cells += [ctext, _text(pieces)]
+        else:
+            cells += [(ctext, "" if not change else ("green" if change > 0 else "red")), pieces]
         out.append((cells, last and i < n - 1))
     return out
 
@@ -606,7 +608,7 @@ def _history_text(columns: list[str], rows: list[tuple], m: str) -> str:
     from logparse.cli.cells import plain_table_text
 
     heads = [h or m for h in _HISTORY_HEADS]
-    plain = [[*r[:7], r[7][0], _text(r[8])] for r, _ in _history_cells(columns, rows, m)]
+    plain = [r for r, _ in _history_cells(columns, rows, m, plain=True)]
     return plain_table_text(f"{m} over launches, by deployment", heads, [h in ("#", m, "change") for h in heads], plain)
 
 
