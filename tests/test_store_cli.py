@@ -305,3 +305,26 @@ def test_journal_ingest_resumes_from_the_stored_cursor(tmp_path):
     # nothing new: nothing read, nothing changes
     code, _, err = cli("ingest", "--journal", "--file", str(journal), "--db", db)
     assert code == 0 and "0 launch(es) added, 0 updated" in err
+
+
+def test_read_commands_end_without_teardown_and_lose_no_output(tmp_path, three):
+    """show, explain, diff, launches and history end their process at once (no Python teardown):
+    what they print, to a pipe or to --output, is all there, with the exit code."""
+    from logparse.store import Store
+
+    db = tmp_path / "s.duckdb"
+    Store(db).ingest_paths([three])
+    env = {k: v for k, v in cli_env().items() if k != "PYTHONUNBUFFERED"}  # stdout to a pipe is buffered
+    for args in (
+        ["launches", "--format", "json"],
+        ["history", "--format", "csv"],
+        ["history"],
+        ["show", "@latest", "--json"],
+        ["explain", "@latest"],
+        ["diff", "@-1", "@latest", "--json"],
+    ):
+        proc = cli_process(*args, "--db", db, text=True, env=env)
+        assert (proc.returncode, proc.stdout) == (0, cli(*args, db=db).out), args
+    out = tmp_path / "h.txt"
+    assert cli_process("history", "--db", db, "-o", out, env=env).returncode == 0
+    assert out.read_text() == cli("history", db=db).out

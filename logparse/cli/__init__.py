@@ -8,12 +8,13 @@ stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
 from logparse.cli import parse_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
-from logparse.cli.app import app
+from logparse.cli.app import app, quick_exit_allowed
 
 __all__ = ["app", "main"]
 
@@ -57,6 +58,27 @@ def main() -> None:
     except SystemExit as exc:  # typer turns Ctrl-C into exit 130 without a word
         if exc.code == 130:
             typer.echo("logparse: interrupted", err=True)
+        elif exc.code is None or isinstance(exc.code, int):
+            _end_read_command(exc.code or 0)
         raise
     except BrokenPipeError:
         sys.exit(0)
+
+
+def _end_read_command(code: int) -> None:
+    """End the process now, without Python's teardown, after a read command that allowed it
+    (:func:`logparse.cli.app.allow_quick_exit`), once its output is flushed, and only when no
+    other thread or child process is left to finish."""
+    if not quick_exit_allowed():
+        return
+    import threading
+
+    mp = sys.modules.get("multiprocessing")
+    if threading.active_count() > 1 or (mp is not None and mp.active_children()):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: the usual way out reports it
+        return
+    os._exit(code)

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, allow_quick_exit, app, fail
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.store_cmds import DB_HELP, store_errors
 
@@ -72,6 +72,8 @@ def explain(
     doc = rep.to_dict()
     _plot(plot_explain, doc, plot)
     out.document(doc, rep.rows, render_explain)
+    if not plot:
+        allow_quick_exit()
     raise typer.Exit(EXIT_OK)
 
 
@@ -96,6 +98,8 @@ def diff(
     doc = rep.to_dict()
     _plot(plot_diff, doc, plot)
     out.document(doc, rep.rows, render_diff)
+    if not plot:
+        allow_quick_exit()
     raise typer.Exit(EXIT_OK)
 
 

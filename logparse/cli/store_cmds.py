@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, allow_quick_exit, app, fail
 from logparse.cli.cells import FAST_TABLE_ROWS
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.store.db import default_db_path
@@ -223,8 +223,9 @@ def launches_cmd(
             raise fail(str(exc), EXIT_USAGE) from None
     if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
         out.write(_launch_text(rows.columns, rows.rows))
-        return
-    out.rows(rows.columns, rows.rows, render_table=_launch_table)
+    else:
+        out.rows(rows.columns, rows.rows, render_table=_launch_table)
+    allow_quick_exit()
 
 
 #: The launches table's columns: header and whether it is right-justified.
@@ -350,6 +351,7 @@ def show(
         _render_show(launch, doc, events, console)
 
     out.document(doc, lambda: [dict(r) for r in doc["budget"]["ranks"]], render)
+    allow_quick_exit()
     raise typer.Exit(EXIT_OK)
 
 
@@ -660,6 +662,8 @@ def history(
     if plot and not plot.lower().endswith((".png", ".svg", ".pdf")):
         raise fail(f"--plot {plot}: the file must end in .png, .svg or .pdf", EXIT_USAGE)
     _print_history(_store(db), metric, deployment, host, model, out, plot)
+    if not plot:
+        allow_quick_exit()
     raise typer.Exit(EXIT_OK)
 
 
