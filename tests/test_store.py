@@ -459,6 +459,10 @@ def test_migration_from_an_older_schema(tmp_path):
         assert store.load_launch(old[:10]).launch_id == launch.launch_id
     n = store.query("SELECT count(*) AS n FROM launch_budget WHERE kv_tokens IS NOT NULL")["n"][0]
     assert n == 3
+    # migration 9: each launch's change persisted (as a fresh computation gives it), events indexed by launch
+    assert [r[0] for r in _change_rows_are_fresh(store)] == sorted(store.launch_ids())
+    indexes = store.query("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'events'")["index_name"]
+    assert indexes.to_list() == ["events_launch_id"]
 
 
 def test_store_from_a_newer_logparse_is_refused(tmp_path, store):
