@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from logparse.store import changes, schema
 from logparse.store import db as dbm
-from logparse.store import schema
 
 MARKER = "logparse-export.json"
 EXPORT_TABLES = (
@@ -209,6 +209,8 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
             _import_unrecognized(con, fcon, new_sources)
             merged = _import_launches(con, fcon, ids, opts, batch=batch, now=now)
             _import_links(con, links, merged.final_of)
+            # each launch's change, once for the whole merge (per batch it recomputed the same deployments)
+            changes.refresh(con, None)
     finally:
         fcon.close()
     status = "imported"
@@ -299,7 +301,7 @@ def _import_launches(con, fcon, ids: list[str], opts, *, batch: int, now: dateti
                     span=BatchSpan.from_runtime(launch.runtime, meta.batch_edges),
                 )
             )
-        res = apply_items(con, items, source_id=None, opts=opts, now=now)
+        res = apply_items(con, items, source_id=None, opts=opts, now=now, with_changes=False)
         merged.added += res.added
         merged.updated += res.updated
         merged.unchanged += res.unchanged

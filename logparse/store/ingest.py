@@ -808,7 +808,9 @@ class _Merger:
         self.res.updated += 1
         self._finish(final, meta, its)
 
-    def write(self) -> None:
+    def write(self, with_changes: bool = True) -> None:
+        """Replace the launches written in the store; ``with_changes``: also refresh their
+        deployments' ``launch_change`` (a store merge refreshes it once, after its last batch)."""
         import pyarrow as pa
 
         con = self.con
@@ -834,7 +836,7 @@ class _Merger:
             links.update((lid, self.source_id) for lid in self.res.touched)
         _link_sources(con, links)
         deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
-        sequence.refresh(con, deployments)
+        sequence.refresh(con, deployments, with_changes=with_changes)
 
     def _relinked_sources(self) -> set[tuple[str, str]]:
         """Sources of the stored launches merged away, linked to the launch they became."""
@@ -948,8 +950,10 @@ def apply_items(
     now: datetime,
     cursors: dict[int, str] | None = None,
     source_name: str | None = None,
+    with_changes: bool = True,
 ) -> _Result:
-    """Merge items into the store inside the caller's transaction; bulk writes through Arrow."""
+    """Merge items into the store inside the caller's transaction; bulk writes through Arrow.
+    ``with_changes``: also refresh ``launch_change`` for the deployments written (see ``_Merger.write``)."""
     from logparse.store.load import fetch_launches
 
     merger = _Merger(con, items, source_id, opts, now, cursors, source_name)
@@ -964,7 +968,7 @@ def apply_items(
             merger.merge_stored(s_ids, its)
         else:
             merger.new_launch(its)
-    merger.write()
+    merger.write(with_changes)
     return merger.res
 
 
