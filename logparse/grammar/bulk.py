@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
-from logparse.grammar import bulk_export
+from logparse.grammar import bulk_export, bulk_template
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
@@ -124,6 +125,14 @@ def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
     return 1
 
 
+def _threads() -> int:
+    """Blocks classified at once in threads of this process (LOGPARSE_THREADS; default 2)."""
+    try:
+        return max(int(os.environ.get("LOGPARSE_THREADS", "2")), 1)
+    except ValueError:
+        return 1
+
+
 def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> BlockResult:
     """Split and classify one block; reduce batch lines to aggregates.  Pure: runs anywhere.
 
@@ -133,6 +142,10 @@ def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> B
 
     if fmt == "journal-export":
         return _classify_export(data, stamps)
+    if not crlf and fmt in TEMPLATE_FORMATS:
+        proven = _classify_proven(data, fmt, stamps)
+        if proven is not None:
+            return proven
     lines = split_lines(data)
     if crlf:
         lines = lines.str.strip_suffix("\r")
@@ -146,8 +159,182 @@ def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> B
         py["line"].to_list(),
         _aggregates_by_segment(agg),
         pids["pid"].to_list() if fmt != "plain" else [],
-        samples=dict(samples.iter_rows()) if fmt != "plain" else {},
+        samples={pid: line for pid, _, line in samples.iter_rows()} if fmt != "plain" else {},
     )
+
+
+#: Formats whose blocks are first read by :mod:`.bulk_template` (the batch lines it proves skip polars).
+TEMPLATE_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise"})
+#: Up to this many rows the templates leave in a block go to the record path as they are (a
+#: polars query has a fixed cost of tens of ms a block, the record path ~20 µs a line).
+RECORD_PATH_ROWS = 1000
+#: A ``short-iso`` header as :mod:`.bulk_template` takes it for the block's reference: ASCII,
+#: ``host ident[`` without another bracket (polars cuts at the first ``[`` and ``]: ``).
+_REFERENCE_RE = re.compile(rb"\d{4}-\d\d-\d\dT[0-9:.+-]+ [\x20-\x5a\x5c\x5e-\x7e]*\[")
+
+
+def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
+    """:func:`classify_block` with the batch lines :mod:`.bulk_template` proves read by numpy and
+    only the others classified by polars; None when no row of the block can be proven."""
+    import numpy as np
+
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    rows = _message_rows(b, data, starts, ends, fmt)
+    if rows is None:
+        return None
+    decode, prefill, access = bulk_template.batch_rows(b, rows)
+    if not len(decode.row) and not len(prefill.row):
+        return None
+    proven = np.zeros(len(starts), bool)
+    for r in (decode, prefill, access):
+        proven[r.row] = True
+    rest = np.flatnonzero(~proven)
+    if len(rest) <= RECORD_PATH_ROWS:
+        # a few rows: the record path reads them all (as it reads any line), no polars query
+        py_rows, py_lines = rest.tolist(), [data[s:e] for s, e in zip(starts[rest].tolist(), ends[rest].tolist())]
+        counts, agg, pids, samples = None, None, None, None
+    else:
+        py, counts, agg, pids, samples = _collect_rest(data, starts, ends, rest, fmt, stamps)
+        py_rows, py_lines = py["i"].to_list(), py["line"].to_list()
+    frame = _proven_frame(decode, prefill, np.asarray(py_rows, dtype=np.int64), fmt != "plain")
+    n_batch = frame.height
+    pid_set = set(frame["pid"].unique().to_list()) | set(pids["pid"].to_list() if pids is not None else [])
+    return BlockResult(
+        len(starts),
+        (int(counts["vec_total"][0] or 0) if counts is not None else 0) + n_batch + len(access.row),
+        (int(counts["vec_parsed"][0] or 0) if counts is not None else 0) + n_batch,
+        py_rows,
+        py_lines,
+        _aggregates_by_segment(_merged_aggregates(agg, frame, stamps)),
+        sorted(pid_set | set(np.unique(access.cols["pid"]).tolist())) if fmt != "plain" else [],
+        samples=_merged_samples(data, starts, ends, samples, frame) if fmt != "plain" else {},
+    )
+
+
+def _message_rows(b, data: bytes, starts, ends, fmt: str):
+    """The rows whose message :mod:`.bulk_template` may read, positioned at it (None: none)."""
+    import numpy as np
+
+    if fmt == "plain":
+        return bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
+    head = data[: ends[min(len(ends) - 1, 64)]]
+    m = _REFERENCE_RE.search(head)
+    while m is not None and m.start() and head[m.start() - 1] != 10:
+        m = _REFERENCE_RE.search(head, m.start() + 1)
+    if m is None or m.group(0)[4:5] != b"-" or m.group(0)[10:11] != b"T":
+        return None
+    return bulk_template.header_rows(b, starts, ends, m.group(0))
+
+
+def _collect_rest(data: bytes, starts, ends, rest, fmt: str, stamps: bool):
+    """:func:`_collect` of the rows the templates did not prove (``rest``: their row numbers)."""
+    import numpy as np
+    import polars as pl
+
+    # runs of consecutive rows: one slice each
+    breaks = np.flatnonzero(np.diff(rest) != 1) + 1
+    firsts = rest[np.concatenate(([0], breaks))] if len(rest) else rest
+    lasts = rest[np.concatenate((breaks - 1, [len(rest) - 1]))] if len(rest) else rest
+    joined = b"\n".join([data[s:e] for s, e in zip(starts[firsts].tolist(), ends[lasts].tolist())])
+    lines = split_lines(joined) if len(rest) else pl.Series("line", [], dtype=pl.String)
+    lf = pl.DataFrame({"i": rest, "line": lines}).lazy()
+    return _collect(_classified(_with_message(lf, fmt), fmt), stamps, ["i", "line"])
+
+
+def _proven_frame(decode, prefill, python_rows, with_pid: bool):
+    """The proven batch rows as one frame: row ``i``, ``seg`` (the python rows before it), ``pid``,
+    the four figures and ``ts`` (:mod:`.bulk_template`'s number)."""
+    import numpy as np
+    import polars as pl
+
+    parts = []
+    for rows, decoding in ((decode, True), (prefill, False)):
+        c = rows.cols
+        n = len(rows.row)
+        if not n:
+            continue
+        parts.append(
+            pl.DataFrame(
+                {
+                    "i": rows.row,
+                    "seg": np.searchsorted(python_rows, rows.row, side="right") - 1,
+                    "pid": pl.Series(c["pid"] if with_pid else [None] * n, dtype=pl.Int64),
+                    "running": c["running"],
+                    "usage": c["usage"],
+                    "queue": c["queue"],
+                    "tokens": pl.Series(c["tokens"] if decoding else [None] * n, dtype=pl.Int64),
+                    "ts": c["ts"],
+                }
+            )
+        )
+    return pl.concat(parts)
+
+
+def _stamp_text(code, sep: str):
+    """:mod:`.bulk_template`'s stamp number as SGLang wrote it (``sep`` between date and time)."""
+    import polars as pl
+
+    d = (code // 10000).cast(pl.String).str.zfill(14)
+    frac = code % 10000
+    return pl.concat_str(
+        d.str.slice(0, 4),
+        pl.lit("-"),
+        d.str.slice(4, 2),
+        pl.lit("-"),
+        d.str.slice(6, 2),
+        pl.lit(sep),
+        d.str.slice(8, 2),
+        pl.lit(":"),
+        d.str.slice(10, 2),
+        pl.lit(":"),
+        d.str.slice(12, 2),
+        pl.when(frac > 0).then(pl.lit(".") + (frac - 1000).cast(pl.String).str.zfill(3)).otherwise(pl.lit("")),
+    )
+
+
+def _merged_aggregates(agg, frame, stamps: bool):
+    """The aggregates (and stamps) of the polars rows and the proven rows together."""
+    import polars as pl
+
+    rest, rest_stamps = agg if agg is not None else (None, None)
+    ts = pl.col("ts")
+    mine = frame.group_by("seg", "pid").agg(
+        pl.len().alias("batch_lines"),
+        pl.col("running").max().alias("peak_running_req"),
+        pl.col("usage").max().alias("peak_token_usage"),
+        pl.col("queue").max().alias("peak_queue_req"),
+        pl.col("tokens").max().alias("peak_tokens"),
+        _stamp_text(ts.min(), " ").alias("first_runtime_at"),
+        _stamp_text(ts.max(), " ").alias("last_runtime_at"),
+    )
+    mine_stamps = frame.select("seg", "pid", _stamp_text(ts, "T").alias("ts")) if stamps else None
+    if rest is None:
+        return mine, mine_stamps
+    both = (
+        pl.concat([rest, mine.cast(rest.schema)])
+        .group_by("seg", "pid")
+        .agg(
+            pl.col("batch_lines").sum(),
+            *(pl.col(k).max() for k in ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")),
+            pl.col("first_runtime_at").min(),
+            pl.col("last_runtime_at").max(),
+        )
+    )
+    if mine_stamps is None:
+        return both, None
+    return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)])
+
+
+def _merged_samples(data: bytes, starts, ends, samples, frame) -> dict:
+    """A line of each pid's first batch row, the polars rows' and the proven rows' together."""
+    import polars as pl
+
+    first = {pid: (i, line) for pid, i, line in samples.iter_rows()} if samples is not None else {}
+    for pid, i in frame.group_by("pid").agg(pl.col("i").min()).iter_rows():
+        if pid not in first or i < first[pid][0]:
+            first[pid] = (i, data[starts[i] : ends[i]].decode("ascii"))
+    return {pid: line for pid, (_, line) in first.items()}
 
 
 def _collect(lf, stamps: bool, py_columns: list[str]):
@@ -167,7 +354,7 @@ def _collect(lf, stamps: bool, py_columns: list[str]):
             _aggregate(rows),
             lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()),
             # a row of each pid, read by the record path when no python row told its stream
-            lf.filter(vec & pl.col("batch")).group_by("pid").agg(pl.col(py_columns[-1]).first()),
+            lf.filter(vec & pl.col("batch")).select("pid", *py_columns).group_by("pid").agg(pl.all().first()),
             *([_stamp_counts(rows)] if stamps else []),
         ]
     )
@@ -512,13 +699,47 @@ class BulkReader:
             if workers <= 1:
                 # closed right away on any exit (Ctrl-C too), not when the generator is collected
                 with closing(_prefetch(blocks)) as prefetched:
-                    for data in prefetched:
-                        self._apply_item(data, content.crlf)
+                    self._run_threads(prefetched, content.crlf)
             else:
                 self._run_parallel(blocks, workers, content.crlf)
             for rec in self.parser.finish():
                 self._feed_record(rec)
             content.end()
+
+    def _run_threads(self, blocks, crlf: bool) -> None:
+        """Classify two blocks at a time in threads, apply them in order.
+
+        numpy (:mod:`.bulk_template`) runs one thread per block and releases the GIL in its loops,
+        as polars does: two blocks in flight keep both cores busy.  Raw export entries are read by
+        the record path in this thread, in their place."""
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        threads = _threads()
+        if threads <= 1:
+            for item in blocks:
+                self._apply_item(item, crlf)
+            return
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="logparse-classify") as pool:
+            inflight: deque = deque()
+            for item in blocks:
+                if item.__class__ is bulk_export.Raw:
+                    inflight.append((item, None))
+                else:
+                    data = item.data if item.__class__ is bulk_export.Clean else item
+                    inflight.append(
+                        (item, pool.submit(classify_block, data, self.fmt, crlf, self.stamps) if data else None)
+                    )
+                while len(inflight) > threads:
+                    self._apply_done(*inflight.popleft())
+            while inflight:
+                self._apply_done(*inflight.popleft())
+
+    def _apply_done(self, item, future) -> None:
+        if item.__class__ is bulk_export.Raw:
+            self._raw_entries(item.data)
+        elif future is not None:
+            self._apply_block(future.result())
 
     def _apply_item(self, item, crlf: bool) -> None:
         if item.__class__ is bulk_export.Raw:
@@ -606,8 +827,9 @@ class BulkReader:
         self.sp.end_multiline_records()
         self.parser.end_continuation()
 
-    def _python_line(self, n: int, line: str) -> None:
-        r = self.parser.parse(n, line.encode("utf-8", "surrogatepass"))
+    def _python_line(self, n: int, line: str | bytes) -> None:
+        raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+        r = self.parser.parse(n, raw)
         if r is None:
             return
         for rec in r if isinstance(r, list) else (r,):
