@@ -281,3 +281,157 @@ def test_json_messages_with_escapes_spacing_and_odd_values():
     records = _summary(parse_sources([text_source("x", text, "journal-json")], bulk=False))
     assert bulk == records
     assert bulk[0]["parsed"] > 50 and max(launch[-1].get("peak_queue_req") or 0 for launch in bulk[1]) >= 900
+
+
+# ---------------------------------------------------------------- lines the numpy templates prove, and near misses
+
+
+def _decode(i: int, tags: str = " TP0", stamp: str = "") -> str:
+    stamp = stamp or f"2026-11-29 08:09:{i % 60:02d}"
+    return (
+        f"[{stamp}{tags}] Decode batch, #running-req: {i % 50}, #token: {i * 37}, token usage: 0.{i % 90 + 10}, "
+        f"cuda graph: {'True' if i % 3 else 'False'}, gen throughput (token/s): {i}.{i % 100:02d}, #queue-req: {i % 9}"
+    )
+
+
+def _prefill(i: int, tags: str = "") -> str:
+    return (
+        f"[2026-11-29 08:09:{i % 60:02d}{tags}] Prefill batch, #new-seq: {i % 4 + 1}, #new-token: {i * 11}, "
+        f"#cached-token: {i * 3}, token usage: {i % 2}.{i % 97:02d}, #running-req: {i % 61}, #queue-req: {i % 5}, "
+        f"#pending-token: 0, cuda graph: False, input throughput (token/s): {i * 7}.5"
+    )
+
+
+def _access(i: int, path: str = "/v1/chat/completions", reason: str = "200 OK", client: str = "") -> str:
+    client = client or f"10.0.{i % 7}.{i % 250}:{40000 + i}"
+    return f'[2026-11-29 08:09:{i % 60:02d}] INFO:     {client} - "POST {path} HTTP/1.1" {reason}'
+
+
+#: Other lines in the templates' shapes: words in the bracket (an anchor among them: a batch line's
+#: anchors do not matter), milliseconds, a leading zero.
+TEMPLATE_VARIANTS = [
+    _decode(14, tags=" TP0 DisaggregationMode.DECODE node-3"),
+    _decode(18, stamp="2026-11-29 08:09:18.123"),
+    _decode(24, tags=" Capture"),  # an anchor in the bracket
+    _prefill(30).replace("token usage: 0.30", "token usage: 00.30"),
+]
+
+#: Lines one step away from a template: each must leave the template path and give what polars or
+#: the record path gives.
+NEAR_MISSES = [
+    _decode(8) + " ",  # trailing space
+    _decode(9).replace("cuda graph: True", "cuda graph: Maybe").replace("cuda graph: False", "cuda graph: Maybe"),
+    _decode(11).replace("token usage: 0.21", "token usage: 1"),
+    _decode(12).replace("token usage: 0.22", "token usage: 0.12345678901234567"),
+    _decode(13).replace("#token: ", "#full token: "),
+    _decode(15, tags=" TP0  EP0"),
+    _decode(16, tags=" encode_dp_worker[2]"),
+    _decode(17, tags=" nöde"),
+    _decode(19, stamp="2026-11-29 08:09:19.1234"),
+    _decode(20, stamp="2026-11-29 08:09:20.5"),
+    _decode(22).replace("#queue-req: 4", "#queue-req: \x1b[0m4"),
+    _decode(25).replace("Decode batch,", "Decode batch."),
+    _decode(26).replace("Decode batch", "Decode batch [12]"),
+    _decode(28) + "\r",
+    _prefill(29).replace("#pending-token: 0, ", ""),
+    _prefill(31, tags=" TP0") + ", #extra: 1",
+    _access(32, path="/max_total_num_tokens"),
+    _access(33, path="/get?x=server_args="),
+    _access(34, path="/Capture something"),
+    _access(35, reason="418 I'm a teapot"),
+    _access(36, reason="200 OK out of memory"),
+    _access(37, client="[::1]:5000"),
+    _access(38).replace("] INFO", " TP0] INFO"),
+    _access(39).replace("] INFO", " Capture] INFO"),
+    _access(40).replace("INFO:     ", "INFO:    "),
+    _access(41, path="/v1/KV Cache"),
+    _access(42).replace('"POST', '"BREW'),
+    _access(43).replace(" HTTP/1.1", " HTTP/2"),
+]
+
+
+#: Near misses where polars' expressions and the record path already disagreed before the templates
+#: (a key twice, a number beyond 64 bits, a stamp without a date): the templates must leave them to
+#: polars, which gives what it gave (the record path's reading of them is another question).
+POLARS_DIVERGENT = [
+    _decode(7) + ", #queue-req: 99",
+    _decode(23).replace("#queue-req", "#queue-req: 1, #queue-req"),
+    _decode(10).replace("#running-req: 10", "#running-req: 123456789012345678901"),
+    _decode(21, stamp="08:09:21"),
+    _decode(27)[:-1],  # the last number cut off
+]
+
+
+def _template_log(near_misses: list[str] | None = None) -> list[str]:
+    """A sample launch followed by runtime lines in the templates' shapes, near misses among them."""
+    lines = (SAMPLES / "sglang-0.5/restarts-0.5.12.log").read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if 5 < i < 120:
+            out += [_decode(i * 3), _decode(i * 3 + 1, tags=""), _prefill(i), _access(i)]
+            out.append(TEMPLATE_VARIANTS[i % len(TEMPLATE_VARIANTS)])
+            misses = NEAR_MISSES if near_misses is None else near_misses
+            out.append(misses[i % len(misses)])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["plain", "short-iso"])
+@pytest.mark.parametrize("record_rows", [0, 1_000_000])
+def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, record_rows):
+    """Batch and access lines proven by numpy, lines one step from a template (which polars or,
+    when few, the record path reads), in blocks of several sizes: the same as the record path."""
+    from logparse.grammar import bulk as bulk_mod
+    from logparse.sources import text_source
+
+    monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", record_rows)
+    text = _render(_template_log(), fmt)
+    records = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk=False))
+    for block in (4096, 1 << 16, 1 << 24):
+        got = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk="force", block_bytes=block))
+        assert got == records
+    assert max(launch[-1].get("peak_running_req") or 0 for launch in records[1]) >= 40
+
+
+@pytest.mark.parametrize("fmt", ["plain", "short-iso"])
+def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
+    from logparse.grammar import bulk as bulk_mod
+    from logparse.sources import text_source
+
+    monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", 0)
+    text = _render(_template_log(POLARS_DIVERGENT), fmt)
+    source = FORMAT_NAMES[fmt]
+    with_templates = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
+    monkeypatch.setattr(bulk_mod, "TEMPLATE_FORMATS", frozenset())
+    polars_only = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
+    assert with_templates == polars_only
+
+
+def test_templates_prove_the_lines_written_in_their_shape_and_no_near_miss():
+    import numpy as np
+
+    from logparse.grammar import bulk_template
+
+    good = [_decode(i) for i in range(50)] + [_prefill(i) for i in range(50)] + [_access(i) for i in range(50)]
+    good += TEMPLATE_VARIANTS
+    data = "\n".join(good + NEAR_MISSES + POLARS_DIVERGENT).encode()
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    rows = bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
+    proven = sorted(int(i) for r in bulk_template.batch_rows(b, rows) for i in r.row)
+    assert proven == list(range(len(good)))
+
+
+def test_no_anchor_fits_in_a_proven_access_line():
+    """A proven access line is counted as noise unread: no anchor may fit in its free parts (a path
+    of PATH_CHARS, a listed reason) or span them."""
+    from logparse.grammar import bulk_template
+    from logparse.grammar.classify import ANCHORS
+
+    path_chars = set(bulk_template.PATH_CHARS.decode())
+    for anchor in ANCHORS:
+        assert not set(anchor) <= path_chars, anchor
+        for reason in bulk_template.REASONS:
+            assert anchor not in f' HTTP/1.1" 200 {reason}', anchor
+        for method in bulk_template.METHODS:
+            assert anchor not in f'INFO:     1.2.3.4:5 - "{method}', anchor

@@ -321,7 +321,7 @@ def _merged_aggregates(agg, frame, stamps: bool):
             pl.col("last_runtime_at").max(),
         )
     )
-    if mine_stamps is None:
+    if mine_stamps is None or rest_stamps is None:
         return both, None
     return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)])
 
