@@ -197,19 +197,56 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     else:
         py, counts, agg, pids, samples = _collect_rest(data, starts, ends, rest, fmt, stamps)
         py_rows, py_lines = py["i"].to_list(), py["line"].to_list()
-    frame = _proven_frame(decode, prefill, np.asarray(py_rows, dtype=np.int64), fmt != "plain")
-    n_batch = frame.height
-    pid_set = set(frame["pid"].unique().to_list()) | set(pids["pid"].to_list() if pids is not None else [])
+    python_rows = np.asarray(py_rows, dtype=np.int64)
+    one = _one_group(decode, prefill, python_rows, fmt != "plain") if agg is None and not stamps else None
+    frame = _proven_frame(decode, prefill, python_rows, fmt != "plain") if one is None else None
+    n_batch = len(decode.row) + len(prefill.row)
+    pid_set = set(pids["pid"].to_list()) if pids is not None else set()
+    for r in (decode, prefill, access):
+        pid_set |= set(np.unique(r.cols["pid"]).tolist()) if fmt != "plain" else set()
     return BlockResult(
         len(starts),
         (int(counts["vec_total"][0] or 0) if counts is not None else 0) + n_batch + len(access.row),
         (int(counts["vec_parsed"][0] or 0) if counts is not None else 0) + n_batch,
         py_rows,
         py_lines,
-        _aggregates_by_segment(_merged_aggregates(agg, frame, stamps)),
-        sorted(pid_set | set(np.unique(access.cols["pid"]).tolist())) if fmt != "plain" else [],
-        samples=_merged_samples(data, starts, ends, samples, frame) if fmt != "plain" else {},
+        one[0] if one is not None else _aggregates_by_segment(_merged_aggregates(agg, frame, stamps)),
+        sorted(pid_set),
+        samples=(
+            {pid: data[starts[i] : ends[i]].decode("ascii") for pid, i in one[1].items()}
+            if one is not None
+            else _merged_samples(data, starts, ends, samples, frame)
+        )
+        if fmt != "plain"
+        else {},
     )
+
+
+def _one_group(decode, prefill, python_rows, with_pid: bool):
+    """The aggregates of the proven rows, and the first row of their pid, when they are all one
+    (segment, pid), the usual block, read by numpy: ``({seg: [(pid, aggregate)]}, {pid: row})``;
+    None otherwise."""
+    import numpy as np
+
+    parts = [r for r in (decode, prefill) if len(r.row)]
+    rows = np.concatenate([r.row for r in parts])
+    lo, hi = int(rows.min()), int(rows.max())
+    seg = np.searchsorted(python_rows, [lo, hi], side="right") - 1
+    pid = np.concatenate([r.cols["pid"] for r in parts]) if with_pid else None
+    if seg[0] != seg[1] or (pid is not None and pid.min() != pid.max()):
+        return None
+    ts = np.concatenate([r.cols["ts"] for r in parts])
+    agg = {
+        "batch_lines": len(rows),
+        "peak_running_req": max(int(r.cols["running"].max()) for r in parts),
+        "peak_token_usage": max(float(r.cols["usage"].max()) for r in parts),
+        "peak_queue_req": max(int(r.cols["queue"].max()) for r in parts),
+        "peak_tokens": int(decode.cols["tokens"].max()) if len(decode.row) else None,
+        "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
+        "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
+    }
+    key = int(pid[0]) if pid is not None else None
+    return {int(seg[0]): [(key, agg)]}, {key: lo}
 
 
 def _message_rows(b, data: bytes, starts, ends, fmt: str):

@@ -393,3 +393,11 @@ def header_rows(b: Bytes, starts: np.ndarray, ends: np.ndarray, reference: bytes
     rows.keep((n > 0) & (n <= 10) & b.literal(rows.pos, b"]: "))
     rows.pos = rows.pos + 3
     return rows.matched()
+
+
+def stamp_text(code: int) -> str:
+    """The ISO text of a stamp number of :func:`_bracket` (``T`` between date and time)."""
+    d, frac = divmod(code, 10000)
+    t = f"{d:014d}"
+    text = f"{t[:4]}-{t[4:6]}-{t[6:8]}T{t[8:10]}:{t[10:12]}:{t[12:14]}"
+    return text + f".{frac - 1000:03d}" if frac else text
