@@ -209,7 +209,8 @@ def test_export_stream_with_binary_fields_and_stray_text(block_bytes):
 
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "json", "export"])
-def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monkeypatch, fmt):
+@pytest.mark.parametrize("record_rows", [0, 1000])
+def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monkeypatch, fmt, record_rows):
     """Streams (stdin, journalctl) take the bulk path, which counts batch lines per stamp in frames
     and reads the stream of a window that starts with batch lines from one of them: overlapping
     windows, cut inside seconds that hold several batch lines, store the same figures as on the
@@ -238,6 +239,7 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
             if path == "bulk":
                 monkeypatch.setattr(ingest, "BULK_MIN_BYTES", 0)
                 monkeypatch.setattr(bulk, "MIN_BULK_BYTES", 0)
+                monkeypatch.setattr(bulk, "RECORD_PATH_ROWS", record_rows)  # the rows left to polars or not
             report = store.ingest_sources([src])
             monkeypatch.undo()
             row = store.launches(columns=None).row(0, named=True)
@@ -376,7 +378,7 @@ def _template_log(near_misses: list[str] | None = None) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", ["plain", "short-iso"])
+@pytest.mark.parametrize("fmt", ["plain", "short-iso", "export"])
 @pytest.mark.parametrize("record_rows", [0, 1_000_000])
 def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, record_rows):
     """Batch and access lines proven by numpy, lines one step from a template (which polars or,
@@ -393,7 +395,7 @@ def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, r
     assert max(launch[-1].get("peak_running_req") or 0 for launch in records[1]) >= 40
 
 
-@pytest.mark.parametrize("fmt", ["plain", "short-iso"])
+@pytest.mark.parametrize("fmt", ["plain", "short-iso", "export"])
 def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
     from logparse.grammar import bulk as bulk_mod
     from logparse.sources import text_source
@@ -403,6 +405,7 @@ def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
     source = FORMAT_NAMES[fmt]
     with_templates = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
     monkeypatch.setattr(bulk_mod, "TEMPLATE_FORMATS", frozenset())
+    monkeypatch.setattr(bulk_mod, "TEMPLATE_EXPORT", False)
     polars_only = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
     assert with_templates == polars_only
 

@@ -197,28 +197,51 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     else:
         py, counts, agg, pids, samples = _collect_rest(data, starts, ends, rest, fmt, stamps)
         py_rows, py_lines = py["i"].to_list(), py["line"].to_list()
+    rest_samples = {pid: (i, line) for pid, i, line in samples.iter_rows()} if samples is not None else None
+    vec_total, vec_parsed, aggs, pid_list, first = _with_proven(
+        (decode, prefill, access), py_rows, (counts, agg, pids, rest_samples), fmt != "plain", stamps
+    )
+    return BlockResult(
+        len(starts),
+        vec_total,
+        vec_parsed,
+        py_rows,
+        py_lines,
+        aggs,
+        pid_list,
+        samples={pid: data[starts[i] : ends[i]].decode("ascii") if v is None else v for pid, (i, v) in first.items()}
+        if fmt != "plain"
+        else {},
+    )
+
+
+def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool):
+    """What a block adds up to, its proven rows (``(decode, prefill, access)``) and the rows polars
+    classified (``rest``: :func:`_collect`'s counts, aggregates, pids and ``{pid: (row, sample)}``,
+    all None when the record path reads them): the vectorized rows' counts, the aggregates by
+    segment, the SGLang pids, and ``{pid: (row, sample or None)}`` (None: the proven row's own)."""
+    import numpy as np
+
+    decode, prefill, access = proven
+    counts, agg, pids, samples = rest
     python_rows = np.asarray(py_rows, dtype=np.int64)
-    one = _one_group(decode, prefill, python_rows, fmt != "plain") if agg is None and not stamps else None
-    frame = _proven_frame(decode, prefill, python_rows, fmt != "plain") if one is None else None
+    one = _one_group(decode, prefill, python_rows, with_pid) if agg is None and not stamps else None
     n_batch = len(decode.row) + len(prefill.row)
     pid_set = set(pids["pid"].to_list()) if pids is not None else set()
     for r in (decode, prefill, access):
-        pid_set |= set(np.unique(r.cols["pid"]).tolist()) if fmt != "plain" else set()
-    return BlockResult(
-        len(starts),
+        pid_set |= set(np.unique(r.cols["pid"]).tolist()) if with_pid else set()
+    if one is not None:
+        aggs, first = one[0], {pid: (i, None) for pid, i in one[1].items()}
+    else:
+        frame = _proven_frame(decode, prefill, python_rows, with_pid)
+        aggs = _aggregates_by_segment(_merged_aggregates(agg, frame, stamps))
+        first = _merged_samples(samples or {}, frame)
+    return (
         (int(counts["vec_total"][0] or 0) if counts is not None else 0) + n_batch + len(access.row),
         (int(counts["vec_parsed"][0] or 0) if counts is not None else 0) + n_batch,
-        py_rows,
-        py_lines,
-        one[0] if one is not None else _aggregates_by_segment(_merged_aggregates(agg, frame, stamps)),
-        sorted(pid_set),
-        samples=(
-            {pid: data[starts[i] : ends[i]].decode("ascii") for pid, i in one[1].items()}
-            if one is not None
-            else _merged_samples(data, starts, ends, samples, frame)
-        )
-        if fmt != "plain"
-        else {},
+        aggs,
+        sorted(pid_set) if with_pid else [],
+        first,
     )
 
 
@@ -363,15 +386,16 @@ def _merged_aggregates(agg, frame, stamps: bool):
     return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)])
 
 
-def _merged_samples(data: bytes, starts, ends, samples, frame) -> dict:
-    """A line of each pid's first batch row, the polars rows' and the proven rows' together."""
+def _merged_samples(first: dict, frame) -> dict:
+    """``{pid: (row, sample)}`` of each pid's first batch row, the polars rows' (``first``) and the
+    proven rows' (``frame``, sample None: the caller reads it) together."""
     import polars as pl
 
-    first = {pid: (i, line) for pid, i, line in samples.iter_rows()} if samples is not None else {}
+    first = dict(first)
     for pid, i in frame.group_by("pid").agg(pl.col("i").min()).iter_rows():
         if pid not in first or i < first[pid][0]:
-            first[pid] = (i, data[starts[i] : ends[i]].decode("ascii"))
-    return {pid: line for pid, (_, line) in first.items()}
+            first[pid] = (i, None)
+    return first
 
 
 def _collect(lf, stamps: bool, py_columns: list[str]):
@@ -408,6 +432,10 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
     pid = eb.pids()
     simple = eb.simple & (pid > 0)
     n = len(simple)
+    if TEMPLATE_EXPORT:
+        proven = _classify_export_proven(data, eb, pid, simple, stamps)
+        if proven is not None:
+            return proven
     frame = pl.DataFrame(
         {
             "i": np.arange(n),
@@ -431,6 +459,58 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
         eb.last_cursors(vec),
         n,
         {pid: text for (pid, _), text in zip(samples.iter_rows(), eb.texts(samples["i"].to_list()))},
+    )
+
+
+#: Whether the MESSAGE of export entries is first read by :mod:`.bulk_template`.
+TEMPLATE_EXPORT = True
+
+
+def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> BlockResult | None:
+    """:func:`_classify_export` with the entries whose MESSAGE :mod:`.bulk_template` proves read by
+    numpy, the others by polars (or by the record path when few); None when none is proven."""
+    import numpy as np
+    import polars as pl
+
+    ms, me = eb.value_spans("MESSAGE")
+    entries = np.flatnonzero(simple)
+    b = bulk_template.Bytes(data)
+    rows = bulk_template.Rows(entries, ms[entries], me[entries], {"pid": pid[entries]})
+    decode, prefill, access = bulk_template.batch_rows(b, rows)
+    if not len(decode.row) and not len(prefill.row):
+        return None
+    n = len(simple)
+    proven = np.zeros(n, bool)
+    for r in (decode, prefill, access):
+        proven[r.row] = True
+    rest = np.flatnonzero(~proven)
+    if len(rest) <= RECORD_PATH_ROWS:
+        py_rows, counts, agg, pids, samples = rest.tolist(), None, None, None, None
+    else:
+        frame = pl.DataFrame(
+            {"i": rest, "msg": _messages(data, eb, simple)[rest], "pid": pl.Series(np.where(simple, pid, 0)[rest])}
+        ).with_columns(pl.col("pid").replace(0, None))
+        py, counts, agg, pids, samples = _collect(_classified(frame.lazy(), "journal-export"), stamps, ["i"])
+        py_rows = py["i"].to_list()
+        samples = {p: (i, None) for p, i in samples.iter_rows()}
+    vec_total, vec_parsed, aggs, pid_list, first = _with_proven(
+        (decode, prefill, access), py_rows, (counts, agg, pids, samples), True, stamps
+    )
+    vec = np.ones(n, dtype=bool)
+    vec[py_rows] = False
+    sample_rows = [i for i, _ in first.values()]
+    return BlockResult(
+        eb.n_lines,
+        vec_total,
+        vec_parsed,
+        py_rows,
+        eb.texts(py_rows),
+        aggs,
+        pid_list,
+        eb.rows[py_rows].tolist(),
+        eb.last_cursors(vec),
+        n,
+        dict(zip(first, eb.texts(sample_rows))),
     )
 
 
