@@ -438,3 +438,22 @@ def test_no_anchor_fits_in_a_proven_access_line():
             assert anchor not in f' HTTP/1.1" 200 {reason}', anchor
         for method in bulk_template.METHODS:
             assert anchor not in f'INFO:     1.2.3.4:5 - "{method}', anchor
+
+
+@pytest.mark.parametrize("millis", ["none", "all", "some"])
+def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
+    """The stamps a stream keeps per batch line: copied from the block (one width) or written from
+    the stamp numbers (mixed widths), the line's own stamp in ISO form either way."""
+    import numpy as np
+
+    from logparse.grammar import bulk, bulk_template
+
+    stamps = [f"2026-11-29 08:{i // 60:02d}:{i % 60:02d}" for i in range(0, 300, 7)]
+    if millis != "none":
+        stamps = [s + f".{i * 37 % 1000:03d}" if millis == "all" or i % 2 else s for i, s in enumerate(stamps)]
+    data = "\n".join(_decode(i, stamp=s) for i, s in enumerate(stamps)).encode()
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    decode, _, _ = bulk_template.batch_rows(b, bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {}))
+    frame = bulk._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
+    assert frame["ts"].to_list() == [s.replace(" ", "T") for s in stamps]

@@ -199,7 +199,7 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
         py_rows, py_lines = py["i"].to_list(), py["line"].to_list()
     rest_samples = {pid: (i, line) for pid, i, line in samples.iter_rows()} if samples is not None else None
     vec_total, vec_parsed, aggs, pid_list, first = _with_proven(
-        (decode, prefill, access), py_rows, (counts, agg, pids, rest_samples), fmt != "plain", stamps
+        (decode, prefill, access), py_rows, (counts, agg, pids, rest_samples), fmt != "plain", stamps, b
     )
     return BlockResult(
         len(starts),
@@ -215,7 +215,7 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     )
 
 
-def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool):
+def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool, b):
     """What a block adds up to, its proven rows (``(decode, prefill, access)``) and the rows polars
     classified (``rest``: :func:`_collect`'s counts, aggregates, pids and ``{pid: (row, sample)}``,
     all None when the record path reads them): the vectorized rows' counts, the aggregates by
@@ -225,7 +225,7 @@ def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool):
     decode, prefill, access = proven
     counts, agg, pids, samples = rest
     python_rows = np.asarray(py_rows, dtype=np.int64)
-    one = _one_group(decode, prefill, python_rows, with_pid) if agg is None and not stamps else None
+    one = _one_group(decode, prefill, python_rows, with_pid, stamps, b) if agg is None else None
     n_batch = len(decode.row) + len(prefill.row)
     pid_set = set(pids["pid"].to_list()) if pids is not None else set()
     for r in (decode, prefill, access):
@@ -245,7 +245,7 @@ def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool):
     )
 
 
-def _one_group(decode, prefill, python_rows, with_pid: bool):
+def _one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None):
     """The aggregates of the proven rows, and the first row of their pid, when they are all one
     (segment, pid), the usual block, read by numpy: ``({seg: [(pid, aggregate)]}, {pid: row})``;
     None otherwise."""
@@ -268,8 +268,30 @@ def _one_group(decode, prefill, python_rows, with_pid: bool):
         "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
         "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
     }
+    if stamps:
+        agg["stamps"] = _stamp_frame(ts, [r.cols["ts_at"] for r in parts], b)
     key = int(pid[0]) if pid is not None else None
     return {int(seg[0]): [(key, agg)]}, {key: lo}
+
+
+def _stamp_frame(ts, at: list, b):
+    """The ISO stamp of each row (:func:`_stamp_counts`' frame): copied from the block when all have
+    one width (an Arrow array over one buffer), else written from :mod:`.bulk_template`'s stamp
+    numbers, each distinct one once."""
+    import numpy as np
+    import polars as pl
+    import pyarrow as pa
+
+    milli = ts % 10000 > 0
+    if not milli.any() or milli.all():
+        width = 23 if milli.any() else 19
+        buf = bulk_template.stamp_texts(b, np.concatenate(at), width)
+        offsets = np.arange(len(ts) + 1, dtype=np.int64) * width
+        arr = pa.LargeStringArray.from_buffers(len(ts), pa.py_buffer(offsets), pa.py_buffer(buf))
+        return pl.DataFrame({"ts": pl.from_arrow(arr)})
+    distinct, which = np.unique(ts, return_inverse=True)
+    texts = pl.DataFrame({"c": distinct}).select(_stamp_text(pl.col("c"), "T")).to_series()
+    return pl.DataFrame({"ts": texts.gather(which.ravel())})
 
 
 def _message_rows(b, data: bytes, starts, ends, fmt: str):
@@ -494,7 +516,7 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
         py_rows = py["i"].to_list()
         samples = {p: (i, None) for p, i in samples.iter_rows()}
     vec_total, vec_parsed, aggs, pid_list, first = _with_proven(
-        (decode, prefill, access), py_rows, (counts, agg, pids, samples), True, stamps
+        (decode, prefill, access), py_rows, (counts, agg, pids, samples), True, stamps, b
     )
     vec = np.ones(n, dtype=bool)
     vec[py_rows] = False

@@ -286,6 +286,7 @@ def _bracket(b: Bytes, rows: Rows) -> None:
     ok = ~milli | (b.shape(pos + 21, "DDD") & ((after == 32) | (after == 93)))
     msv = np.where(milli, 1000 + b.digits(pos + 21, 3), 0)
     rows.cols["ts"] = code * 10000 + msv
+    rows.cols["ts_at"] = pos + 1
     rows.pos = pos + np.where(milli, 24, 20)
     rows.keep(ok)
     _items(b, rows)
@@ -401,3 +402,11 @@ def stamp_text(code: int) -> str:
     t = f"{d:014d}"
     text = f"{t[:4]}-{t[4:6]}-{t[6:8]}T{t[8:10]}:{t[10:12]}:{t[12:14]}"
     return text + f".{frac - 1000:03d}" if frac else text
+
+
+def stamp_texts(b: Bytes, at: np.ndarray, width: int) -> np.ndarray:
+    """The stamps of ``width`` characters at offsets ``at`` as one buffer, ``T`` between date and
+    time (ISO): row k is bytes ``k * width`` to ``(k + 1) * width``."""
+    cells = b.arr[at[:, None] + np.arange(width)]
+    cells[:, 10] = 84  # "T"
+    return cells.ravel()
