@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from logparse.grammar.bulk_template import first_byte
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
 
 
@@ -193,13 +194,20 @@ def _key_ids(block: bytes, padded: bytes, starts, ends):
     if _TABLE is None:
         _TABLE = (*_key_table(), _masks())
     hashes, table, order, masks = _TABLE
-    a = np.frombuffer(block, np.uint8)
-    eqs = np.append(np.flatnonzero(a == 61), len(block))
-    first_eq = eqs[np.searchsorted(eqs, starts)]
-    klen = first_eq - starts
+    view = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    # the first "=" among a line's first 32 bytes, found in the words the name is read from
+    klen = np.full(len(starts), 8 * _WORDS + 1, dtype=np.int64)
+    todo = np.arange(len(starts))
+    for j in range(_WORDS):
+        at = first_byte(view[starts[todo] + 8 * j], 61)
+        found = at < 8
+        klen[todo[found]] = 8 * j + at[found]
+        todo = todo[~found]
+        if not len(todo):
+            break
+    first_eq = starts + klen
     ok = (first_eq < ends) & (klen > 0) & (klen <= 8 * _WORDS)
     klen = np.where(ok, klen, 0)
-    view = np.ndarray(shape=(len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     words = [view[starts] & masks[np.minimum(klen, 8)]]
     words.append(view[starts + 8] & masks[np.clip(klen - 8, 0, 8)])
     zero = np.zeros(len(starts), dtype=np.uint64)

@@ -154,6 +154,15 @@ def _leading_digits(y: np.ndarray) -> np.ndarray:
     return np.where(nd == 0, 8, k)
 
 
+def first_byte(words: np.ndarray, value: int) -> np.ndarray:
+    """The index (0-7) of the first byte equal to ``value`` in each word, 8 where none is."""
+    x = words ^ _U(value * 0x0101010101010101)
+    zero = (x - _U(0x0101010101010101)) & ~x & _HIGH  # exact up to the first zero byte
+    low = (zero & (~zero + _U(1))) >> _U(7)
+    k = ((low.astype(np.float64).view(np.int64) >> 52) - 1023) >> 3
+    return np.where(zero == 0, 8, k)
+
+
 def _swar_value(y: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The value of the first ``n`` bytes of ``y`` (digit values, the first the most significant)."""
     n64 = n.astype(np.uint64)
