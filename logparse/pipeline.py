@@ -395,7 +395,7 @@ def parse_sources(
         if on_source is not None:
             on_source(src, sp)
         if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
-            bulk_mod.BulkReader(src, sp, block_bytes or bulk_mod.BLOCK_BYTES).run()
+            bulk_mod.BulkReader(src, sp, block_bytes).run()
         else:
             for rec in src.records():
                 if on_record is not None:
