@@ -136,9 +136,11 @@ def _workers_for(size: int, block_bytes: int, fmt: str = "plain") -> int:
 
 
 def _threads() -> int:
-    """Blocks classified at once in threads of this process (LOGPARSE_THREADS; default 2)."""
+    """Blocks classified at once in threads of this process (LOGPARSE_THREADS; default 1: on the
+    shared 2-core machine of bench/run two threads gave the same wall time for more CPU and memory,
+    numpy's many short steps contending for the GIL)."""
     try:
-        return max(int(os.environ.get("LOGPARSE_THREADS", "2")), 1)
+        return max(int(os.environ.get("LOGPARSE_THREADS", "1")), 1)
     except ValueError:
         return 1
 
