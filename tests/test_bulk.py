@@ -457,3 +457,16 @@ def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
     decode, _, _ = bulk_template.batch_rows(b, bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {}))
     frame = bulk._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
     assert frame["ts"].to_list() == [s.replace(" ", "T") for s in stamps]
+
+
+@pytest.mark.parametrize("fmt", ["short-iso", "export"])
+def test_two_classifying_threads_give_the_same_result(monkeypatch, fmt):
+    """LOGPARSE_THREADS=2: blocks classified two at a time, applied in order (raw export entries in
+    their place)."""
+    from logparse.sources import text_source
+
+    data = _export_with_oddities() if fmt == "export" else _render(_template_log(), fmt)
+    records = _summary(parse_sources([text_source("x", data, FORMAT_NAMES[fmt])], bulk=False))
+    monkeypatch.setenv("LOGPARSE_THREADS", "2")
+    threaded = _summary(parse_sources([text_source("x", data, FORMAT_NAMES[fmt])], bulk="force", block_bytes=4096))
+    assert threaded == records
