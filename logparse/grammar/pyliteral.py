@@ -259,3 +259,14 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, complex):
         return str(value)
     return value
+
+
+def whole_number(v: Any) -> int | None:
+    """A parsed value as an int when it is one: an int, or a float without a fraction (never a bool)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None

@@ -22,7 +22,14 @@ from typing import Any
 
 from logparse.grammar import versions
 from logparse.grammar.events import Event
-from logparse.grammar.pyliteral import LiteralParseError, ReprRecord, json_safe, parse_literal, parse_literal_prefix
+from logparse.grammar.pyliteral import (
+    LiteralParseError,
+    ReprRecord,
+    json_safe,
+    parse_literal,
+    parse_literal_prefix,
+    whole_number,
+)
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
@@ -713,16 +720,6 @@ def _error_text(ev: Event) -> str:
     return text
 
 
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
-
-
 def _float(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
@@ -735,17 +732,17 @@ def _float(v: Any) -> float | None:
 #: order, the first one set wins; conversion, None to keep the value as printed).
 _LAUNCH_ARGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any] | None], ...] = (
     ("model_path", ("model_path",), None),
-    ("tp_size", ("tp_size",), _int),
-    ("dp_size", ("dp_size",), _int),
-    ("pp_size", ("pp_size",), _int),
-    ("ep_size", ("ep_size", "moe_ep_size"), _int),
+    ("tp_size", ("tp_size",), whole_number),
+    ("dp_size", ("dp_size",), whole_number),
+    ("pp_size", ("pp_size",), whole_number),
+    ("ep_size", ("ep_size", "moe_ep_size"), whole_number),
     ("mem_fraction_static", ("mem_fraction_static",), _float),
     ("kv_cache_dtype", ("kv_cache_dtype",), None),
-    ("page_size", ("page_size",), _int),
-    ("context_length", ("context_length",), _int),
-    ("chunked_prefill_size", ("chunked_prefill_size",), _int),
-    ("max_running_requests", ("max_running_requests",), _int),
-    ("max_total_tokens", ("max_total_tokens",), _int),
+    ("page_size", ("page_size",), whole_number),
+    ("context_length", ("context_length",), whole_number),
+    ("chunked_prefill_size", ("chunked_prefill_size",), whole_number),
+    ("max_running_requests", ("max_running_requests",), whole_number),
+    ("max_total_tokens", ("max_total_tokens",), whole_number),
     ("speculative_algorithm", ("speculative_algorithm",), None),
     ("enable_hierarchical_cache", ("enable_hierarchical_cache",), None),
     ("hicache_ratio", ("hicache_ratio",), _float),

@@ -19,7 +19,7 @@ from typing import Any
 
 from logparse.grammar import vllm_versions as vv
 from logparse.grammar.events import Event
-from logparse.grammar.pyliteral import LiteralParseError, json_safe, parse_literal, parse_literal_prefix
+from logparse.grammar.pyliteral import LiteralParseError, json_safe, parse_literal, parse_literal_prefix, whole_number
 from logparse.launches.model import Launch, RankMemory
 from logparse.vllm_prefix import split_head
 
@@ -73,11 +73,11 @@ def _engine_config(launch: Launch, evs: list[Event], args: dict[str, Any] | None
     cfg = next((e.fields for e in evs if e.kind == "vllm_engine_init"), {})
     a = args or {}
     launch.model_path = _first(cfg.get("model"), _logo_model(evs), a.get("model"), a.get("model_tag"))
-    launch.tp_size = _int(_first(cfg.get("tensor_parallel_size"), a.get("tensor_parallel_size")))
-    launch.pp_size = _int(_first(cfg.get("pipeline_parallel_size"), a.get("pipeline_parallel_size")))
-    launch.dp_size = _int(_first(cfg.get("data_parallel_size"), a.get("data_parallel_size")))
+    launch.tp_size = whole_number(_first(cfg.get("tensor_parallel_size"), a.get("tensor_parallel_size")))
+    launch.pp_size = whole_number(_first(cfg.get("pipeline_parallel_size"), a.get("pipeline_parallel_size")))
+    launch.dp_size = whole_number(_first(cfg.get("data_parallel_size"), a.get("data_parallel_size")))
     launch.kv_cache_dtype = _first(cfg.get("kv_cache_dtype"), a.get("kv_cache_dtype"))
-    launch.max_model_len = _int(_first(cfg.get("max_seq_len"), a.get("max_model_len")))
+    launch.max_model_len = whole_number(_first(cfg.get("max_seq_len"), a.get("max_model_len")))
     for ev in evs:
         if ev.kind == "vllm_max_model_len" or (ev.kind == "vllm_autofit" and ev.form == "reduced"):
             launch.max_model_len = ev.fields["max_model_len"]
@@ -261,7 +261,7 @@ DEFAULT_BLOCK_SIZE = 16
 
 def _block_size(launch: Launch, args: dict[str, Any] | None) -> int | None:
     """From the arguments; else (blocks printed) the power of two that ``concurrency × L / blocks`` is."""
-    b = _int((args or {}).get("block_size"))
+    b = whole_number((args or {}).get("block_size"))
     if b:
         return b
     blocks, conc, length = launch.num_gpu_blocks, launch.max_concurrency, launch.max_concurrency_tokens
@@ -333,13 +333,3 @@ def message_of(ev: Event) -> str:
 # --------------------------------------------------------------------------- small helpers
 def _first(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
