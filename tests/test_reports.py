@@ -173,6 +173,13 @@ def test_diff_identical_says_so_in_one_line(seed_files):
     assert body == ["identical launches: same arguments, same SGLang version range, same memory figures and KV pool"]
 
 
+def test_diff_names_the_engine_of_a_vllm_launch():
+    log = SAMPLES / "vllm" / "v1-tags-in-format-0.31.0.log"
+    code, out, _ = cli("diff", log, log)
+    assert code == 0
+    assert "same vLLM version range" in out and "SGLang" not in out
+
+
 def test_diff_attribution_one_input_at_a_time(tmp_path):
     a = parse_text(kimi_log(False)).launches[0]
     # B: a lower fraction; the formula explains the whole drop

@@ -10,8 +10,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from logparse.cli.render_watch import ENGINE_NAMES
 from logparse.cli.svg_charts import OUTCOME_COLOR, VERSION_COLOR, history_chart, waterfall_chart
+from logparse.launches.deployment import engine_name
 
 CSS = """
 :root { color-scheme: light; --fg:#1d1d1f; --muted:#5f6368; --line:#dadce0; --bg:#fff; --card:#f8f9fa; }
@@ -157,7 +157,7 @@ def _deployment(i: int, d: dict[str, Any]) -> str:
         f'<section class="dep" id="d{i}"><h2>{escape(_short(who["model_path"]))} '
         f"<span class=meta>TP {who.get('tp_size') or '?'} · DP {who.get('dp_size') or '?'}</span></h2>"
         f'<p class="meta"><code>{escape(who["deployment"] or "")}</code><br>{where} · {len(pts)} launch(es) · '
-        f"latest {escape(ENGINE_NAMES.get(who.get('engine') or 'sglang', who.get('engine') or ''))} "
+        f"latest {escape(engine_name(who.get('engine')))} "
         f"{_n(d['latest'].get('version'))}</p>"
         f'<div class="charts">{charts}</div>'
         f'<p class="note"><span style="color:{OUTCOME_COLOR["ready"]}">● ready</span> '

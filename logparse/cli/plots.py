@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from logparse.launches.deployment import engine_name
+
 _COLORS = {
     "start": "#4C72B0",
     "subtotal": "#4C72B0",
@@ -65,7 +67,8 @@ def plot_explain(rep: dict[str, Any], path: str) -> str:
     bars = _levels(wf)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [1, 3]})
     title = (
-        f"{rep.get('model_path') or 'launch'} — SGLang {rep.get('sglang_version_range') or '?'}, "
+        f"{rep.get('model_path') or 'launch'} — {engine_name(rep.get('engine'))} "
+        f"{rep.get('engine_version') or rep.get('sglang_version_range') or '?'}, "
         f"{rep.get('era_label')}, mem_fraction_static={rep.get('mem_fraction_static')}"
     )
     fig.suptitle(title, fontsize=11)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.launches.deployment import short_label
+from logparse.launches.deployment import engine_name, short_label
 
 #: How an engine is named to the user.
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def _gib(v: float | None) -> str:
@@ -42,7 +41,7 @@ def _headline(block: dict[str, Any]) -> list[str]:
         bits.append(f"weights {_gib(b['weights_gb'])}")
     if b.get("startup_s") is not None:
         bits.append(f"startup {b['startup_s']:.1f} s")
-    engine = ENGINE_NAMES.get(la.get("engine") or "sglang", la.get("engine") or "")
+    engine = engine_name(la.get("engine"))
     bits.append(f"{engine} {la.get('engine_version_range') or '?'}")
     lines.append("  " + " · ".join(bits))
     if la.get("error"):

@@ -20,6 +20,15 @@ from typing import Any
 #: Engine of launches that do not say (every launch before a second engine existed).
 DEFAULT_ENGINE = "sglang"
 
+#: How each engine is named to a person.
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+
+
+def engine_name(engine: str | None) -> str:
+    """The engine as a person names it (``vllm`` -> ``vLLM``); a launch that does not say is SGLang's."""
+    e = engine or DEFAULT_ENGINE
+    return ENGINE_NAMES.get(e, e)
+
 
 @dataclass(frozen=True)
 class Deployment:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse.budget.model import Budget, launch_budget
-from logparse.launches.deployment import deployment_key
+from logparse.launches.deployment import deployment_key, engine_name
 from logparse.launches.model import Launch
 from logparse.reports.diff import args_diff, attribute
 from logparse.reports.explain_text import quote
@@ -376,6 +376,7 @@ def _likely_cause(att: dict[str, Any], args: dict[str, Any], a, b) -> str | None
     changed = [c["arg"] for c in args.get("changed", []) if c.get("kind", "set") == "set"]
     if changed and not bits:
         bits.append("changed arguments: " + ", ".join(changed[:6]))
-    if (a.version_range or ()) != (b.version_range or ()) and not any("SGLang" in x for x in bits):
-        bits.append(f"SGLang version {a.sglang_version_range} → {b.sglang_version_range}")
+    name = engine_name(a.engine)
+    if (a.version_range or ()) != (b.version_range or ()) and not any(name in x for x in bits):
+        bits.append(f"{name} version {a.engine_version_range} → {b.engine_version_range}")
     return "; ".join(bits) if bits else None

@@ -25,6 +25,7 @@ from typing import Any
 from logparse.budget import formula as fm
 from logparse.budget.model import Budget, launch_budget
 from logparse.launches.args import change_kind, is_ignored
+from logparse.launches.deployment import engine_name
 from logparse.launches.model import Launch
 from logparse.reports.explain import explain_launch
 
@@ -293,10 +294,11 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
         out["explained_tokens"] = explained
         out["unexplained_tokens"] = out["delta_tokens"] - explained
         ver_changed = (a.version_range or ()) != (b.version_range or ())
+        name = engine_name(a.engine)
         out["unexplained_points_at"] = (
-            f"the SGLang version ({a.sglang_version_range} → {b.sglang_version_range}) or measurement noise"
+            f"the {name} version ({a.engine_version_range} → {b.engine_version_range}) or measurement noise"
             if ver_changed
-            else "measurement noise or rounding (same SGLang version range)"
+            else f"measurement noise or rounding (same {name} version range)"
         )
     return out
 
@@ -540,7 +542,8 @@ def _brief_value(v: Any, limit: int = 40) -> str:
 
 def _summary(rep: dict[str, Any]) -> list[str]:
     if rep["identical"]:
-        return ["identical launches: same arguments, same SGLang version range, same memory figures and KV pool"]
+        name = "/".join(engine_name(e) for e in str(rep["version"].get("engine") or "sglang").split("/"))
+        return [f"identical launches: same arguments, same {name} version range, same memory figures and KV pool"]
     return _args_summary(rep) + _version_summary(rep["version"]) + _pool_summary(rep)
 
 
@@ -577,7 +580,7 @@ def _args_summary(rep: dict[str, Any]) -> list[str]:
 
 
 def _version_summary(v: dict[str, Any]) -> list[str]:
-    engine = {"sglang": "SGLang", "vllm": "vLLM"}.get(v.get("engine", "sglang"), v.get("engine"))
+    engine = "/".join(engine_name(e) for e in str(v.get("engine") or "sglang").split("/"))
     if not v["changed"]:
         return [f"{engine} version unchanged: {v['a']}"]
     eras = f" ({v['era_a']} → {v['era_b']})" if v["era_a"] != v["era_b"] else ""
