@@ -31,6 +31,7 @@ from logparse.grammar import bulk_export, bulk_template
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
+from logparse.sources.streams import gathered
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json", "journal-export"})
@@ -816,27 +817,20 @@ class BulkReader:
     def _blocks(self, chunks):
         """The input cut into blocks of whole lines (without the final newline)."""
         carry = b""
-        pending: list[bytes] = []
-        size = 0
-        for chunk in chunks:
-            if not chunk:
+        for piece, final in gathered(chunks, self.block_bytes):
+            data = carry + piece
+            if final:
+                if data.endswith(b"\n"):
+                    data = data[:-1]
+                if data:
+                    yield data
+                return
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
                 continue
-            pending.append(chunk)
-            size += len(chunk)
-            if size >= self.block_bytes:
-                data = carry + b"".join(pending)
-                pending, size = [], 0
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry = data
-                    continue
-                yield data[:cut]
-                carry = data[cut + 1 :]
-        data = carry + b"".join(pending)
-        if data.endswith(b"\n"):
-            data = data[:-1]
-        if data:
-            yield data
+            yield data[:cut]
+            carry = data[cut + 1 :]
 
     def run(self, workers: int | None = None) -> None:
         """Classify blocks (in worker processes for large inputs) and apply them in order."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from logparse.grammar.bulk_template import first_byte
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
+from logparse.sources.streams import gathered
 
 
 @dataclass(slots=True)
@@ -83,20 +84,8 @@ def _binary_end(buf: bytes, pos: int, name_len: int) -> int:
 def segments(chunks: Iterable[bytes], block_bytes: int) -> Iterator[Clean | Raw]:
     """The stream cut where entries end: clean blocks of about ``block_bytes`` and raw entries."""
     buf = b""
-    pending: list[bytes] = []
-    size = 0
-    for chunk in chunks:
-        if not chunk:
-            continue
-        pending.append(chunk)
-        size += len(chunk)
-        if size < block_bytes:
-            continue
-        buf = buf + b"".join(pending)
-        pending, size = [], 0
-        buf = yield from _cut(buf, final=False)
-    buf = buf + b"".join(pending)
-    yield from _cut(buf, final=True)
+    for data, final in gathered(chunks, block_bytes):
+        buf = yield from _cut(buf + data, final=final)
 
 
 def _cut(buf: bytes, final: bool):

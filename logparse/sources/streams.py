@@ -90,6 +90,22 @@ def decompressed_chunks(dec, chunk_size: int, on_corrupt: Callable[[int], None])
         yield chunk
 
 
+def gathered(chunks: Iterable[bytes], size: int) -> Iterator[tuple[bytes, bool]]:
+    """The chunks joined into pieces of at least ``size`` bytes, each with whether it is the last
+    (the last one, holding whatever is left, may be shorter or empty; it always comes)."""
+    pending: list[bytes] = []
+    held = 0
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            yield b"".join(pending), False
+            pending, held = [], 0
+    yield b"".join(pending), True
+
+
 def split_lines(
     chunks: Iterable[bytes], crlf: bool, max_line: int, on_long_line: Callable[[], None]
 ) -> Iterator[list[bytes]]:
