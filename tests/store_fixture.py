@@ -141,3 +141,16 @@ def three_launches() -> str:
         )
         + "\n"
     )
+
+
+def split_launches(text: str) -> list[str]:
+    """The launches of a log such as ``three_launches()`` as separate logs (each starts at its server_args line)."""
+    parts: list[list[str]] = [[]]
+    seen = False
+    for line in text.splitlines():
+        if "server_args=" in line:
+            if seen:
+                parts.append([])
+            seen = True
+        parts[-1].append(line)
+    return ["\n".join(p) + "\n" for p in parts]

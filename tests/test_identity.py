@@ -121,19 +121,6 @@ def test_a_log_without_time_is_completed_by_the_ordinal():
 # ---------------------------------------------------------------------------- the previous launch
 
 
-def _split(text: str) -> list[str]:
-    """The three launches of ``three_launches()`` as three logs (each starts at its server_args line)."""
-    parts: list[list[str]] = [[]]
-    seen = False
-    for line in text.splitlines():
-        if "server_args=" in line:
-            if seen:
-                parts.append([])
-            seen = True
-        parts[-1].append(line)
-    return ["\n".join(p) + "\n" for p in parts]
-
-
 def _sequence(store) -> list[tuple]:
     return store.query(
         "SELECT l.started_at_text, q.launch_no, p.started_at_text AS prev FROM launch_sequence q "
@@ -142,9 +129,9 @@ def _sequence(store) -> list[tuple]:
 
 
 def test_an_older_launch_ingested_later_becomes_the_previous_one(tmp_path):
-    from store_fixture import three_launches
+    from store_fixture import split_launches, three_launches
 
-    first, second, third = _split(three_launches())
+    first, second, third = split_launches(three_launches())
     one = Store(tmp_path / "one.duckdb")
     one.ingest_text(first + second + third, name="all.log")
     late = Store(tmp_path / "late.duckdb")
@@ -164,9 +151,9 @@ def test_an_older_launch_ingested_later_becomes_the_previous_one(tmp_path):
 
 
 def test_a_merged_store_recomputes_the_sequence(tmp_path):
-    from store_fixture import three_launches
+    from store_fixture import split_launches, three_launches
 
-    first, second, third = _split(three_launches())
+    first, second, third = split_launches(three_launches())
     a, b = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
     a.ingest_text(first + third, name="ac.log")
     b.ingest_text(second, name="b.log")

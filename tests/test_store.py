@@ -11,7 +11,7 @@ import duckdb
 import polars as pl
 import pytest
 from helpers import CORPUS, SAMPLES, needs_corpus, write
-from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, three_launches
+from store_fixture import BASE_ARGS, journal_short_iso, launch_lines, split_launches, three_launches
 
 from logparse.launches.model import LAUNCH_FIELDS
 from logparse.pipeline import parse_text
@@ -361,7 +361,7 @@ def _changes(store, metric: str = "kv_tokens") -> dict[str, tuple]:
 
 
 def test_history_changes_follow_an_older_launch_ingested_later(tmp_path):
-    first, second, third = _split_launches(three_launches())
+    first, second, third = split_launches(three_launches())
     one = Store(tmp_path / "one.duckdb")
     one.ingest_text(first + second + third, name="all.log")
     late = Store(tmp_path / "late.duckdb")
@@ -378,7 +378,7 @@ def test_history_changes_follow_an_older_launch_ingested_later(tmp_path):
 
 
 def test_history_changes_recomputed_in_a_merged_store(tmp_path):
-    first, second, third = _split_launches(three_launches())
+    first, second, third = split_launches(three_launches())
     one = Store(tmp_path / "one.duckdb")
     one.ingest_text(first + second + third, name="all.log")
     a, b = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
@@ -400,19 +400,6 @@ def test_history_changes_follow_a_launch_updated_in_place(store):
     got = _changes(store, "peak_running_req")
     assert sorted(v[1] for v in got.values() if v[0]) == [2 - 6]
     _change_rows_are_fresh(store)
-
-
-def _split_launches(text: str) -> list[str]:
-    """The launches of ``three_launches()`` as three logs (each starts at its server_args line)."""
-    parts: list[list[str]] = [[]]
-    seen = False
-    for line in text.splitlines():
-        if "server_args=" in line:
-            if seen:
-                parts.append([])
-            seen = True
-        parts[-1].append(line)
-    return ["\n".join(p) + "\n" for p in parts]
 
 
 # ---------------------------------------------------------------------------- schema versions
