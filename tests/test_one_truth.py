@@ -100,6 +100,7 @@ def test_parse_json_carries_the_same_budget(filled):
     want = by_source[sample][0]
     for name in FIGURES:
         assert launch["budget"][name] == want[name]
+    assert launch["kv_tokens"] == launch["budget"]["kv_tokens"] == want["kv_tokens"] is not None
 
 
 def test_export_carries_the_same_figures(filled, tmp_path):

@@ -61,6 +61,8 @@ def launch_document(launch, *, with_events: bool = False) -> dict[str, Any]:
 
     d = launch.to_dict(with_events=with_events)
     d["budget"] = launch_budget(launch).to_dict()
+    # the launch field holds what vLLM printed; the actual KV tokens of any engine are the budget's
+    d["kv_tokens"] = d["budget"]["kv_tokens"]
     return d
 
 
