@@ -242,7 +242,7 @@ def _build(cfg_path: str, raw: dict[str, Any], index_total: int | None, index_pa
         num_attention_heads=heads,
         num_kv_heads=kv_heads,
         head_dim=head_dim,
-        v_head_dim=_int(tc, "v_head_dim") if mla is None and _int(tc, "v_head_dim") else head_dim,
+        v_head_dim=(_int(tc, "v_head_dim") or head_dim) if mla is None else head_dim,
         vocab_size=_int(tc, "vocab_size", "padded_vocab_size", default=_int(raw, "vocab_size", default=0)) or 0,
         intermediate_size=_int(tc, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden) or 4 * hidden,
         max_position_embeddings=_int(tc, "max_position_embeddings", "max_sequence_length", "seq_length"),
@@ -319,7 +319,9 @@ def _window_pattern(tc: dict[str, Any], layers: int, model_type: str, arch: str)
         return tuple("full" if (i + 1) % every == 0 else "swa" for i in range(layers))
     if "Llama4" in arch and _int(tc, "attention_chunk_size"):
         return tuple("full" if (i + 1) % 4 == 0 else "swa" for i in range(layers))
-    windowed = _int(tc, "sliding_window") and tc.get("use_sliding_window", True) and model_type in ("mistral", "mixtral")
+    windowed = (
+        _int(tc, "sliding_window") and tc.get("use_sliding_window", True) and model_type in ("mistral", "mixtral")
+    )
     return ("swa" if windowed else "full",) * layers
 
 

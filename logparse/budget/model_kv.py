@@ -56,7 +56,9 @@ def kv_element_bytes(kv_dtype: str | None, model_dtype: str) -> float:
     """Bytes of one KV element: ``auto`` is the model's dtype; fp8 one byte; fp4 half (scales apart)."""
     d = (kv_dtype or "auto").lower().replace("torch.", "")
     if d in ("auto", "", "none"):
-        d = model_dtype.lower()
+        # the engines load a float32 checkpoint in 16 bits unless told otherwise
+        d = model_dtype.lower().replace("torch.", "")
+        d = "bfloat16" if d in ("float32", "float") else d
     if d in ("bf16", "bfloat16", "fp16", "float16", "half"):
         return 2.0
     if d in ("fp32", "float32", "float"):
@@ -81,6 +83,10 @@ class Cell:
     layers: dict[str, int] = field(default_factory=dict)  # layer kind -> layers counted
     terms: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: vLLM: layers per KV-cache group, groups, and how many of them are sliding-window groups
+    group_layers: int = 0
+    groups: int = 1
+    swa_groups: int = 0
 
     def describe(self) -> str:
         return " + ".join(self.terms) + f" = {self.value:,} B/token"
@@ -133,7 +139,9 @@ def sglang_cell(cfg: ModelConfig, shape: SglangShape) -> Cell:
     b = kv_element_bytes(shape.kv_dtype, cfg.dtype)
     if sglang_mla_active(cfg, shape.release):
         return _sglang_mla_cell(cfg, shape, b)
-    full_layers = _pp_share(cfg.count("full") + (0 if sglang_hybrid_swa(cfg, shape.release) else cfg.count("swa")), shape.pp)
+    full_layers = _pp_share(
+        cfg.count("full") + (0 if sglang_hybrid_swa(cfg, shape.release) else cfg.count("swa")), shape.pp
+    )
     h = kv_heads_per_rank(cfg.num_kv_heads, shape.attn_tp)
     d_kv = cfg.head_dim + cfg.v_head_dim
     elem = 1.0 if is_fp4(shape.kv_dtype) else b
@@ -151,7 +159,9 @@ def sglang_cell(cfg: ModelConfig, shape: SglangShape) -> Cell:
             f"{cfg.count('linear')} linear-attention/Mamba layers hold no KV (their state is per request, not per token)"
         )
     if h * shape.attn_tp > cfg.num_kv_heads:
-        cell.notes.append(f"{cfg.num_kv_heads} KV heads on {shape.attn_tp} attention-TP ranks: each rank keeps a copy of one")
+        cell.notes.append(
+            f"{cfg.num_kv_heads} KV heads on {shape.attn_tp} attention-TP ranks: each rank keeps a copy of one"
+        )
     cell.value = int(total)
     return cell
 
@@ -221,7 +231,8 @@ def vllm_cell(cfg: ModelConfig, shape: VllmShape) -> Cell:
     if cfg.mla is not None:
         kinds = {"full": _pp_share(cfg.count("full") or cfg.layers, shape.pp)}
     group, groups = _vllm_groups(kinds)
-    cell = Cell(int(per * group * groups), {"full": per}, dict(kinds))
+    cell = Cell(int(per * group * groups), {"full": per}, dict(kinds), group_layers=group, groups=groups)
+    cell.swa_groups = math.ceil(kinds["swa"] / group) if kinds.get("swa") and groups > 1 else 0
     if groups == 1:
         cell.terms.append(f"{what} × {group} layers")
     else:
@@ -304,7 +315,11 @@ def _attention_params(cfg: ModelConfig) -> int:
     if cfg.mla is not None:
         m = cfg.mla
         qk = m.qk_nope_head_dim + m.qk_rope_head_dim
-        q = h * m.q_lora_rank + m.q_lora_rank * cfg.num_attention_heads * qk if m.q_lora_rank else h * cfg.num_attention_heads * qk
+        q = (
+            h * m.q_lora_rank + m.q_lora_rank * cfg.num_attention_heads * qk
+            if m.q_lora_rank
+            else h * cfg.num_attention_heads * qk
+        )
         kv = h * m.latent + m.kv_lora_rank * cfg.num_attention_heads * (m.qk_nope_head_dim + m.v_head_dim)
         return q + kv + cfg.num_attention_heads * m.v_head_dim * h
     q = h * cfg.num_attention_heads * cfg.head_dim
@@ -337,7 +352,7 @@ def weights_per_rank(cfg: ModelConfig, tp: int = 1, pp: int = 1) -> Weights:
         src = f"safetensors index: {cfg.weights_total_bytes / 1e9:,.1f} GB over {ranks} rank(s)"
         if cfg.nextn_layers:
             src += f", less the {cfg.nextn_layers} MTP layer(s) the draft loads"
-        return Weights(gb, src, params, gb * 0.97, gb * 1.05)
+        return Weights(gb, src, params, gb * 0.985, gb * 1.015)
     q = cfg.quantization
     dense_b = float(cfg.dtype_bytes)
     total_b = 0.0
@@ -347,7 +362,7 @@ def weights_per_rank(cfg: ModelConfig, tp: int = 1, pp: int = 1) -> Weights:
         total_b += n * (q.bytes_per_weight if quantized and q else dense_b)
     gb = (total_b / ranks + _replicated_bytes(cfg) * (1 - 1 / ranks)) / float(1 << 30)
     src = f"{params / 1e9:,.1f} B parameters" + (f" ({q.note})" if q else f" × {cfg.dtype_bytes} B ({cfg.dtype})")
-    return Weights(gb, src + f" over {ranks} rank(s)", params, gb * 0.95, gb * 1.08)
+    return Weights(gb, src + f" over {ranks} rank(s)", params, gb * 0.975, gb * 1.025)
 
 
 def _replicated_bytes(cfg: ModelConfig) -> float:

@@ -25,6 +25,7 @@ def render_explain(rep: dict[str, Any], console) -> None:
     unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
     _explain_waterfall(rep, console, unit)
     _explain_kv_pool(rep, console)
+    _explain_config(rep, console)
     _explain_ranks(rep, console, unit)
     console.print(Text("Why", style="bold"))
     for line in rep.get("sentences") or []:
@@ -118,6 +119,21 @@ def _kv_pool_value(name: str, v: Any) -> str:
     if isinstance(v, float):
         return f"{v:,.2f}" if name != "bytes per token" else f"{v:,.1f}"
     return str(v)
+
+
+def _explain_config(rep: dict[str, Any], console) -> None:
+    """``--model-config``: the config's bytes per token against the logged pool, in one line."""
+    cc = rep.get("config_check")
+    if not cc:
+        return
+    style = {True: "green", False: "bold red"}.get(cc.get("consistent"), "yellow")
+    console.print(Text("Model config", style="bold"))
+    console.print(Text(f"  {cc['verdict']}", style=style))
+    console.print(f"    {cc['model']}", style="dim")
+    if cc.get("terms"):
+        console.print(f"    {cc['terms']}", style="dim")
+    for note in cc.get("notes") or []:
+        console.print(f"    {note}", style="dim")
 
 
 #: The per-rank table of ``explain``: (header, budget field).

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.budget import formula as fm
+from logparse.budget.config_check import check_launch
 from logparse.budget.formula import GiB
 from logparse.budget.model import Budget, RankBudget, launch_budget, physical_ranks
+from logparse.budget.model_config import ModelConfig
 from logparse.grammar import versions
 from logparse.launches.model import Launch
 from logparse.reports.explain_text import sentences
@@ -48,6 +50,8 @@ class Explanation:
     sentences: list[str]
     warnings: list[str]
     groups: list[dict[str, Any]] = field(default_factory=list)
+    #: ``--model-config``: the config's bytes per token against the logged pool (:func:`attach_config_check`)
+    config_check: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.launch)
@@ -62,6 +66,10 @@ class Explanation:
         )
         if self.groups:
             out["groups"] = self.groups
+        if self.config_check is not None:
+            out["config_bytes_per_token"] = self.config_check["bytes_per_token"]
+            out["config_consistent"] = self.config_check["consistent"]
+            out["config_check"] = self.config_check
         return out
 
     def rows(self) -> list[dict[str, Any]]:
@@ -135,6 +143,12 @@ def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Expl
         groups=_group_reports(launch),
     )
     exp.sentences = sentences(launch, b, hc)
+    return exp
+
+
+def attach_config_check(exp: Explanation, launch: Launch, cfg: ModelConfig) -> Explanation:
+    """``explain --model-config``: the config's bytes per token per rank against the logged pool."""
+    exp.config_check = check_launch(cfg, launch, exp.budget).to_dict()
     return exp
 
 
