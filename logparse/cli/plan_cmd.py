@@ -33,6 +33,7 @@ _PAGE = _opt("--page-size", "P", "SGLang's page size (vLLM: the block size).")
 _CHUNK = _opt("--chunked-prefill-size", "C", "Chunked prefill (vLLM: max_num_batched_tokens).")
 _BS = _opt("--cuda-graph-max-bs", "B", "Largest CUDA-graph batch size.")
 _SPEC = _opt("--speculative-algorithm", "A", "EAGLE, EAGLE3, NEXTN, MTP, STANDALONE, NGRAM or none.")
+_CAP = _opt("--max-total-tokens", "N", "SGLang: cap the KV pool at N tokens.")
 _TOKENS = _opt("--target-tokens", "N", "Solve for the settings that give N KV tokens.")
 _TCTX = _opt("--target-context", "L", "Solve for requests of L tokens (× --concurrency).")
 _CONC = _opt("--concurrency", "C", "With --target-context: that many requests at once (default 1).")
@@ -58,6 +59,7 @@ def plan(
     chunked_prefill_size: Optional[int] = _CHUNK,
     cuda_graph_max_bs: Optional[int] = _BS,
     speculative_algorithm: Optional[str] = _SPEC,
+    max_total_tokens: Optional[int] = _CAP,
     target_tokens: Optional[int] = _TOKENS,
     target_context: Optional[int] = _TCTX,
     concurrency: Optional[int] = _CONC,

@@ -61,8 +61,9 @@ class PlanReport:
         )
         out = []
         for p in self.plans:
-            rng: list[int | None] = list(p.kv_tokens_range or [None, None])
-            out.append({k: getattr(p, k) for k in keys} | {"kv_tokens_lo": rng[0], "kv_tokens_hi": rng[-1]})
+            lo = p.kv_tokens_range[0] if p.kv_tokens_range else None
+            hi = p.kv_tokens_range[-1] if p.kv_tokens_range else None
+            out.append({k: getattr(p, k) for k in keys} | {"kv_tokens_lo": lo, "kv_tokens_hi": hi})
         return out
 
 
@@ -275,7 +276,8 @@ def _tp_options(
     for tp in (p.tp * 2, p.tp * 4):
         if tp > 16 or cfg.num_attention_heads % tp:
             continue
-        for extra in [{}] + ([{"kv_cache_dtype": _fp8(p.engine)}] if fp8_too else []):
+        extras: list[dict[str, Any]] = [{}] + ([{"kv_cache_dtype": _fp8(p.engine)}] if fp8_too else [])
+        for extra in extras:
             try:
                 q = run(flags.with_(tp=tp, **extra))
             except PlanError:

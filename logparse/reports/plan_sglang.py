@@ -95,7 +95,7 @@ def settings_of(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None, budge
         chunked_prefill_size=flags.chunked_prefill_size or (ri.chunked_prefill_size if ri else None),
         cuda_graph_max_bs=flags.cuda_graph_max_bs or (ri.cuda_graph_max_bs if ri else None),
         spec=spec,
-        max_total_tokens=launch.max_total_tokens if launch else None,
+        max_total_tokens=flags.max_total_tokens or (launch.max_total_tokens if launch else None),
         max_running_requests=launch.max_running_requests if launch else None,
         spec_steps=inp.spec_steps if inp and spec else None,
         spec_topk=inp.spec_topk if inp and spec else None,
@@ -235,6 +235,7 @@ def calibrated_baseline(
     new_inp = replace(
         inp, m_pre_gb=m_pre, m_post_gb=m_pre - weights, f=f, cell=old_cell * ratio, page_size=s.page, context_len=s.context,
         spec_steps=s.spec_steps, spec_topk=s.spec_topk, spec_draft_tokens=s.spec_draft_tokens, dp_size=s.dp,
+        max_total_tokens=s.max_total_tokens,
     )  # fmt: skip
     _, target, draft = cells(cfg, s)
     t_ratio = target / cells(cfg, old)[1] if cells(cfg, old)[1] else 1.0
@@ -327,7 +328,7 @@ def _headroom(base: Baseline, s: Settings, tokens: int, pool_gb: float) -> tuple
     the request table, CUDA graphs and what the draft takes outside the budget."""
     inp = base.inputs
     outside = 0.0 if base.features.draft_in_budget else base.draft_cell * max(tokens, 0) / GiB
-    if base.calibrated_from is not None:
+    if base.post_old is not None:  # calibrated on a launch's memory figures
         if base.headroom_old is None or base.post_old is None or base.pool_old_gb is None or base.tokens_old is None:
             return None, None, "the launch has no headroom figure to move"
         old_outside = 0.0 if base.features.draft_in_budget else base.draft_cell * base.tokens_old / GiB
@@ -410,6 +411,8 @@ def sglang_plan(
     total = mem.total_gb if mem is not None else None
     reserve = engine_reserve(cfg, s, total, m_pre_guess or 0.0)
     f, f_src = fraction(flags, s, launch, b, reserve)
+    if launch is not None and b is not None and old is not None and (b.inputs is None or b.inputs.inputs is None):
+        return _pool_only(cfg, s, old, launch, b, mem, (f, f_src), reserve)
     if launch is not None and b is not None and old is not None:
         base = calibrated_baseline(cfg, s, old, launch, b, mem if (flags.gpu or flags.gpu_memory_gb) else None, f)
     else:
@@ -417,6 +420,48 @@ def sglang_plan(
             raise PlanError("give --gpu NAME or --gpu-memory GIB (or --from LAUNCH): the GPU's memory is not known")
         base = fresh_baseline(cfg, s, mem, f)
     return _assemble(cfg, s, base, reserve, f, f_src, mem)
+
+
+def _pool_only(
+    cfg: ModelConfig,
+    s: Settings,
+    old: Settings,
+    launch: Launch,
+    b: Budget,
+    mem: GpuMemory | None,
+    fs: tuple[float, str],
+    reserve: EngineReserve,
+) -> EnginePlan:
+    """A launch that printed its pool's tokens but no memory figures (SGLang 0.1.x): with no change its pool;
+    with changes, the GPU table's figures for the old and the new settings, the launch's residual carried."""
+    logged = b.kv_tokens
+    if logged is None:
+        raise PlanError(f"{launch.launch_id}: the log has neither memory figures nor a KV token count to calibrate on")
+    words = f"launch {launch.launch_id} printed no memory figures, only its {logged:,} KV tokens"
+    if s == old and mem is None:
+        out = EnginePlan(
+            "sglang", s.release, logged, [logged, logged], None, None, int(cells(cfg, s)[1]), reserve.default_fraction
+        )
+        out.calibrated_from, out.logged_kv_tokens, out.fraction, out.fraction_source = (
+            launch.launch_id,
+            logged,
+            fs[0],
+            fs[1],
+        )
+        out.tp, out.pp, out.kv_cache_dtype, out.context_length = s.tp, s.pp, s.kv_dtype, s.context
+        out.assumptions = [words + ": no setting changed, so its pool is the plan (give --gpu to model changes)"]
+        return out
+    if mem is None:
+        raise PlanError(words + ": give --gpu NAME or --gpu-memory GIB to model a change")
+    f_old = launch.mem_fraction_static or versions.default_mem_fraction_static(launch.version_range, old.tp) or fs[0]
+    before = fresh_baseline(cfg, old, mem.with_tp(old.tp), f_old)
+    base = fresh_baseline(cfg, s, mem.with_tp(s.tp), fs[0])
+    base.residual, base.logged_tokens = _residual(before.inputs, before.features, logged)
+    base.calibrated_from = launch.launch_id
+    base.assumptions.insert(
+        0, words + f"; the GPU table's figures for its settings miss it by {-base.residual:+,} tokens, carried over"
+    )
+    return _assemble(cfg, s, base, reserve, fs[0], fs[1], mem)
 
 
 def _assemble(

@@ -22,6 +22,7 @@ FLAG_NAMES = {
     "chunked_prefill_size": "--chunked-prefill-size",
     "cuda_graph_max_bs": "--cuda-graph-max-bs",
     "speculative_algorithm": "--speculative-algorithm",
+    "max_total_tokens": "--max-total-tokens",
 }
 
 
@@ -44,6 +45,7 @@ class PlanFlags:
     chunked_prefill_size: int | None = None
     cuda_graph_max_bs: int | None = None
     speculative_algorithm: str | None = None
+    max_total_tokens: int | None = None
     target_tokens: int | None = None
     target_context: int | None = None
     concurrency: int | None = None
