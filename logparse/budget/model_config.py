@@ -233,7 +233,7 @@ def _build(cfg_path: str, raw: dict[str, Any], index_total: int | None, index_pa
     swa_window = _int(tc, "sliding_window", "sliding_window_size", "attention_chunk_size", "window_size")
     return ModelConfig(
         source=cfg_path,
-        name=os.path.basename(os.path.dirname(os.path.abspath(cfg_path))) or os.path.basename(cfg_path),
+        name=_model_name(cfg_path),
         architecture=str(arch),
         model_type=model_type,
         dtype=str(tc.get("torch_dtype") or tc.get("dtype") or raw.get("torch_dtype") or raw.get("dtype") or "bfloat16"),
@@ -262,6 +262,13 @@ def _build(cfg_path: str, raw: dict[str, Any], index_total: int | None, index_pa
         multimodal=nested,
         notes=tuple(notes),
     )
+
+
+def _model_name(cfg_path: str) -> str:
+    """The model's name: its directory's for a ``config.json``, else the file's own (``tiny-llama.json``)."""
+    if os.path.basename(cfg_path) == "config.json":
+        return os.path.basename(os.path.dirname(os.path.abspath(cfg_path)))
+    return os.path.splitext(os.path.basename(cfg_path))[0]
 
 
 def _mla(tc: dict[str, Any]) -> MlaDims | None:

@@ -241,7 +241,9 @@ def calibrated_baseline(
     t_ratio = target / cells(cfg, old)[1] if cells(cfg, old)[1] else 1.0
     target_cell = (li.bpt.value * t_ratio) if li.bpt.value else target
     base = Baseline(new_inp, s.features, target_cell, draft, weights, calibrated_from=launch.launch_id, notes=notes)
-    base.residual, base.logged_tokens = _residual(inp.with_(cell=old_cell), li.features, b.kv_tokens)
+    residual, base.logged_tokens = _residual(inp.with_(cell=old_cell), li.features, b.kv_tokens)
+    # the residual is memory the formula did not see: the same bytes are fewer or more tokens at another cell
+    base.residual = round(residual / ratio) if ratio else residual
     base.headroom_old, base.post_old, base.tokens_old = b.headroom_gb, inp.m_post_gb, b.kv_tokens
     base.pool_old_gb = b.kv_pool_gb
     if base.pool_old_gb is None and b.kv_tokens:  # releases before 0.4.1.post6 print no pool GiB
