@@ -17,7 +17,7 @@ from logparse.budget.model_config import ModelConfigError, load_model_config
 from logparse.pipeline import parse_paths
 
 sys.path.insert(0, str(ROOT / "tools"))
-import plan_accuracy  # noqa: E402
+import plan_accuracy
 
 MODELS = SAMPLES / "models"
 
@@ -75,7 +75,9 @@ def test_dp_attention_splits_kv_heads_over_attention_tp_only():
     assert dpa == plain * 4
 
 
-@pytest.mark.parametrize(("dtype", "factor"), [("fp8_e4m3", 0.5), ("fp8_e5m2", 0.5), ("bf16", 1.0), ("auto", 1.0), ("float32", 2.0)])
+@pytest.mark.parametrize(
+    ("dtype", "factor"), [("fp8_e4m3", 0.5), ("fp8_e5m2", 0.5), ("bf16", 1.0), ("auto", 1.0), ("float32", 2.0)]
+)
 def test_kv_dtypes(dtype, factor):
     c = cfg("Meta-Llama-3.1-8B-Instruct")
     base = mk.sglang_cell(c, mk.SglangShape()).value
@@ -194,7 +196,7 @@ def test_quantized_weights_are_smaller_and_ignored_modules_stay_16_bit():
 def test_bad_config_files_give_one_clear_line(tmp_path, content, want):
     p = tmp_path / "config.json"
     p.write_text(content)
-    with pytest.raises(ModelConfigError, match="config.json: ") as exc:
+    with pytest.raises(ModelConfigError, match=r"config\.json: ") as exc:
         load_model_config(p)
     assert want in str(exc.value) and "\n" not in str(exc.value)
     res = cli("explain", SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log", "--model-config", p)
@@ -204,7 +206,7 @@ def test_bad_config_files_give_one_clear_line(tmp_path, content, want):
 def test_missing_paths_and_bad_index(tmp_path):
     with pytest.raises(ModelConfigError, match="no such file"):
         load_model_config(tmp_path / "nope.json")
-    with pytest.raises(ModelConfigError, match="without config.json"):
+    with pytest.raises(ModelConfigError, match=r"without config\.json"):
         load_model_config(tmp_path)
     d = write_cfg(tmp_path, "m", LLAMA)
     (tmp_path / "m" / "model.safetensors.index.json").write_text('{"weight_map": {}}')
@@ -229,7 +231,7 @@ def test_every_sample_and_corpus_launch_agrees_with_its_config(all_cases):
         b = launch_budget(case.launch)
         check = check_launch(case.config, case.launch, b)
         if check.implied_hi is None:
-            assert check.consistent is None and b.kv_tokens is None or b.kv_pool_gb is None, case.name
+            assert (check.consistent is None and b.kv_tokens is None) or b.kv_pool_gb is None, case.name
             continue
         compared += 1
         assert check.consistent, (case.name, check.verdict)
@@ -243,7 +245,15 @@ def test_explain_says_consistent_in_the_issue_s_words():
     assert "config: 70,272 B/token per rank; the pool implies 70,244: consistent" in res.out
     doc = json.loads(cli("explain", log, "--model-config", MODELS / "Kimi-K2.5-INT4", "--json").out)
     assert doc["config_bytes_per_token"] == 70_272 and doc["config_consistent"] is True
-    vllm = json.loads(cli("explain", SAMPLES / "vllm/v1-tags-in-format-0.31.0.log", "--model-config", MODELS / "chat-70b-fp8", "--json").out)
+    vllm = json.loads(
+        cli(
+            "explain",
+            SAMPLES / "vllm/v1-tags-in-format-0.31.0.log",
+            "--model-config",
+            MODELS / "chat-70b-fp8",
+            "--json",
+        ).out
+    )
     assert vllm["config_bytes_per_token"] == 4 * 256 * 64 and vllm["config_consistent"] is True
 
 

@@ -61,11 +61,27 @@ CORPUS_FLAGS = {"sglang-0.5.23/bench_one_batch.log": {"max_total_tokens": 20000}
 
 #: Cross-launch predictions: (from, to, the flags that differ), each a "FILE#N" under samples/ or the corpus.
 CROSS: tuple[tuple[str, str, dict], ...] = (
-    ("samples/sglang-0.5/restarts-0.5.12.log#1", "samples/sglang-0.5/restarts-0.5.12.log#2", {"mem_fraction_static": 0.88}),
-    ("samples/sglang-0.5/restarts-0.5.12.log#2", "samples/sglang-0.5/restarts-0.5.12.log#3", {"kv_cache_dtype": "fp8_e4m3"}),
-    ("samples/sglang-0.5/restarts-0.5.12.log#1", "samples/sglang-0.5/restarts-0.5.12.log#3", {"mem_fraction_static": 0.88, "kv_cache_dtype": "fp8_e4m3"}),
+    (
+        "samples/sglang-0.5/restarts-0.5.12.log#1",
+        "samples/sglang-0.5/restarts-0.5.12.log#2",
+        {"mem_fraction_static": 0.88},
+    ),
+    (
+        "samples/sglang-0.5/restarts-0.5.12.log#2",
+        "samples/sglang-0.5/restarts-0.5.12.log#3",
+        {"kv_cache_dtype": "fp8_e4m3"},
+    ),
+    (
+        "samples/sglang-0.5/restarts-0.5.12.log#1",
+        "samples/sglang-0.5/restarts-0.5.12.log#3",
+        {"mem_fraction_static": 0.88, "kv_cache_dtype": "fp8_e4m3"},
+    ),
     ("samples/kimi-k25/launch-1-baseline.log", "samples/kimi-k25/launch-2-hicache.log", {}),
-    ("corpus/sglang-0.5.23/memfrac-0.2.log", "corpus/sglang-0.5.23/server-memfrac0.3.log", {"mem_fraction_static": 0.3}),
+    (
+        "corpus/sglang-0.5.23/memfrac-0.2.log",
+        "corpus/sglang-0.5.23/server-memfrac0.3.log",
+        {"mem_fraction_static": 0.3},
+    ),
     ("corpus/sglang-0.5.23/memfrac-0.2.log", "corpus/sglang-0.5.23/server-default.log", {"mem_fraction_static": 0.716}),
     ("corpus/sglang-0.5.10.post1/memfrac-0.2.log", "corpus/sglang-0.5.23/memfrac-0.2.log", {"release": "0.5.23"}),
 )
@@ -124,14 +140,20 @@ def cases() -> list[Case]:
 def own_flags(case: Case) -> PlanFlags:
     """The plan of a launch's own settings without --from: its engine, release, sizes, fraction, dtype, cap."""
     la, b = case.launch, launch_budget(case.launch)
-    common = dict(
-        engine=la.engine or "sglang", gpu=case.gpu, gpu_memory_gb=case.gpu_memory_gb, tp=la.tp_size or 1,
-        pp=la.pp_size or 1, dp=la.dp_size or 1, kv_cache_dtype=la.kv_cache_dtype or None,
-        speculative_algorithm=la.speculative_algorithm or None,
-    )  # fmt: skip
+    common = {
+        "engine": la.engine or "sglang", "gpu": case.gpu, "gpu_memory_gb": case.gpu_memory_gb, "tp": la.tp_size or 1,
+        "pp": la.pp_size or 1, "dp": la.dp_size or 1, "kv_cache_dtype": la.kv_cache_dtype or None,
+        "speculative_algorithm": la.speculative_algorithm or None,
+    }  # fmt: skip
     if la.engine == "vllm":
         rel = la.engine_version if la.engine_version else None
-        return PlanFlags(**common, release=rel, gpu_memory_utilization=la.gpu_memory_utilization, context_length=la.max_model_len, page_size=la.block_size)
+        return PlanFlags(
+            **common,
+            release=rel,
+            gpu_memory_utilization=la.gpu_memory_utilization,
+            context_length=la.max_model_len,
+            page_size=la.block_size,
+        )
     inp = b.inputs.inputs if b.inputs is not None else None
     return PlanFlags(
         **common, release=b.assumed_version, mem_fraction_static=(inp.f if inp else la.mem_fraction_static),
@@ -221,7 +243,8 @@ def markdown() -> str:
 
 
 def write_readme(path: str = os.path.join(ROOT, "README.md")) -> None:
-    text = open(path, encoding="utf-8").read()
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
     i, j = text.index(BEGIN) + len(BEGIN), text.index(END)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text[:i] + "\n" + markdown() + text[j:])

@@ -103,6 +103,7 @@ def _side_by_side(plans: list[dict[str, Any]], console) -> None:
         t.add_column(f"{_ENGINE.get(p['engine'], p['engine'])} {p['release']}", justify="right")
     rows = [_rows(p) for p in plans]
     for i, (label, _) in enumerate(rows[0]):
+        label = label.replace("mem_fraction_static", "fraction (f / u)")
         t.add_row(label, *[r[i][1] if i < len(r) else "" for r in rows])
     print_rich_table(console, t)
 

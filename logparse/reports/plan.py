@@ -20,6 +20,7 @@ from typing import Any
 
 from logparse.budget.model import Budget, launch_budget
 from logparse.budget.model_config import ModelConfig
+from logparse.budget.model_kv import KvDtypeError
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError, history_free, table_memory, with_history
 from logparse.reports.plan_sglang import check_bounds, sglang_plan
@@ -91,14 +92,31 @@ def planner(
     same = launch is not None and (launch.engine or "sglang") == engine
 
     def run(flags: PlanFlags) -> EnginePlan:
+        if not same and launch is not None:
+            flags = _like_launch(flags, launch)
         tp = flags.tp or (launch.tp_size if launch is not None else None) or 1
         mem = _memory(cfg, flags, engine, tp, db, calibrated=same)
         if not same and mem is None and launch is not None and b is not None:
             mem = _memory_like(launch, b, engine, tp)
         fn = sglang_plan if engine == "sglang" else vllm_plan
-        return fn(cfg, flags, mem, launch if same else None, b if same else None)
+        try:
+            return fn(cfg, flags, mem, launch if same else None, b if same else None)
+        except KvDtypeError as exc:
+            raise PlanError(f"--kv-cache-dtype: {exc}") from None
 
     return run
+
+
+def _like_launch(flags: PlanFlags, launch: Launch) -> PlanFlags:
+    """The other engine planned for the launch's deployment: its parallel sizes, context and 8-bit KV."""
+    kv = (launch.kv_cache_dtype or "").lower()
+    low = "fp8" in kv or "float8" in kv
+    return flags.with_(
+        tp=flags.tp or launch.tp_size,
+        pp=flags.pp or launch.pp_size,
+        context_length=flags.context_length or launch.context_len or launch.context_length or launch.max_model_len,
+        kv_cache_dtype=flags.kv_cache_dtype or (("fp8_e4m3" if launch.engine == "vllm" else "fp8") if low else None),
+    )
 
 
 def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory | None:
@@ -336,7 +354,11 @@ def compare(a: EnginePlan, b: EnginePlan) -> list[str]:
             f"vLLM charges its activation peak, non-torch memory and CUDA graphs ({prof:.2f} GiB) to its budget; SGLang pays "
             f"them from the {st.get('held_back_gb') or 0:.2f} GiB it holds back"
         )
-    if s.bytes_per_token and v.bytes_per_token and s.bytes_per_token != v.bytes_per_token:
+    if (
+        s.bytes_per_token
+        and v.bytes_per_token
+        and abs(s.bytes_per_token - v.bytes_per_token) > 0.01 * s.bytes_per_token
+    ):
         out.append(
             f"bytes per token: SGLang {s.bytes_per_token:,}, vLLM {v.bytes_per_token:,} per printed token (pool layouts differ for this model)"
         )
