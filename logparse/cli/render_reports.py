@@ -70,7 +70,10 @@ def recommendation_lines(r: dict[str, Any]) -> list[str]:
     figs = []
     if r.get("kv_tokens") is not None:
         gain = r.get("gain_tokens")
-        figs.append(f"{r['kv_tokens']:,} KV tokens" + (f" ({gain:+,})" if gain else ""))
+        figs.append(
+            f"{r['kv_tokens']:,} KV tokens"
+            + (f" ({gain:+,})" if gain and gain > 0 else f" ({-gain:,} fewer)" if gain else "")
+        )
     if r.get("kv_gb") is not None:
         figs.append(f"KV {r['kv_gb']:.2f} GiB/rank")
     if r.get("headroom_gb") is not None:

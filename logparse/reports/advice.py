@@ -812,17 +812,24 @@ def _reserve_line(ctx: _Ctx) -> str | None:
 
 
 def _best_line(ctx: _Ctx, recs: list[Recommendation]) -> str:
-    best = next((r for r in recs if r.possible), None)
-    limited = ctx.verdict.get("pool_limited")
-    if best is None:
+    possible = [r for r in recs if r.possible]
+    if not possible:
         return "Best safe action: none of the usual actions is possible here (see why below)."
-    figs = f" → {best.kv_tokens:,} tokens" if best.kv_tokens is not None else ""
-    flags = " ".join(best.flags)
-    cost = best.cost.get("accuracy")
-    cost_txt = " (accuracy cost)" if cost and cost != "none" else ""
-    if limited is False and ctx.launch.outcome != "failed":
-        return f"Best safe action: none needed for capacity; for more KV: {flags}{figs}{cost_txt}."
-    return f"Best safe action: {flags}{figs}{cost_txt} — {best.action}."
+
+    def said(r: Recommendation) -> str:
+        figs = f" → {r.kv_tokens:,} tokens" if r.kv_tokens is not None else ""
+        cost = r.cost.get("accuracy")
+        return " ".join(r.flags) + figs + (" (accuracy cost)" if cost and cost != "none" else "")
+
+    if ctx.verdict.get("pool_limited") is False and ctx.launch.outcome != "failed":
+        more = next((r for r in possible if (r.gain_tokens or 0) > 0), None)
+        tail = (
+            f"for more KV tokens: {said(more)}"
+            if more
+            else f"nothing adds KV tokens safely; first: {said(possible[0])}"
+        )
+        return f"Best safe action: none needed for capacity; {tail}."
+    return f"Best safe action: {said(possible[0])} — {possible[0].action}."
 
 
 def _answer(ctx: _Ctx, recs: list[Recommendation]) -> list[str]:
