@@ -150,7 +150,7 @@ RULES: tuple[Rule, ...] = (
         "formula",
         "0.5.3",
         "0.5.18",
-        "activations + CUDA graphs + parallel share (ServerArgs._handle_gpu_memory_settings)",
+        "ServerArgs._handle_gpu_memory_settings",
         True,
     ),
     Rule(
@@ -253,18 +253,14 @@ def _table_terms(inp: ReserveInputs, gpu_mib: float) -> list[tuple[ReserveTerm, 
         base, share, how = 12.0, par / 2, f"12 GiB + tp·pp {par}/2 GiB on {words}"
     else:
         base, share, how = 32.0, 0.0, f"32 GiB flat on {words}"
-    out = [_term("capacity tier (activations, CUDA graphs)", base * 1024, how, "GPU capacity")]
+    out = [_term("capacity tier", base * 1024, how, "GPU capacity")]
     if share:
-        out.append(_term("parallel share", share * 1024, f"tp·pp = {par}", _src(inp, "tp_size")))
+        out.append(_term("tp·pp share", share * 1024, f"tp·pp = {par}", _src(inp, "tp_size")))
     spec = _spec_kind(inp.speculative_algorithm)
     if spec == "standalone":
-        out.append(
-            _term("speculative decoding (STANDALONE draft)", 6 * 1024, "+6 GiB", _src(inp, "speculative_algorithm"))
-        )
+        out.append(_term("speculative (STANDALONE draft)", 6 * 1024, "+6 GiB", _src(inp, "speculative_algorithm")))
     elif spec is not None:
-        out.append(
-            _term("speculative decoding (draft model, graphs)", 2 * 1024, "+2 GiB", _src(inp, "speculative_algorithm"))
-        )
+        out.append(_term("speculative (draft model)", 2 * 1024, "+2 GiB", _src(inp, "speculative_algorithm")))
     if inp.enable_dp_attention:
         out.append(_term("DP attention", 4 * 1024, "+4 GiB", _src(inp, "enable_dp_attention")))
     return out
@@ -299,10 +295,10 @@ def _formula_terms(
     chunk, bs, chunk_src, bs_src = _formula_inputs(release, inp, gpu_mib)
     par = inp.tp_size * inp.pp_size
     out = [
-        _term("constant (attention-backend metadata)", 512, "512 MiB"),
-        _term("activations of a prefill chunk", 1.5 * max(chunk, 2048), f"1.5 MiB × max({chunk}, 2048)", chunk_src),
+        _term("constant (backend metadata)", 512, "512 MiB"),
+        _term("prefill activations", 1.5 * max(chunk, 2048), f"1.5 MiB × max({chunk}, 2048)", chunk_src),
         _term("CUDA graphs", 2 * bs, f"2 MiB × cuda_graph_max_bs {bs}", bs_src),
-        _term("parallel share", par / 8 * 1024, f"tp·pp {par}/8 × 1 GiB", _src(inp, "tp_size")),
+        _term("tp·pp share", par / 8 * 1024, f"tp·pp {par}/8 × 1 GiB", _src(inp, "tp_size")),
     ]
     if inp.enable_dp_attention and inp.dp_size > 1:
         dp = inp.dp_size
@@ -323,14 +319,16 @@ def _formula_tail(inp: ReserveInputs, gpu_mib: float, mib: float) -> list[tuple[
     out = []
     if gpu_mib > 60 * 1024 and mib < 10 * 1024:
         out.append(
-            _term("floor on a GPU over 60 GiB", 10 * 1024 - mib, f"at least 10 GiB (the terms give {mib / 1024:.2f})")
+            _term(
+                "10 GiB floor (GPU over 60 GiB)", 10 * 1024 - mib, f"at least 10 GiB (the terms give {mib / 1024:.2f})"
+            )
         )
     spec = _spec_kind(inp.speculative_algorithm)
     src = _src(inp, "speculative_algorithm")
     if spec == "standalone":
-        out.append(_term("speculative decoding (STANDALONE draft and graphs)", 6 * 1024, "+6 GiB", src))
+        out.append(_term("speculative (STANDALONE draft)", 6 * 1024, "+6 GiB", src))
     elif spec == "eagle":
-        out.append(_term("speculative decoding (EAGLE-type draft and graphs)", 2 * 1024, "+2 GiB", src))
+        out.append(_term("speculative (EAGLE-type draft)", 2 * 1024, "+2 GiB", src))
     return out
 
 
@@ -397,9 +395,7 @@ def _vision_term(c: _Computed, inp: ReserveInputs, gpu_mib: float) -> ReserveTer
     if lo != hi:
         lo_gb, hi_gb = (c.fraction * (1 - x) * gpu_mib / MIB_PER_GIB for x in (hi, lo))
         how += f": {max(lo_gb, 0.0):.2f}–{hi_gb:.2f} GiB more"
-    return ReserveTerm(
-        "multimodal model (vision encoder)", round(extra_gb, 2), how, _src(inp, "multimodal"), counted=False
-    )
+    return ReserveTerm("multimodal (vision encoder)", round(extra_gb, 2), how, _src(inp, "multimodal"), counted=False)
 
 
 # --------------------------------------------------------------------------- the public entry points
@@ -527,9 +523,10 @@ def _notes(
     if _piecewise(rng[1], inp) == (False, True):
         notes.append("the piecewise CUDA-graph term (8 MiB per size) may already be in this release: in the range")
     if vision is not None:
+        span = vision.how.split(": ")[-1] if ": " in vision.how else f"{vision.gb:.2f} GiB more"
         notes.append(
-            "a multimodal model: SGLang's default fraction is also scaled for the vision encoder "
-            f"({vision.how}); not counted in reserve_gb (text-only serving assumed)"
+            f"a multimodal model: SGLang's default also scales the fraction for the vision encoder ({span}); "
+            "not counted in reserve_gb (text-only serving assumed)"
         )
     if point.rule.key in ("formula", "arg-groups"):
         notes.append("cuda_graph_max_bs and chunked_prefill_size as the launch resolved them (printed in server_args)")

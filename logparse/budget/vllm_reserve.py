@@ -24,6 +24,8 @@ from logparse.grammar import vllm_versions as vv
 
 #: vLLM's redundancy buffer in its --kv-cache-memory suggestions (0.10.2+), GiB.
 SAFETY_BUFFER_GB = 150 / 1024
+#: What a GPU has in use before vLLM's own start snapshot (CUDA context, driver) when the log does not say.
+ASSUMED_START_USE_GB = 1.0
 #: The first release with ``--kv-cache-memory`` (``kv_cache_memory_bytes``).
 KV_CACHE_MEMORY_FROM = "0.10.2"
 
@@ -126,8 +128,11 @@ def _ceilings(out: VllmReserve, inp: VllmReserveInputs) -> None:
         out.max_kv_gb = round(max(kv, 0.0), 2)
     free = inp.free_at_start_gb
     if inp.total_gb and free is None:
-        free = inp.total_gb
-        out.notes.append("free memory at start not printed: assumed the whole GPU (nothing else on it)")
+        free = inp.total_gb - ASSUMED_START_USE_GB
+        out.notes.append(
+            f"free memory at start not printed: assumed the GPU's total less {ASSUMED_START_USE_GB:g} GiB "
+            "(CUDA context and driver; nothing else on the GPU)"
+        )
     if inp.total_gb and free is not None:
         outside = 0.0 if out.graphs_in_budget else (graphs or 0.0)
         u = (free - outside - SAFETY_BUFFER_GB) / inp.total_gb

@@ -64,8 +64,12 @@ def explain(
         ..., metavar="LAUNCH|FILE", help="A log file (its last launch), FILE#N, or a store reference."
     ),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Write a waterfall chart."),
-    margin: float = typer.Option(
-        2.0, "--margin", metavar="GiB", help="Headroom the mem_fraction_static what-if aims for (GiB)."
+    margin: Optional[float] = typer.Option(
+        None,
+        "--margin",
+        metavar="GiB",
+        help="Headroom (GiB) the fraction recommendation leaves after startup, even below the engine's own "
+        "reserve; without it a fraction never holds back less than the engine's own logic would.",
     ),
     model_config: Optional[str] = typer.Option(
         None,
@@ -79,8 +83,8 @@ def explain(
 ) -> None:
     """Explain a launch's memory budget: why the KV pool has its size, where the rest went, and what-ifs."""
     plot = _plot_path(plot)
-    if margin < 0:
-        raise fail("--margin must be ≥ 0", EXIT_USAGE)
+    if margin is not None and not 0 <= margin < 1e6:
+        raise fail("--margin must be ≥ 0 (GiB)", EXIT_USAGE)
     cfg = load_config_option(model_config)
     la = resolve(launch, db)
     from logparse.cli.plots import plot_explain

@@ -129,7 +129,20 @@ def deployment_overview(rows: list[dict[str, Any]], db: str) -> DeploymentOvervi
     )
     la = resolve_launch(last["launch_id"], db)
     ex = explain_launch(la).to_dict()
-    ov.explain = {k: ex.get(k) for k in ("waterfall", "sentences", "binding_rank", "kv_tokens", "headroom_gb")}
+    ov.explain = {
+        k: ex.get(k)
+        for k in (
+            "waterfall",
+            "sentences",
+            "binding_rank",
+            "kv_tokens",
+            "headroom_gb",
+            "answer",
+            "recommendations",
+            "engine_reserve_gb",
+            "engine_reserve_terms",
+        )
+    }
     prev = resolve_launch(rows[-2]["launch_id"], db) if len(rows) > 1 else None
     if prev is not None:
         ov.diff = _diff(prev, la)
