@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
 from logparse.budget.model_config import ModelConfig
 from logparse.budget.model_kv import KvDtypeError
@@ -148,6 +149,8 @@ def make_plan(
     for engine in _engines(flags, launch):
         run = planner(cfg, engine, launch, b, db)
         plan = run(flags)
+        if launch is not None and b is not None and (launch.engine or "sglang") == engine:
+            plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)
         if flags.target_tokens or flags.target_context:
             plan.targets, report.target = solve(cfg, flags, plan, run)
         report.plans.append(plan)

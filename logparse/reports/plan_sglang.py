@@ -315,14 +315,29 @@ def predict(base: Baseline) -> tuple[fm.Prediction, int | None, list[int] | None
     return p, tokens, [min(lo, max(tokens, 0)), max(hi, max(tokens, 0))]
 
 
-def engine_reserve(cfg: ModelConfig, s: Settings, gpu_total: float | None, m_pre: float) -> EngineReserve:
-    """SGLang's own reserve for these settings (its default-fraction logic of the release)."""
-    inp = ReserveInputs(
+def engine_reserve(
+    cfg: ModelConfig,
+    s: Settings,
+    gpu_total: float | None,
+    m_pre: float,
+    launch: Launch | None = None,
+    b: Budget | None = None,
+) -> EngineReserve:
+    """SGLang's own reserve for these settings (its default-fraction logic of the release): with ``--from``,
+    the launch's own reserve inputs (:func:`~logparse.budget.reserve.reserve_inputs`) with what the flags change."""
+    base = (
+        reserve_inputs(launch)
+        if launch is not None
+        else ReserveInputs(mla=cfg.mla is not None, multimodal=cfg.multimodal)
+    )
+    inp = base.with_(
         tp_size=s.tp, pp_size=s.pp, dp_size=s.dp, enable_dp_attention=s.dp_attention,
-        chunked_prefill_size=s.chunked_prefill_size, cuda_graph_max_bs=s.cuda_graph_max_bs,
-        speculative_algorithm=s.spec, mla=cfg.mla is not None, multimodal=cfg.multimodal,
+        chunked_prefill_size=s.chunked_prefill_size, cuda_graph_max_bs=s.cuda_graph_max_bs, speculative_algorithm=s.spec,
+        mla=base.mla if base.mla is not None else cfg.mla is not None,
     )  # fmt: skip
-    return sglang_reserve(s.release, inp, gpu_memory_gb=gpu_total, m_pre_gb=None if gpu_total else m_pre)
+    same_release = launch is not None and b is not None and s.release == b.assumed_version
+    release = launch.version_range if same_release and launch is not None and launch.version_range else s.release
+    return sglang_reserve(release, inp, gpu_memory_gb=gpu_total, m_pre_gb=None if gpu_total else m_pre)
 
 
 def _headroom(base: Baseline, s: Settings, tokens: int, pool_gb: float) -> tuple[float | None, list[float] | None, str]:
@@ -411,7 +426,7 @@ def sglang_plan(
         else (b.pre_load_avail_gb if b else None)
     )
     total = mem.total_gb if mem is not None else None
-    reserve = engine_reserve(cfg, s, total, m_pre_guess or 0.0)
+    reserve = engine_reserve(cfg, s, total, m_pre_guess or 0.0, launch, b)
     f, f_src = fraction(flags, s, launch, b, reserve)
     if launch is not None and b is not None and old is not None and (b.inputs is None or b.inputs.inputs is None):
         return _pool_only(cfg, s, old, launch, b, mem, (f, f_src), reserve)
