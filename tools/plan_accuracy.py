@@ -115,6 +115,20 @@ def _launches(path: str) -> list[Launch]:
     return parse_paths([path]).launches
 
 
+#: The journal's renderings all hold the same two launches: one of them stands for the rest.
+CORPUS_JOURNAL = ("journal/0.5.23-restart/short-iso.txt",)
+
+
+def _corpus_logs() -> list[str]:
+    logs = [
+        f"{sub}/{f}"
+        for sub in sorted(os.listdir(CORPUS))
+        if sub.startswith("sglang-")
+        for f in sorted(os.listdir(os.path.join(CORPUS, sub)))
+    ]
+    return logs + [f"failures/{f}" for f in sorted(os.listdir(os.path.join(CORPUS, "failures")))] + list(CORPUS_JOURNAL)
+
+
 def cases() -> list[Case]:
     """Every sample and corpus launch whose model config is known (samples/models, corpus/models)."""
     out = []
@@ -124,16 +138,12 @@ def cases() -> list[Case]:
             out.append(Case(f"samples/{rel}#{i}", la, cfg, gpu, None))
     if not os.path.isdir(CORPUS):
         return out
-    for sub in sorted(os.listdir(CORPUS)):
-        if not sub.startswith("sglang-"):
-            continue
-        for f in sorted(os.listdir(os.path.join(CORPUS, sub))):
-            rel = f"{sub}/{f}"
-            for i, la in enumerate(_launches(os.path.join(CORPUS, rel)), 1):
-                model = _corpus_model(rel, la)
-                if model is not None:
-                    cfg = load_model_config(_config_path(model))
-                    out.append(Case(f"corpus/{rel}#{i}", la, cfg, None, CORPUS_MEMORY_GB, CORPUS_FLAGS.get(rel)))
+    for rel in _corpus_logs():
+        for i, la in enumerate(_launches(os.path.join(CORPUS, rel)), 1):
+            model = _corpus_model(rel, la)
+            if model is not None:
+                cfg = load_model_config(_config_path(model))
+                out.append(Case(f"corpus/{rel}#{i}", la, cfg, None, CORPUS_MEMORY_GB, CORPUS_FLAGS.get(rel)))
     return out
 
 

@@ -73,6 +73,8 @@ def plan(
     from logparse.reports.plan import PlanError, make_plan
     from logparse.reports.plan_types import PlanFlags
 
+    if gpu and gpu_memory is not None:
+        raise fail("give --gpu NAME or --gpu-memory GIB, not both", EXIT_USAGE)
     if target_tokens and target_context:
         raise fail("give --target-tokens or --target-context, not both", EXIT_USAGE)
     if concurrency and not target_context:

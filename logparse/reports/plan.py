@@ -149,6 +149,7 @@ def make_plan(
     for engine in _engines(flags, launch):
         run = planner(cfg, engine, launch, b, db)
         plan = run(flags)
+        plan.notes += _other_engine_flags(flags, engine)
         if launch is not None and b is not None and (launch.engine or "sglang") == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)
         if flags.target_tokens or flags.target_context:
@@ -159,6 +160,25 @@ def make_plan(
         for p in report.plans:
             p.differs_because = why
     return report
+
+
+#: Flags only one engine has: (flag, its engine, what the other uses instead).
+_ONE_ENGINE_FLAGS = (
+    ("mem_fraction_static", "sglang", "gpu_memory_utilization"),
+    ("gpu_memory_utilization", "vllm", "mem_fraction_static"),
+    ("max_total_tokens", "sglang", "no token cap"),
+    ("cuda_graph_max_bs", "sglang", "its own capture sizes"),
+)
+
+
+def _other_engine_flags(flags: PlanFlags, engine: str) -> list[str]:
+    out = []
+    for name, owner, instead in _ONE_ENGINE_FLAGS:
+        if getattr(flags, name) is not None and owner != engine:
+            out.append(
+                f"--{name.replace('_', '-')} is {'SGLang' if owner == 'sglang' else 'vLLM'}'s: this plan uses {instead}"
+            )
+    return out
 
 
 # --------------------------------------------------------------------------- targets

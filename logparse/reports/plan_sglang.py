@@ -516,17 +516,7 @@ def _assemble(
         "held_back_gb": inp.m_pre_gb * (1 - f),
     }
     if tokens is None or tokens <= 0:
-        out.kv_tokens, out.kv_tokens_range, out.kv_pool_gb = 0, [0, max(rng[1], 0) if rng else 0], 0.0
-        need = fm.fraction_for_rest(inp, inp.page_size * (inp.cell or 1) / GiB)
-        out.not_possible = (
-            f"not enough memory: the weights ({base.weights_gb:.2f} GiB) leave no KV budget at mem_fraction_static {f:g}"
-            + (
-                f"; the smallest that starts is {math.ceil(need * 1000) / 1000:g}"
-                if 0 < need < 1
-                else "; the model does not fit this GPU and TP"
-            )
-        )
-        return out
+        return _no_kv_budget(out, base, rng, f)
     out.kv_tokens, out.kv_tokens_range = tokens, rng
     out.kv_pool_gb = r2(fm.pool_gb(tokens, inp.page_size, base.target_cell))
     h, hr, why = _headroom(base, s, tokens, out.kv_pool_gb or 0.0)
@@ -540,6 +530,23 @@ def _assemble(
         )
     if not f_src.startswith("SGLang"):
         _reserve_note(out, inp, reserve)
+    return out
+
+
+def _no_kv_budget(out: EnginePlan, base: Baseline, rng: list[int] | None, f: float) -> EnginePlan:
+    """No KV budget at this fraction: zero tokens, and the smallest fraction that starts (if any)."""
+    inp = base.inputs
+    out.kv_tokens, out.kv_tokens_range, out.kv_pool_gb = 0, [0, max(rng[1], 0) if rng else 0], 0.0
+    need = fm.fraction_for_rest(inp, inp.page_size * (inp.cell or 1) / GiB)
+    smallest = (
+        f"; the smallest that starts is {math.ceil(need * 1000) / 1000:g}"
+        if 0 < need < 1
+        else "; the model does not fit this GPU and TP"
+    )
+    out.not_possible = (
+        f"not enough memory: the weights ({base.weights_gb:.2f} GiB) leave no KV budget at mem_fraction_static {f:g}"
+        + smallest
+    )
     return out
 
 
