@@ -395,3 +395,16 @@ def test_watch_block_shows_the_recommendations(tmp_path):
 
 def test_samples_glob_is_not_empty():
     assert glob.glob(str(SAMPLES / "*" / "*.log"))
+
+
+def test_the_engine_s_own_default_is_kept_and_a_cap_is_named():
+    paths = corpus_files("sglang-0.5.23/restart-1.log")
+    if not paths:
+        pytest.skip("genuine corpus not available")
+    doc = explain_launch(_launch(paths[0])).to_dict()  # 0.716: what SGLang itself picked on that machine
+    frac = next(r for r in doc["recommendations"] if r["kind"] == "fraction")
+    assert not frac["possible"] and "own default" in frac["reason"]
+    assert "its own default" in doc["answer"][2]
+    cap = doc["recommendations"][0]
+    assert cap["kind"] == "cap" and cap["flags"] == [] and cap["kv_tokens"] > 20_000
+    assert "--max-total-tokens 20,000" in cap["action"] and cap["risk"]["level"] == "low"

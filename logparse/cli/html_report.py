@@ -123,8 +123,9 @@ def _recommendation(r: dict[str, Any]) -> str:
     costs.append(f"host {cost['host_memory_gb']:,.2f} GB (decimal)" if cost.get("host_memory_gb") else "")
     costs.append(f"accuracy: {cost['accuracy']}" if cost.get("accuracy") not in (None, "", "none") else "")
     costs.append(f"throughput: {cost['throughput']}" if cost.get("throughput") else "")
+    flags = f"<code>{escape(' '.join(r['flags']))}</code> " if r["flags"] else ""
     return (
-        f"<li><code>{escape(' '.join(r['flags']))}</code> {escape(r['action'])}"
+        f"<li>{flags}{escape(r['action'])}"
         f"<br><b>{escape(' · '.join(f for f in figs if f) or 'no figures')}</b>"
         f'<br><span class="note">cost: {escape("; ".join(c for c in costs if c) or "none")}</span>'
         f"<br><b>risk {escape(risk.get('level', '?'))}</b>: {escape(risk.get('why', ''))}"

@@ -84,7 +84,8 @@ def recommendation_lines(r: dict[str, Any]) -> list[str]:
         figs.append(f"{al['full_context_requests']:g} full-context request(s)")
     if al.get("requests_at_observed_size") is not None:
         figs.append(f"≈{al['requests_at_observed_size']:,} requests of this run's size")
-    head = f"{' '.join(r['flags'])}  — {r['action']}" + (": " + ", ".join(figs) if figs else "")
+    flags = " ".join(r["flags"])
+    head = (f"{flags}  — {r['action']}" if flags else r["action"]) + (": " + ", ".join(figs) if figs else "")
     cost = r.get("cost") or {}
     bits = []
     if cost.get("gpu_memory_gb"):

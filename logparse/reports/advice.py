@@ -301,6 +301,20 @@ def _fraction_for_margin(b: Budget, margin: float, *, has_draft: bool, oom: bool
     return f_new
 
 
+def is_engine_default(reserve: EngineReserve | None, f: float) -> bool:
+    """Is ``f`` the fraction SGLang's own default logic picks (within the range the GPU's size allows)?"""
+    if reserve is None or reserve.default_fraction_lo is None or reserve.default_fraction_hi is None:
+        return False
+    return reserve.default_fraction_lo - 0.0005 <= f <= reserve.default_fraction_hi + 0.0005
+
+
+def _default_words(reserve: EngineReserve | None) -> str:
+    if reserve is None or reserve.default_fraction is None:
+        return "not known"
+    lo, hi = reserve.default_fraction_lo, reserve.default_fraction_hi
+    return f"{lo:g}–{hi:g}" if lo is not None and hi is not None and lo != hi else f"{reserve.default_fraction:g}"
+
+
 def _held(f: float, m_pre: float) -> float:
     return (1.0 - f) * m_pre
 
@@ -325,6 +339,10 @@ def _sglang_fraction(ctx: _Ctx) -> list[Recommendation]:
         target = cap
     if isinstance(target, str):
         return [not_possible("fraction", "change mem_fraction_static", [], target)]
+    if ctx.margin is None and is_engine_default(reserve, inp.f):
+        return [not_possible("fraction", f"keep mem_fraction_static {inp.f:g}", [],
+                             f"it is SGLang's own default for this GPU and these arguments ({_default_words(reserve)}): "
+                             "it holds back what the engine's own logic would")]  # fmt: skip
     if abs(target - inp.f) < 0.0005:
         why = "it already holds back what SGLang's own logic would" if ctx.margin is None else "no change needed"
         return [not_possible("fraction", f"keep mem_fraction_static {inp.f:g}", [], why)]
@@ -430,6 +448,31 @@ def _sglang_chunked(ctx: _Ctx) -> list[Recommendation]:
         f"{saved:.2f} GiB of it ({_reserve_words(smaller)})", value=new_cap,
     )  # fmt: skip
     rec.gain_tokens = tokens - b.kv_tokens if tokens is not None and b.kv_tokens is not None else None
+    rec.allows = allows(launch, tokens, ctx.verdict)
+    return [rec]
+
+
+def _sglang_cap(ctx: _Ctx) -> list[Recommendation]:
+    """``--max-total-tokens`` sets the pool: dropping it gives what memory allows (the budget is unchanged)."""
+    launch, b = ctx.launch, ctx.b
+    cap = launch.max_total_tokens
+    if not b.capped_by_max_total_tokens or not cap or launch.outcome == "failed":
+        return []
+    exact = b.uncapped_kv_tokens
+    tokens = exact or b.uncapped_kv_tokens_at_least
+    if not tokens or tokens <= cap:
+        return []
+    head = None
+    if b.headroom_gb is not None and b.rest_gb is not None:
+        head = max(b.headroom_gb - max(b.rest_gb - (b.kv_pool_gb or 0.0), 0.0), 0.0)
+    rec = Recommendation(
+        "cap", f"drop --max-total-tokens {cap:,} (memory allows {'' if exact else 'at least '}{tokens:,} tokens)", [],
+        tokens, None, _r2(head), _cost(max((b.rest_gb or 0.0) - (b.kv_pool_gb or 0.0), 0.0), 0.0, "none",
+                                        "more KV tokens in flight, no per-token cost"),
+        _risk("low", "the pool then takes the KV budget SGLang already set aside at this fraction: nothing else moves"),
+        reason=f"the formula's budget of {b.rest_gb:.2f} GiB holds {tokens:,} tokens; the cap keeps {cap:,}",
+        gain_tokens=tokens - (b.kv_tokens or cap),
+    )  # fmt: skip
     rec.allows = allows(launch, tokens, ctx.verdict)
     return [rec]
 
@@ -760,8 +803,9 @@ def bound_by(launch: Launch, b: Budget) -> str:
     if launch.outcome == "failed" and b.kv_tokens is None:
         return "the start failed before the KV pool was sized"
     if b.capped_by_max_total_tokens:
-        unc = f" (memory would allow {b.uncapped_kv_tokens:,})" if b.uncapped_kv_tokens else ""
-        return f"--max-total-tokens {launch.max_total_tokens:,} caps it{unc}"
+        unc = b.uncapped_kv_tokens or b.uncapped_kv_tokens_at_least
+        more = f" (memory would allow {'at least ' if not b.uncapped_kv_tokens else ''}{unc:,})" if unc else ""
+        return f"the cap --max-total-tokens {launch.max_total_tokens:,}{more}"
     if launch.engine == "vllm":
         u = launch.gpu_memory_utilization
         kv = b.kv_pool_gb
@@ -782,7 +826,9 @@ def bound_by(launch: Launch, b: Budget) -> str:
 def _headline(launch: Launch, b: Budget) -> str:
     if b.kv_tokens is None:
         return f"KV: not known ({b.unknown.get('kv_tokens', 'no pool line')}); " + bound_by(launch, b) + "."
-    pool = f" ({b.kv_pool_gb:.2f} GiB per rank)" if b.kv_pool_gb is not None else ""
+    pool = (
+        "" if b.kv_pool_gb is None else f" ({b.kv_pool_gb:.2f} GiB per rank)" if b.kv_pool_gb else " (under 0.01 GiB)"
+    )
     return f"KV: {b.kv_tokens:,} tokens{pool}, set by {bound_by(launch, b)}."
 
 
@@ -799,6 +845,11 @@ def _reserve_line(ctx: _Ctx) -> str | None:
         return f"SGLang's own default logic would hold back {_reserve_words(r)}."
     held = _held(inp.f, inp.m_pre_gb)
     hi = r.reserve_gb_hi if r.reserve_gb_hi is not None else r.reserve_gb
+    if is_engine_default(r, inp.f):
+        return (
+            f"SGLang's own default logic holds back {_reserve_words(r)}: mem_fraction_static {inp.f:g} is its own "
+            f"default for this GPU ({_default_words(r)}), so the launch holds back what the engine would."
+        )
     cmp = (
         f"{hi - held:.2f} GiB less: raising the fraction is not advised"
         if held < hi
@@ -819,7 +870,7 @@ def _best_line(ctx: _Ctx, recs: list[Recommendation]) -> str:
     def said(r: Recommendation) -> str:
         figs = f" → {r.kv_tokens:,} tokens" if r.kv_tokens is not None else ""
         cost = r.cost.get("accuracy")
-        return " ".join(r.flags) + figs + (" (accuracy cost)" if cost and cost != "none" else "")
+        return (" ".join(r.flags) or r.action) + figs + (" (accuracy cost)" if cost and cost != "none" else "")
 
     if ctx.verdict.get("pool_limited") is False and ctx.launch.outcome != "failed":
         more = next((r for r in possible if (r.gain_tokens or 0) > 0), None)
@@ -872,7 +923,7 @@ def advise(
         recs = (_vllm_utilization(ctx, reserve) + _vllm_kv_cache_memory(ctx, reserve) + _vllm_fp8(ctx)
                 + _vllm_max_model_len(ctx))  # fmt: skip
     else:
-        recs = (_sglang_fraction(ctx) + _sglang_chunked(ctx) + _sglang_fp8(ctx) + _sglang_hicache(ctx)
+        recs = (_sglang_fraction(ctx) + _sglang_cap(ctx) + _sglang_chunked(ctx) + _sglang_fp8(ctx) + _sglang_hicache(ctx)
                 + _sglang_context(ctx) + _sglang_requests(ctx) + _sglang_page(ctx))  # fmt: skip
     recs = rank(recs, pressure=_pressure(ctx))
     return Advice(_answer(ctx, recs), verdict, reserve, recs)
