@@ -1,10 +1,32 @@
 """Table cells and large plain tables as text, without rich (a read command that prints thousands
-of rows, or none through rich, need not import it)."""
+of rows, or none through rich, need not import it).
+
+Every human renderer of the CLI passes its data through :func:`logparse.text.terminal_text` before
+rich lays it out (so widths are those of what is shown): :func:`for_terminal` over a document or
+rows, :func:`logparse.cli.render.terminal_launch` over a launch, :func:`logparse.cli.app.say` for a
+line on stderr.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+
+from logparse.text import terminal_text
+
+
+def for_terminal(value: Any) -> Any:
+    """:func:`terminal_text` over every string of a document or of rows (keys too); other values as they are."""
+    if isinstance(value, str):
+        return terminal_text(value)
+    if isinstance(value, dict):
+        return {for_terminal(k): for_terminal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [for_terminal(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(for_terminal(v) for v in value)
+    return value
+
 
 #: Above this many rows a table is printed as plain aligned text: rich's layout of a large
 #: table costs seconds, which a listing of thousands of launches should not.

@@ -17,7 +17,7 @@ from typing import Any, Optional, TextIO
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail, say
 from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
@@ -184,7 +184,7 @@ class _Session:
 
     def note(self, msg: str) -> None:
         if not self.quiet:
-            typer.echo(f"logparse watch: {msg}", err=True)
+            say(f"logparse watch: {msg}")
 
     # -- writes ---------------------------------------------------------------------------------
     def written(self, w) -> None:
@@ -217,9 +217,10 @@ class _Session:
         if self.out.fmt in ("json", "ndjson"):
             self._emit(dumps(block) + "\n")
             return
+        from logparse.cli.cells import for_terminal
         from logparse.cli.render_watch import block_text
 
-        self._emit(block_text(block) + "\n")
+        self._emit(block_text(for_terminal(block)) + "\n")
 
     def _emit(self, text: str) -> None:
         if self.out.path:
