@@ -20,7 +20,9 @@ import csv
 import io
 import json
 import os
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import duckdb
@@ -29,6 +31,7 @@ from helpers import cli, cli_env, cli_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from logparse.cli.exec_hook import end_group, hook_environment, hook_input
 from logparse.grammar.pyliteral import parse_literal
 from logparse.pipeline import parse_text
 from logparse.text import UNSAFE_FOR_TERMINAL, terminal_text, valid_text
@@ -282,6 +285,82 @@ def test_watch_blocks_escape_the_input(hostile_store, tmp_path):
     assert code == 0, err
     assert raw_controls(out) == [] and raw_controls(err) == []
     assert out.count(f"✔ ready  {HOSTILE_SHOWN}") == 2
+
+
+# ------------------------------------------------------------------------------ watch --exec
+
+
+def test_a_nul_in_a_field_reaches_the_hook(tmp_path):
+    log = write_log(tmp_path / "nul.log", launch_lines(8, "/m/a\x00b"))
+    got, env_file = tmp_path / "got.json", tmp_path / "env.txt"
+    hook = f'cat > {got}; printf %s "$LOGPARSE_DEPLOYMENT" > {env_file}'
+    code, _, err = run("watch", log, "--once", "--db", tmp_path / "n.duckdb", "--exec", hook, "-q")
+    assert code == 0, err
+    assert "embedded null" not in err
+    assert json.loads(got.read_text())["launch"]["model_path"] == "/m/a\x00b"
+    assert "|/m/a\\x00b|tp=1|" in env_file.read_text()
+
+
+def test_hook_environment_and_input():
+    block = {"launch": {"launch_id": "1", "outcome": "ready", "deployment": "d\x00\x1b\u202e"}, "check": {}}
+    env = hook_environment(block, base={})
+    assert env == {
+        "LOGPARSE_LAUNCH_ID": "1",
+        "LOGPARSE_OUTCOME": "ready",
+        "LOGPARSE_DEPLOYMENT": "d\\x00\x1b\u202e",
+        "LOGPARSE_CHECK": "",
+    }
+    assert json.loads(hook_input(block)) == block and hook_input(block).isascii()
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan its new parent has not reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_exec_timeout_ends_the_hooks_whole_process_group(tmp_path):
+    log = write_log(tmp_path / "a.log", launch_lines(8, "/m/ok"))
+    pid_file = tmp_path / "child.pid"
+    hook = f"sleep 300 & echo $! > {pid_file}; wait"
+    code, _, err = run("watch", log, "--once", "--db", tmp_path / "t.duckdb", "--exec", hook, "--exec-timeout", "1")
+    assert code == 0, err
+    assert "--exec took more than 1 s" in err
+    child = int(pid_file.read_text())
+    try:
+        assert _wait_gone(child), "the hook's child outlived the time-out"
+    finally:
+        if _alive(child):
+            os.kill(child, 9)
+
+
+def test_a_group_that_ignores_sigterm_is_killed_after_the_grace():
+    pid_file = Path(tempfile.mkdtemp()) / "child.pid"
+    proc = subprocess.Popen(
+        ["sh", "-c", f"trap '' TERM; sleep 300 & echo $! > {pid_file}; wait"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int(pid_file.read_text())
+    end_group(proc, grace=0.3)
+    assert proc.returncode == -9
+    assert _wait_gone(child)
 
 
 # ------------------------------------------------------------------------------ properties

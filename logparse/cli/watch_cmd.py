@@ -8,10 +8,8 @@ keeps a Prometheus textfile current (:mod:`logparse.reports.metrics`).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import sys
 from typing import Any, Optional, TextIO
 
@@ -236,24 +234,15 @@ class _Session:
             sys.stdout.flush()
 
     def run_exec(self, block: dict[str, Any]) -> None:
-        env = dict(
-            os.environ,
-            LOGPARSE_LAUNCH_ID=block["launch"]["launch_id"],
-            LOGPARSE_OUTCOME=block["launch"]["outcome"],
-            LOGPARSE_DEPLOYMENT=block["launch"]["deployment"],
-            LOGPARSE_CHECK=block["check"].get("status", ""),
-        )
-        data = json.dumps(block, default=str).encode()
-        try:
-            proc = subprocess.run(
-                self.exec_cmd, shell=True, input=data, env=env, timeout=self.exec_timeout, capture_output=True
-            )
-        except subprocess.TimeoutExpired:
-            typer.echo(f"logparse watch: --exec took more than {self.exec_timeout:g} s: stopped", err=True)
-            return
-        if proc.returncode != 0:
-            err = proc.stderr.decode(errors="replace").strip().splitlines()
-            typer.echo(f"logparse watch: --exec exited {proc.returncode}: {err[-1] if err else ''}", err=True)
+        from logparse.cli.exec_hook import run_hook
+
+        res = run_hook(self.exec_cmd, block, self.exec_timeout)
+        if res.timed_out:
+            say(f"logparse watch: --exec took more than {self.exec_timeout:g} s: its process group was stopped")
+        elif res.returncode is None:
+            say(f"logparse watch: --exec {res.message}")
+        elif res.returncode != 0:
+            say(f"logparse watch: --exec exited {res.returncode}: {res.message}")
 
     def update_metrics(self) -> None:
         if not self.metrics_file:
