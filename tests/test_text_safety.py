@@ -234,6 +234,28 @@ def test_no_command_sends_an_escape_sequence_of_the_input_to_the_terminal(hostil
         assert text in out, f"{command}: {text!r} not shown"
 
 
+def test_large_tables_escape_the_input_too(tmp_path):
+    """Above FAST_TABLE_ROWS rows, launches, history and query print plain text without rich."""
+    from logparse.cli.cells import FAST_TABLE_ROWS
+
+    n = FAST_TABLE_ROWS + 2
+    lines = [x for i in range(n) for x in launch_lines(0, HOSTILE, kv=100_000 + i)]
+    lines = [
+        x.replace("[2026-10-20 00:", f"[2026-10-{1 + i // 6 // 24:02d} {i // 6 % 24:02d}:") for i, x in enumerate(lines)
+    ]
+    log = write_log(tmp_path / "many.log", lines)
+    db = tmp_path / "many.duckdb"
+    assert run("ingest", "--db", db, log)[0] == 0
+    for args, shown in (
+        (["launches"], "\\x1b[31mRED"),
+        (["history"], "/m/\\x1b[31mRED"),
+        (["query", "SELECT model_path, kv_tokens FROM launches"], HOSTILE_SHOWN),
+    ):
+        code, out, err = run(*args, "--db", db)
+        assert code == 0 and out.count("\n") > n, (args, err)
+        assert raw_controls(out) == [] and shown in out, args
+
+
 @pytest.mark.parametrize("command", ["parse", "show"])
 def test_rich_colours_on_a_terminal_but_not_the_inputs(hostile_store, command):
     """With colours on (FORCE_COLOR: rich writes its own SGR codes), the input's codes stay escaped

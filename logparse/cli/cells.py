@@ -2,9 +2,9 @@
 of rows, or none through rich, need not import it).
 
 Every human renderer of the CLI passes its data through :func:`logparse.text.terminal_text` before
-rich lays it out (so widths are those of what is shown): :func:`for_terminal` over a document or
-rows, :func:`logparse.cli.render.terminal_launch` over a launch, :func:`logparse.cli.app.say` for a
-line on stderr.
+it is laid out (so widths are those of what is shown): :func:`for_terminal` over a document or
+rows, :func:`logparse.cli.render.terminal_launch` over a launch, :func:`plain_table_text` over the
+cells of a large table, :func:`logparse.cli.app.say` for a line on stderr.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from logparse.text import terminal_text
+from logparse.text import UNSAFE_FOR_TERMINAL, terminal_text
 
 
 def for_terminal(value: Any) -> Any:
@@ -57,6 +57,7 @@ def cell(v: Any) -> str:
 
 def plain_table_text(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> str:
     """A large table as plain aligned columns, from plain strings (``right``: right-justified columns)."""
+    rows = _shown_rows(rows)
     columns = list(zip(*rows)) if rows else [() for _ in headers]
     broken = [any("\n" in v for v in col) if "\n" in "".join(col) else False for col in columns]
     widths = [
@@ -74,6 +75,14 @@ def plain_table_text(title: str | None, headers: list[str], right: list[bool], r
         rows = [[v.replace("\n", " ") for v in row] for row in rows]
     out += [line(*row).rstrip() for row in rows]
     return "\n".join(out) + "\n"
+
+
+def _shown_rows(rows: list[list[str]]) -> list[list[str]]:
+    """The cells through :func:`~logparse.text.terminal_text` (a cell's line breaks kept: the table
+    joins its lines), checked in one pass: thousands of rows are almost always plain."""
+    if UNSAFE_FOR_TERMINAL.search("".join(map("".join, rows)).replace("\n", "")) is None:
+        return rows
+    return [["\n".join(map(terminal_text, v.split("\n"))) for v in row] for row in rows]
 
 
 def _width(text: str) -> int:

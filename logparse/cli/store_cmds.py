@@ -220,7 +220,7 @@ def launches_cmd(
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
     if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
-        out.write(_launch_text(rows.columns, for_terminal(rows.rows)))
+        out.write(_launch_text(rows.columns, rows.rows))
     else:
         out.rows(rows.columns, rows.rows, render_table=_launch_table)
     allow_quick_exit()
@@ -456,7 +456,7 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot) ->
         typer.echo("no launches in the store match", err=True)
         return
     if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
-        out.write(_history_text(rows.columns, for_terminal(rows.rows), m))
+        out.write(_history_text(rows.columns, rows.rows, m))
         return
     out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
 
