@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from logparse.cli.cells import FAST_TABLE_ROWS, plain_table_text
+from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
 from logparse.launches.model import Launch, ParseResult
 
@@ -16,6 +16,26 @@ OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bol
 
 
 from logparse.launches.model import rank_label  # noqa: E402  (re-exported for the CLI modules)
+
+
+def terminal_launch(launch: Launch) -> Launch:
+    """A copy of a launch to print: every text field (the ranks' too) through
+    :func:`~logparse.cli.cells.terminal_text`.  Its events are left as they are: the timeline
+    passes the cells it shows through it."""
+    from copy import copy
+    from dataclasses import fields
+
+    shown = copy(launch)
+    for f in fields(launch):
+        if f.name != "events":
+            setattr(shown, f.name, for_terminal(getattr(launch, f.name)))
+    ranks = []
+    for r in launch.ranks:
+        rank = copy(r)
+        rank.worker, rank.kv_dtype, rank.extra = for_terminal((r.worker, r.kv_dtype, r.extra))
+        ranks.append(rank)
+    shown.ranks = ranks
+    return shown
 
 
 def launch_header(launch: Launch) -> Text:
@@ -61,7 +81,13 @@ def make_console() -> Console:
     """A console that does not squash tables when the output is a pipe or a file."""
     probe = Console()
     width = probe.width if probe.is_terminal else 200
-    return Console(highlight=False, width=max(width, 100))
+    return report_console(width=max(width, 100))
+
+
+def report_console(**options: Any) -> Console:
+    """A rich console for reports: no highlighting, and no markup or emoji codes (a ``[bold]`` or a
+    ``:smile:`` in a model path is text: see :mod:`logparse.cli.cells`)."""
+    return Console(highlight=False, markup=False, emoji=False, **options)
 
 
 def vllm_rank_table(launch: Launch) -> Table:
@@ -212,7 +238,7 @@ def print_parse_result(
 ) -> None:
     console = console or make_console()
     for launch, budget in zip(result.launches, budgets):
-        print_launch(console, launch, budget)
+        print_launch(console, terminal_launch(launch), for_terminal(budget))
     lc = result.lines
     console.print(
         f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
@@ -221,11 +247,11 @@ def print_parse_result(
     if result.unrecognized and show_unrecognized:
         console.print("unrecognized lines:", style="yellow")
         for u in result.unrecognized[:show_unrecognized]:
-            console.print(Text(f"  {u.source}:{u.line_no}: {u.reason}: {u.text[:160]}"))
+            console.print(Text(terminal_text(f"  {u.source}:{u.line_no}: {u.reason}: {u.text[:160]}")))
         if len(result.unrecognized) > show_unrecognized:
             console.print(f"  … and {len(result.unrecognized) - show_unrecognized} more (--show-unrecognized N)")
     for w in result.warnings:
-        console.print(Text("warning: " + w, style="yellow"))
+        console.print(Text("warning: " + terminal_text(w), style="yellow"))
 
 
 def print_table(console: Console, table: Table) -> None:

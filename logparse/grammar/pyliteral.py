@@ -52,7 +52,11 @@ def _unescape(body: str) -> str:
         if escape in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[escape]
         if escape[0] in "xuU":
-            return chr(int(escape[1:], 16))
+            code = int(escape[1:], 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                # not a character: the text as printed (lone surrogates: see logparse.text)
+                return "\\" + escape
+            return chr(code)
         if escape[0].isdigit():
             return chr(int(escape, 8))
         return "\\" + escape  # \N{...} and unknown escapes stay as written
