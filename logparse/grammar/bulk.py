@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
-from logparse.grammar import bulk_export, bulk_template
+from logparse.grammar import bounds, bulk_export, bulk_template
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
@@ -642,20 +642,56 @@ def _classified(lf, fmt: str = "plain"):
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
     glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
-    return lf.with_columns(
-        prefixed=prefixed,
-        batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
-        anchor=msg.str.contains_any(list(ANCHORS)),
-        special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
-        glog=glog,
-    ).with_columns(
-        python=(
-            msg.is_null()
-            | pl.col("special")
-            | (~pl.col("prefixed") & ~pl.col("glog"))
-            | (pl.col("anchor") & ~pl.col("batch"))
-        ).fill_null(True)
+    return (
+        lf.with_columns(
+            prefixed=prefixed,
+            batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
+            anchor=msg.str.contains_any(list(ANCHORS)),
+            special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
+            glog=glog,
+            **_batch_figures(msg),
+        )
+        .with_columns(
+            python=(
+                msg.is_null()
+                | pl.col("special")
+                | (~pl.col("prefixed") & ~pl.col("glog"))
+                | (pl.col("anchor") & ~pl.col("batch"))
+                | (pl.col("batch") & pl.col("odd_figures"))
+            ).fill_null(True)
+        )
+        .drop("odd_figures")
     )
+
+
+#: The columns of the four figures of a batch line, and the field (:data:`bounds.BATCH_FIELDS`) of each.
+_FIGURE_COLUMNS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
+
+
+def _batch_figures(msg) -> dict:
+    """The four figures of a batch line as columns (``running``, ``usage``, ``queue``, ``tokens``),
+    and ``odd_figures``: a figure that is not an ASCII number within its bound
+    (:data:`logparse.grammar.bounds.BATCH_FIELDS`), or text that is not ASCII.  Such a line goes to
+    the record path, which sets the figure aside with a warning naming the line, as it does
+    whichever path reads the input."""
+    import polars as pl
+
+    decode = msg.str.contains("] Decode batch", literal=True)
+    texts = {
+        "running": _field(msg, "#running-req: "),
+        "usage": _field(msg, "token usage: "),
+        "queue": _field(msg, "#queue-req: "),
+        "tokens": pl.when(decode).then(pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: "))),
+    }
+    out = {}
+    odd = msg.str.len_bytes() != msg.str.len_chars()  # byte offsets are character offsets on ASCII only
+    for col, text in texts.items():
+        bound = bounds.BATCH_FIELDS[_FIGURE_COLUMNS[col]]
+        value = text.cast(pl.Float64 if col == "usage" else pl.Int64, strict=False)
+        out[col] = value
+        odd = odd | (text.is_not_null() & ~value.is_between(bound.lo, bound.hi).fill_null(False))
+    out["odd_figures"] = odd.fill_null(False)
+    return out
 
 
 def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
@@ -684,15 +720,25 @@ def _stamp_counts(rows):
 
 
 def _batch_rows(batch):
-    """The stamp and the fields of the batch rows (a lazy frame)."""
+    """The stamp and the figures of the batch rows (a lazy frame; the figures are
+    :func:`_batch_figures`', of ASCII lines: the others went to the record path)."""
     import polars as pl
 
-    # The fields are cut at byte offsets (``str.find``) with a character slice: right on ASCII
-    # text only.  The few batch lines with other characters (a word in the bracket, say) are
-    # cut after the key itself (``splitn``), exactly and more slowly.
-    ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
-    return pl.concat(
-        [_batch_fields(batch.filter(ascii_only), _field), _batch_fields(batch.filter(~ascii_only), _field_exact)]
+    msg = pl.col("msg")
+    return batch.select(
+        "pid",
+        "seg",
+        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
+        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
+        ts=pl.when(msg.str.slice(5, 1) != "-")
+        .then(None)
+        .when(msg.str.slice(20, 1) == ".")
+        .then(msg.str.slice(1, 23))
+        .otherwise(msg.str.slice(1, 19)),
+        running="running",
+        usage="usage",
+        queue="queue",
+        tokens="tokens",
     )
 
 
@@ -711,31 +757,6 @@ def _aggregate(rows):
     )
 
 
-def _batch_fields(batch, field):
-    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``."""
-    import polars as pl
-
-    msg = pl.col("msg")
-    decode = msg.str.contains("] Decode batch", literal=True)
-    return batch.select(
-        "pid",
-        "seg",
-        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
-        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
-        ts=pl.when(msg.str.slice(5, 1) != "-")
-        .then(None)
-        .when(msg.str.slice(20, 1) == ".")
-        .then(msg.str.slice(1, 23))
-        .otherwise(msg.str.slice(1, 19)),
-        running=field(msg, "#running-req: ").cast(pl.Int64, strict=False),
-        usage=field(msg, "token usage: ").cast(pl.Float64, strict=False),
-        queue=field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
-        tokens=pl.when(decode).then(
-            pl.coalesce(field(msg, "#token: "), field(msg, "#full token: ")).cast(pl.Int64, strict=False)
-        ),
-    )
-
-
 def _field(msg, key: str):
     """The text after ``key`` up to the next comma (``#running-req: 12, …`` -> ``12``).
 
@@ -745,12 +766,6 @@ def _field(msg, key: str):
     pos = msg.str.find(key, literal=True)
     after = msg.str.slice(pos + len(key), 24)
     return after.str.slice(0, after.str.find(",", literal=True).fill_null(24)).str.strip_chars()
-
-
-def _field_exact(msg, key: str):
-    """:func:`_field` for any text: the value is cut after the key itself, not at an offset."""
-    after = msg.str.splitn(key, 2).struct.field("field_1")
-    return after.str.slice(0, 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
 def _prefetch(blocks, depth: int = 2):
