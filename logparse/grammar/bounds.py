@@ -55,14 +55,14 @@ class Bound:
         """Why ``value`` is not a figure of this kind (None: it is one)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return "not a number"
-        if self.whole and not isinstance(value, int):
-            return "not a whole number"
         if isinstance(value, float) and not math.isfinite(value):
             return "not finite"
         if value > self.hi:
             return f"out of range (> {_limit(self.hi)}{self.unit})".replace(" )", ")")
         if value < self.lo:
             return f"out of range (< {_limit(self.lo)}{self.unit})".replace(" )", ")")
+        if self.whole and not isinstance(value, int):
+            return "not a whole number"
         return None
 
     def holds(self, value: Any) -> bool:
@@ -237,14 +237,15 @@ def shown(raw: Any) -> str:
 
 
 # --------------------------------------------------------------------------- bounding fields
-def bound_fields(fields: dict[str, Any], text: str = "", *, strings: bool = False) -> dict[str, Any]:
-    """``fields`` with every figure out of its bound replaced by None, in place (nested dicts and
-    lists included, walked without recursion).  Each one is noted under ``out_of_range`` as
-    ``{field path: "raw text, and why"}``, the raw text as ``text`` (the line) wrote it.
+def bound_fields(fields: dict[str, Any], text: str = "", *, strings: bool = False) -> dict[str, str]:
+    """Every figure of ``fields`` out of its bound replaced by None, in place (nested dicts and
+    lists included, walked without recursion).  Each one is noted under ``fields["out_of_range"]``
+    as ``{field path: "raw text, and why"}``, the raw text as ``text`` (the line) wrote it; the new
+    notes are returned.
 
     ``strings``: a text under a figure's name (:func:`numeric_field`) is set aside too (a store an
     older logparse wrote holds ``"inf"`` there)."""
-    notes: dict[str, str] = dict(fields.get(OUT_OF_RANGE) or {})
+    notes: dict[str, str] = {}
     stack: list[tuple[Any, str, str, int]] = [(fields, "", "", 0)]
     while stack:
         container, path, name, depth = stack.pop()
@@ -264,8 +265,9 @@ def bound_fields(fields: dict[str, Any], text: str = "", *, strings: bool = Fals
                 container[key] = None
                 notes[where] = f"{shown(raw_text(text, value))} {problem}"
     if notes:
-        fields[OUT_OF_RANGE] = notes
-    return fields
+        old = fields.get(OUT_OF_RANGE)
+        fields[OUT_OF_RANGE] = {**(old if isinstance(old, dict) else {}), **notes}
+    return notes
 
 
 def _problem(name: str, value: Any, strings: bool) -> str | None:
@@ -294,14 +296,17 @@ def raw_text(text: str, value: Any) -> str:
 
 
 def _same(v: int | float) -> Any:
-    """What two readings of one literal share: the value, or for a value beyond every bound its sign."""
+    """What two readings of one literal share (an int and the float it was turned into): the value
+    as a float, or for a value beyond every float its sign."""
     if isinstance(v, float) and math.isnan(v):
         return "nan"
-    if isinstance(v, float) and math.isinf(v):
-        return ("inf", v > 0)
     if isinstance(v, int) and abs(v) >= _TOO_LONG:
         return ("long", v > 0)
-    return v
+    try:
+        f = float(v)
+    except OverflowError:
+        return ("inf", v > 0)
+    return ("inf", f > 0) if math.isinf(f) else f
 
 
 #: How a warning names the fields SGLang prints under another name.

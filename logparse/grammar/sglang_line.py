@@ -17,6 +17,7 @@ from lark.exceptions import LarkError, VisitError
 
 from logparse.grammar.bounds import ForeignDigits, ascii_number, has_foreign_digits, read_number
 from logparse.grammar.lalr import build_parser, first_line_of
+from logparse.grammar.pyliteral import MAX_DEPTH
 
 
 class LineParseError(ValueError):
@@ -778,13 +779,13 @@ def _parse_timings(text: str) -> dict[str, Any]:
     stack: list[tuple[str, dict]] = []
     cur = out
     for ch in text + ",":
-        if ch == "{":
+        if ch == "{" and len(stack) < MAX_DEPTH:  # deeper: text (a walk of the fields stays shallow)
             stack.append((key, cur))
             new: dict[str, Any] = {}
             cur[key.strip()] = new
             cur = new
             key, buf = "", ""
-        elif ch == "}":
+        elif ch == "}" and stack:
             if key.strip():
                 cur[key.strip()] = batch_value(buf)
             _, cur = stack.pop()

@@ -417,6 +417,10 @@ class LaunchAssembler:
         for attr, names, convert in _LAUNCH_ARGS:
             arg = next((launch.server_args[n] for n in names if launch.server_args.get(n) is not None), None)
             setattr(launch, attr, convert(arg))
+            if arg is not None and getattr(launch, attr) is None:
+                launch.warnings.append(
+                    f"line {ev.line_no}: server_args field {attr}={shown(arg)} is not a figure: ignored"
+                )
 
     @staticmethod
     def _summary(launch: Launch, evs: list[Event]) -> None:

@@ -21,6 +21,61 @@ _LAUNCH_FIGURES = {k: v for k, v in declared(Launch).items() if v in ("int", "fl
 _RANK_FIGURES = {k: v for k, v in declared(RankMemory).items() if v in ("int", "float")}
 
 
+#: The rank fields an event's figure makes: ``(event kind, field) -> rank fields``.  A figure set
+#: aside leaves them None, and :func:`mark_rank` notes them under the rank's ``extra["out_of_range"]``,
+#: so that a table shows "out of range" there, not "—" (not printed).
+RANK_FIELDS_OF = {
+    ("load_begin", "avail_gb"): ("avail_before_load_gb",),
+    ("load_end", "avail_gb"): ("avail_after_load_gb",),
+    ("load_end", "mem_usage_gb"): ("weights_gb",),
+    ("load_end", "elapsed_s"): ("load_s",),
+    ("kv_alloc", "tokens"): ("kv_tokens",),
+    ("kv_alloc", "k_gb"): ("k_size_gb", "kv_size_gb"),
+    ("kv_alloc", "v_gb"): ("v_size_gb", "kv_size_gb"),
+    ("kv_alloc", "kv_gb"): ("kv_size_gb",),
+    ("pool_end", "avail_gb"): ("avail_after_pool_gb",),
+    ("graph_end", "mem_usage_gb"): ("graph_gb",),
+    ("graph_end", "avail_gb"): ("avail_after_graph_gb", "graph_gb"),
+    ("graph_end", "elapsed_s"): ("graph_s",),
+    ("vllm_weights", "weights_gb"): ("weights_gb",),
+    ("vllm_weights", "load_s"): ("load_s",),
+    ("vllm_load_time", "load_s"): ("load_s",),
+    ("vllm_kv_memory", "kv_gb"): ("kv_size_gb",),
+    ("vllm_profile", "kv_gb"): ("kv_size_gb",),
+    ("vllm_profile", "weights_gb"): ("weights_gb",),
+    ("vllm_profile", "activation_gb"): ("activation_gb",),
+    ("vllm_profile", "non_torch_gb"): ("non_torch_gb",),
+    ("vllm_budget_report", "kv_gb"): ("kv_size_gb",),
+    ("vllm_graph", "graph_gb"): ("graph_gb",),
+    ("vllm_graph", "graph_s"): ("graph_s",),
+    ("vllm_kv_tokens", "kv_tokens"): ("kv_tokens",),
+}
+
+
+def mark_rank(rank: RankMemory, ev: Event) -> None:
+    """Note under ``rank.extra["out_of_range"]`` the rank fields of the figures ``ev`` set aside."""
+    for path, note in (ev.fields.get(OUT_OF_RANGE) or {}).items():
+        for name in RANK_FIELDS_OF.get((ev.kind, path), ()):
+            rank.extra.setdefault(OUT_OF_RANGE, {})[name] = note
+
+
+def settle_marks(rank: RankMemory) -> None:
+    """Keep the marks of the fields that stayed None (another line may have printed the figure)."""
+    marks = rank.extra.get(OUT_OF_RANGE)
+    if marks:
+        kept = {k: v for k, v in marks.items() if k not in _RANK_FIGURES or getattr(rank, k) is None}
+        if kept:
+            rank.extra[OUT_OF_RANGE] = kept
+        else:
+            del rank.extra[OUT_OF_RANGE]
+
+
+def out_of_range_mark(rank: Any, name: str) -> str | None:
+    """The note of a rank field set aside as out of range (None: it was not)."""
+    marks = (getattr(rank, "extra", None) or {}).get(OUT_OF_RANGE)
+    return marks.get(name) if isinstance(marks, dict) and getattr(rank, name, None) is None else None
+
+
 def event_warnings(evs: list[Event]) -> list[str]:
     """A warning per figure a line printed out of its bound (``line 2: K size 1e308 out of range …``)."""
     out: list[str] = []
@@ -31,17 +86,22 @@ def event_warnings(evs: list[Event]) -> list[str]:
     return out
 
 
-def check_launch(launch: Launch) -> None:
-    """Every figure of the launch within its bound, else None with a warning (see the module doc)."""
-    _check_fields(launch, _LAUNCH_FIGURES, "", launch.warnings)
+def check_launch(launch: Launch, *, stored: bool = False) -> None:
+    """Every figure of the launch within its bound, else None with a warning (see the module doc).
+
+    ``stored``: a launch read back from a store, which an older logparse may have written with
+    ``"inf"`` (text) where a figure belongs, or figures beyond every bound: set aside the same way,
+    so that no reader computes with them."""
+    who = "stored figure " if stored else ""
+    _check_fields(launch, _LAUNCH_FIGURES, who, launch.warnings)
     for rank in launch.ranks:
-        who = f"{rank.worker} rank {rank.label()}: "
-        _check_fields(rank, _RANK_FIGURES, who, launch.warnings)
-        _check_nested(rank.extra, who + "extra.", launch.warnings)
-    _check_nested(launch.runtime, "runtime.", launch.warnings)
+        where = f"{who}{rank.worker} rank {rank.label()}: "
+        _check_fields(rank, _RANK_FIGURES, where, launch.warnings, rank.extra)
+        _check_nested(rank.extra, where + "extra.", launch.warnings, stored)
+    _check_nested(launch.runtime, who + "runtime.", launch.warnings, stored)
 
 
-def _check_fields(obj: Any, kinds: dict[str, str], who: str, warnings: list[str]) -> None:
+def _check_fields(obj: Any, kinds: dict[str, str], who: str, warnings: list[str], marks: dict | None = None) -> None:
     for name, kind in kinds.items():
         value = getattr(obj, name)
         if value is None:
@@ -55,9 +115,11 @@ def _check_fields(obj: Any, kinds: dict[str, str], who: str, warnings: list[str]
         if problem is not None:
             setattr(obj, name, None)
             warnings.append(f"{who}{name}={shown(value)} {problem}: ignored")
+            if marks is not None:
+                marks.setdefault(OUT_OF_RANGE, {})[name] = f"{shown(value)} {problem}"
 
 
-def _check_nested(values: dict[str, Any], who: str, warnings: list[str]) -> None:
-    notes = bound_fields(values).pop(OUT_OF_RANGE, None) if values else None
-    for path, note in (notes or {}).items():
+def _check_nested(values: dict[str, Any], who: str, warnings: list[str], stored: bool = False) -> None:
+    notes = bound_fields(values, strings=stored) if isinstance(values, dict) else {}
+    for path, note in notes.items():
         warnings.append(f"{who}{path} {note}: ignored")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.grammar.events import Event
+from logparse.launches.figures import mark_rank, settle_marks
 from logparse.launches.model import RankMemory
 
 
@@ -197,11 +198,14 @@ def rank_memory(evs: list[Event]) -> list[RankMemory]:
         handler = _HANDLERS.get(ev.kind)
         if handler is not None:
             handler(table, ev)
+            if OUT_OF_RANGE in ev.fields:
+                mark_rank(table.of(ev), ev)
     # Only rank 0 prints "Using KV cache dtype": it holds for every rank whose pool line names none.
     kv_dtype_line = next((e.fields["dtype"] for e in evs if e.kind == "kv_dtype"), None)
     for rank in table.ranks.values():
         if rank.kv_dtype is None and rank.kv_tokens is not None:
             rank.kv_dtype = kv_dtype_line
+        settle_marks(rank)
     return sorted(
         table.ranks.values(),
         key=lambda r: (r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0),

@@ -21,7 +21,7 @@ from typing import Any
 
 from logparse.grammar.bounds import RANK
 from logparse.grammar.events import Event
-from logparse.launches.figures import check_launch, event_warnings
+from logparse.launches.figures import check_launch, event_warnings, mark_rank, settle_marks
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
 from logparse.launches.vllm_figures import fill_launch
@@ -248,7 +248,10 @@ def vllm_rank_memory(evs: list[Event]) -> list[RankMemory]:
     for ev in evs:
         if ev.kind in WORKER_KINDS and ev.kind != "vllm_rank_assign":
             _fold(table.of(ev), ev)
+            mark_rank(table.of(ev), ev)
     _per_worker_tokens(evs, table)
+    for rank in table.ranks.values():
+        settle_marks(rank)
     return [table.ranks[k] for k in sorted(table.ranks, key=lambda k: (k[0] or 0, k[1] or 0, k[2]))]
 
 
