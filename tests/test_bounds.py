@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import duckdb
 import pytest
@@ -369,3 +370,29 @@ def test_kv_figures_at_their_bounds_round_trip_through_the_store(tmp_path):
         assert stored["ranks"] == [r.to_dict() for r in parsed.ranks], cases[i]
         assert stored["warnings"] == parsed.warnings
     assert cli("doctor", db=db).code == 0
+
+
+def test_vllm_figures_out_of_range_are_set_aside_with_the_line(tmp_path):
+    from helpers import SAMPLES
+
+    lines = (SAMPLES / "vllm" / "v1-defaults-0.20.2.log").read_text().split("\n")
+    kv_memory = next(i for i, x in enumerate(lines) if "Available KV cache memory: " in x)
+    kv_size = next(i for i, x in enumerate(lines) if "GPU KV cache size: " in x)
+    lines[kv_memory] = re.sub(r"memory: [0-9.]+ GiB", "memory: 1e308 GiB", lines[kv_memory])
+    lines[kv_size] = re.sub(r"size: [0-9,]+ tokens", f"size: {10**38} tokens", lines[kv_size])
+    text = "\n".join(lines)
+    _, launch = parsed_launch(text)
+    assert f"line {kv_memory + 1}: KV size 1e308 out of range (> 1,048,576 GiB): ignored" in launch.warnings
+    assert any(w.startswith(f"line {kv_size + 1}: kv_tokens {10**38} out of range") for w in launch.warnings)
+    assert launch.kv_tokens is None and launch.ranks[0].kv_size_gb is None
+    got = read_back_everywhere(tmp_path, *ingest(tmp_path, text))
+    assert_same_figure_everywhere(got, "kv_tokens", None)
+    assert_same_figure_everywhere(got, "kv_pool_gb", None)
+    assert "out of range" in got["show"]["budget"]["unknown"]["kv_tokens"]
+
+
+def test_a_rank_tag_beyond_any_cluster_is_no_rank_and_builds_no_range():
+    text = launch_log(tag=" TP99999999999")  # tp_size from the tags seen would be 10^11 ranks
+    _, launch = parsed_launch(text)
+    assert [r.tp_rank for r in launch.ranks] == [0] and launch.tp_size == 1
+    assert "line 2: rank tag TP99999999999 out of range (> 65,536): ignored" in launch.warnings

@@ -37,7 +37,7 @@ from typing import Any
 
 from logparse.budget import formula as fm
 from logparse.grammar import versions
-from logparse.launches.figures import out_of_range_mark
+from logparse.launches.figures import printed_out_of_range
 from logparse.launches.model import INTERNAL, Launch, RankMemory, declared
 
 #: Budget figures are rounded to what SGLang prints (two decimals of GiB).
@@ -334,10 +334,18 @@ def _vllm_budget(launch: Launch) -> Budget:
     )
     if b.kv_tokens is None:
         u["kv_tokens"] = (
-            "the start failed before the KV cache was sized" if launch.outcome == "failed" else "no KV size line"
+            "the start failed before the KV cache was sized"
+            if launch.outcome == "failed"
+            else _OUT_OF_RANGE_WHY
+            if printed_out_of_range(launch, "kv_tokens", "gpu_blocks", "num_gpu_blocks")
+            else "no KV size line"
         )
     if b.kv_pool_gb is None:
-        u["kv_pool_gb"] = "no KV pool size in GiB (vLLM prints it from 0.9.1, or in V0 0.6.4–0.10.2's profile)"
+        u["kv_pool_gb"] = (
+            _OUT_OF_RANGE_WHY
+            if printed_out_of_range(launch, "kv_size_gb", "kv_gb")
+            else "no KV pool size in GiB (vLLM prints it from 0.9.1, or in V0 0.6.4–0.10.2's profile)"
+        )
     u["predicted_kv_tokens"] = "vLLM's pool is replayed in GiB (predicted_kv_gb), not in tokens"
     return b
 
@@ -480,7 +488,7 @@ _FIGURES_OF = ("kv_tokens", "kv_size_gb", "avail_after_pool_gb", "avail_after_gr
 def _unknowns(b: Budget, launch: Launch) -> None:
     """Why each headline figure is missing, worded once for every surface."""
     u = b.unknown
-    aside = {name for r in launch.ranks for name in _FIGURES_OF if out_of_range_mark(r, name)}
+    aside = {name for name in _FIGURES_OF if printed_out_of_range(launch, name)}
     if b.headroom_gb is None:
         if launch.outcome == "failed":
             u["headroom_gb"] = "the start failed before its memory setup finished"

@@ -433,13 +433,20 @@ def _merged_samples(first: dict, frame) -> dict:
     return first
 
 
-def _collect(lf, stamps: bool, py_columns: list[str]):
+def _collect(lf, stamps: bool, py_columns: list[str], odd=None):
     """The python rows, the counts, the aggregates and the SGLang pids of a classified frame.
 
     One query plan, collected once: they share the classification.  Segment k = the batch
-    rows after the k-th python row."""
+    rows after the k-th python row.
+
+    A batch row with an odd figure (:func:`_batch_fields`) is the record path's to read, as a
+    python row; the few blocks that hold one are collected again with those rows (``odd``: their
+    ``i``) among the python rows."""
     import polars as pl
 
+    plain = lf
+    if odd is not None:
+        lf = lf.with_columns(python=pl.col("python") | pl.col("i").is_in(odd))
     lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
     vec = ~pl.col("python")
     rows = _batch_rows(lf.filter(vec & pl.col("batch"))).cache()
@@ -451,10 +458,13 @@ def _collect(lf, stamps: bool, py_columns: list[str]):
             lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()),
             # a row of each pid, read by the record path when no python row told its stream
             lf.filter(vec & pl.col("batch")).select("pid", *py_columns).group_by("pid").agg(pl.all().first()),
+            rows.filter(pl.col("odd")).select("i"),
             *([_stamp_counts(rows)] if stamps else []),
         ]
     )
-    return out[0], out[1], (out[2], out[5] if stamps else None), out[3], out[4]
+    if odd is None and len(out[5]):
+        return _collect(plain, stamps, py_columns, out[5]["i"].implode())
+    return out[0], out[1], (out[2], out[6] if stamps else None), out[3], out[4]
 
 
 def _classify_export(data: bytes, stamps: bool) -> BlockResult:
@@ -642,56 +652,20 @@ def _classified(lf, fmt: str = "plain"):
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
     glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
-    return (
-        lf.with_columns(
-            prefixed=prefixed,
-            batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
-            anchor=msg.str.contains_any(list(ANCHORS)),
-            special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
-            glog=glog,
-            **_batch_figures(msg),
-        )
-        .with_columns(
-            python=(
-                msg.is_null()
-                | pl.col("special")
-                | (~pl.col("prefixed") & ~pl.col("glog"))
-                | (pl.col("anchor") & ~pl.col("batch"))
-                | (pl.col("batch") & pl.col("odd_figures"))
-            ).fill_null(True)
-        )
-        .drop("odd_figures")
+    return lf.with_columns(
+        prefixed=prefixed,
+        batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
+        anchor=msg.str.contains_any(list(ANCHORS)),
+        special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
+        glog=glog,
+    ).with_columns(
+        python=(
+            msg.is_null()
+            | pl.col("special")
+            | (~pl.col("prefixed") & ~pl.col("glog"))
+            | (pl.col("anchor") & ~pl.col("batch"))
+        ).fill_null(True)
     )
-
-
-#: The columns of the four figures of a batch line, and the field (:data:`bounds.BATCH_FIELDS`) of each.
-_FIGURE_COLUMNS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
-
-
-def _batch_figures(msg) -> dict:
-    """The four figures of a batch line as columns (``running``, ``usage``, ``queue``, ``tokens``),
-    and ``odd_figures``: a figure that is not an ASCII number within its bound
-    (:data:`logparse.grammar.bounds.BATCH_FIELDS`), or text that is not ASCII.  Such a line goes to
-    the record path, which sets the figure aside with a warning naming the line, as it does
-    whichever path reads the input."""
-    import polars as pl
-
-    decode = msg.str.contains("] Decode batch", literal=True)
-    texts = {
-        "running": _field(msg, "#running-req: "),
-        "usage": _field(msg, "token usage: "),
-        "queue": _field(msg, "#queue-req: "),
-        "tokens": pl.when(decode).then(pl.coalesce(_field(msg, "#token: "), _field(msg, "#full token: "))),
-    }
-    out = {}
-    odd = msg.str.len_bytes() != msg.str.len_chars()  # byte offsets are character offsets on ASCII only
-    for col, text in texts.items():
-        bound = bounds.BATCH_FIELDS[_FIGURE_COLUMNS[col]]
-        value = text.cast(pl.Float64 if col == "usage" else pl.Int64, strict=False)
-        out[col] = value
-        odd = odd | (text.is_not_null() & ~value.is_between(bound.lo, bound.hi).fill_null(False))
-    out["odd_figures"] = odd.fill_null(False)
-    return out
 
 
 def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
@@ -720,25 +694,18 @@ def _stamp_counts(rows):
 
 
 def _batch_rows(batch):
-    """The stamp and the figures of the batch rows (a lazy frame; the figures are
-    :func:`_batch_figures`', of ASCII lines: the others went to the record path)."""
+    """The stamp and the fields of the batch rows (a lazy frame)."""
     import polars as pl
 
-    msg = pl.col("msg")
-    return batch.select(
-        "pid",
-        "seg",
-        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
-        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
-        ts=pl.when(msg.str.slice(5, 1) != "-")
-        .then(None)
-        .when(msg.str.slice(20, 1) == ".")
-        .then(msg.str.slice(1, 23))
-        .otherwise(msg.str.slice(1, 19)),
-        running="running",
-        usage="usage",
-        queue="queue",
-        tokens="tokens",
+    # The fields are cut at byte offsets (``str.find``) with a character slice: right on ASCII
+    # text only.  The few batch lines with other characters (a word in the bracket, say) are
+    # cut after the key itself (``splitn``), exactly and more slowly.
+    ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
+    return pl.concat(
+        [
+            _batch_fields(batch.filter(ascii_only), _field),
+            _batch_fields(batch.filter(~ascii_only), _field_exact, foreign=True),
+        ]
     )
 
 
@@ -757,6 +724,47 @@ def _aggregate(rows):
     )
 
 
+#: The field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each figure column.
+_FIGURE_FIELDS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
+
+
+def _batch_fields(batch, field, foreign: bool = False):
+    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``; ``odd``: a
+    figure that is no ASCII number within its bound (:data:`logparse.grammar.bounds.BATCH_FIELDS`),
+    or (``foreign``: rows that are not ASCII) digits of another script.  The record path reads
+    such a row (:func:`_collect`), warning and all, as it does whichever path reads the input."""
+    import polars as pl
+
+    msg = pl.col("msg")
+    decode = msg.str.contains("] Decode batch", literal=True)
+    texts = {
+        "running": field(msg, "#running-req: "),
+        "usage": field(msg, "token usage: "),
+        "queue": field(msg, "#queue-req: "),
+        "tokens": pl.when(decode).then(pl.coalesce(field(msg, "#token: "), field(msg, "#full token: "))),
+    }
+    batch = batch.with_columns(**{"_" + k: t for k, t in texts.items()})  # each cut once, read twice
+    values = {k: pl.col("_" + k).cast(pl.Float64 if k == "usage" else pl.Int64, strict=False) for k in texts}
+    odd = msg.str.contains(bounds.FOREIGN_DIGIT_PATTERN) if foreign else pl.lit(False)
+    for k in texts:
+        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[k]]
+        odd = odd | (pl.col("_" + k).is_not_null() & ~values[k].is_between(bound.lo, bound.hi).fill_null(False))
+    return batch.select(
+        "i",
+        "pid",
+        "seg",
+        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
+        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
+        ts=pl.when(msg.str.slice(5, 1) != "-")
+        .then(None)
+        .when(msg.str.slice(20, 1) == ".")
+        .then(msg.str.slice(1, 23))
+        .otherwise(msg.str.slice(1, 19)),
+        **values,
+        odd=odd.fill_null(False),
+    )
+
+
 def _field(msg, key: str):
     """The text after ``key`` up to the next comma (``#running-req: 12, …`` -> ``12``).
 
@@ -766,6 +774,12 @@ def _field(msg, key: str):
     pos = msg.str.find(key, literal=True)
     after = msg.str.slice(pos + len(key), 24)
     return after.str.slice(0, after.str.find(",", literal=True).fill_null(24)).str.strip_chars()
+
+
+def _field_exact(msg, key: str):
+    """:func:`_field` for any text: the value is cut after the key itself, not at an offset."""
+    after = msg.str.splitn(key, 2).struct.field("field_1")
+    return after.str.slice(0, 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
 def _prefetch(blocks, depth: int = 2):

@@ -163,7 +163,7 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
                 rank = int(digits) if len(digits) <= MAX_DIGITS else None
                 if rank is None or not RANK.holds(rank):  # TP99999999999: no rank (nor a range to build)
                     notes = event.fields.setdefault(OUT_OF_RANGE, {})
-                    notes[f"rank tag {name}"] = f"{shown(tag)} {RANK.problem(rank) if rank is not None else 'too long'}"
+                    notes[f"rank tag {shown(tag)}"] = RANK.problem(rank) if rank is not None else "too long"
                     break
                 setattr(event, attr, rank)
                 event.tagged = True

@@ -76,6 +76,13 @@ def out_of_range_mark(rank: Any, name: str) -> str | None:
     return marks.get(name) if isinstance(marks, dict) and getattr(rank, name, None) is None else None
 
 
+def printed_out_of_range(launch: Launch, *names: str) -> bool:
+    """Whether the log printed one of these figures (rank or event fields) out of its bound."""
+    if any(out_of_range_mark(r, name) for r in launch.ranks for name in names):
+        return True
+    return any(set(ev.fields.get(OUT_OF_RANGE) or ()) & set(names) for ev in launch.events)
+
+
 def event_warnings(evs: list[Event]) -> list[str]:
     """A warning per figure a line printed out of its bound (``line 2: K size 1e308 out of range …``)."""
     out: list[str] = []
