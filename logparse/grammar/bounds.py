@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-#: Where :func:`bound_fields` notes the figures it set aside: ``{field path: raw text}``.
+#: Where :func:`bound_fields` notes the figures it set aside: ``{field path: "raw text and why"}``.
 OUT_OF_RANGE = "out_of_range"
 #: How deep :func:`bound_fields` walks (the payloads it sees are bounded far below:
 #: :data:`logparse.grammar.pyliteral.MAX_DEPTH`); deeper values are left as they are.
@@ -331,10 +331,3 @@ def out_of_range_warning(line_no: int, path: str, note: str) -> str:
     head, _, name = path.rpartition(".")
     label = LABELS.get(name, name)
     return f"line {line_no}: {head + '.' if head else ''}{label} {note}: ignored"
-
-
-def bounded(name: str, value: Any) -> Any:
-    """``value`` when it holds as a figure of field ``name`` (or is no number), else None."""
-    if value is None or isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
-        return value
-    return value if bound_of(name).holds(value) else None
