@@ -93,6 +93,12 @@ def _explain(d: dict[str, Any]) -> str:
     out.append(_advice(ex))
     sentences = "".join(f"<li>{escape(s)}</li>" for s in ex.get("sentences") or [])
     out.append(f"<ul>{sentences}</ul>" if sentences else '<p class="note">No explanation: the log has no budget.</p>')
+    warnings = latest.get("warnings") or []
+    if warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in warnings[:MAX_WARNINGS_SHOWN])
+        more = len(warnings) - MAX_WARNINGS_SHOWN
+        items += f"<li>… and {more} more (logparse show {escape(latest['launch_id'][:12])})</li>" if more > 0 else ""
+        out.append(f"<h3>Warnings of this launch</h3><ul>{items}</ul>")
     return "".join(out)
 
 
@@ -131,6 +137,10 @@ def _recommendation(r: dict[str, Any]) -> str:
         f"<br><b>risk {escape(risk.get('level', '?'))}</b>: {escape(risk.get('why', ''))}"
         f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
     )
+
+
+#: Warnings of a launch the report lists (``show`` lists them all).
+MAX_WARNINGS_SHOWN = 12
 
 
 def _attribution(att: dict[str, Any]) -> str:

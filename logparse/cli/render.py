@@ -10,6 +10,7 @@ from rich.text import Text
 
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
+from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
@@ -97,12 +98,17 @@ def vllm_rank_table(launch: Launch) -> Table:
     for col in cols:
         table.add_column(col, justify="left" if col == "rank" else "right")
     for r in launch.ranks:
-        table.add_row(
-            rank_label(r),
-            *(_fmt(v) for v in (r.weights_gb, r.load_s, r.activation_gb, r.non_torch_gb, r.kv_tokens, r.kv_size_gb)),
-            _fmt(r.graph_gb),
-            _fmt(r.graph_s),
+        names = (
+            "weights_gb",
+            "load_s",
+            "activation_gb",
+            "non_torch_gb",
+            "kv_tokens",
+            "kv_size_gb",
+            "graph_gb",
+            "graph_s",
         )
+        table.add_row(rank_label(r), *(_rank_cell(r, name) for name in names))
     return table
 
 
@@ -131,19 +137,26 @@ def rank_table(launch: Launch) -> Table:
         table.add_row(
             rank_label(r),
             r.worker,
-            _fmt(r.avail_before_load_gb),
-            _fmt(r.weights_gb),
-            _fmt(r.avail_after_load_gb),
-            _fmt(r.load_s),
+            *(_rank_cell(r, name) for name in ("avail_before_load_gb", "weights_gb", "avail_after_load_gb", "load_s")),
             (r.kv_dtype or "—").replace("torch.", ""),
-            _fmt(r.kv_tokens),
-            _fmt(r.kv_size_gb),
-            _fmt(r.avail_after_pool_gb),
-            _fmt(r.graph_gb),
-            _fmt(r.avail_after_graph_gb),
-            _fmt(r.graph_s),
+            *(_rank_cell(r, name) for name in _POOL_AND_GRAPH_FIELDS),
         )
     return table
+
+
+_POOL_AND_GRAPH_FIELDS = (
+    "kv_tokens",
+    "kv_size_gb",
+    "avail_after_pool_gb",
+    "graph_gb",
+    "avail_after_graph_gb",
+    "graph_s",
+)
+
+
+def _rank_cell(rank: Any, name: str) -> str:
+    """A rank's figure, or "out of range" where the log printed one that is (see the warnings)."""
+    return "out of range" if out_of_range_mark(rank, name) else _fmt(getattr(rank, name))
 
 
 def budget_line(budget: dict[str, Any]) -> Text:

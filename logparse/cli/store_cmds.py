@@ -19,6 +19,7 @@ import typer
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, allow_quick_exit, app, fail, say
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
+from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.store.db import default_db_path
 
 DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
@@ -315,11 +316,14 @@ def _event_summary(ev) -> str:
     if ev.kind == "server_args":
         return f"server_args ({len(f.get('payload', ''))} chars)"
     parts = []
+    aside = f.get(OUT_OF_RANGE) or {}
     for k, v in f.items():
-        if k == "payload":
+        if k in ("payload", OUT_OF_RANGE):
             continue
         if isinstance(v, (dict, list)):
             v = json.dumps(v)[:60]
+        elif v is None and k in aside:
+            v = f"out of range ({str(aside[k]).split(' ', 1)[0]})"  # the raw text: see the warnings
         parts.append(f"{k}={v}")
     return ", ".join(parts)[:150]
 

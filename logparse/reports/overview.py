@@ -128,6 +128,7 @@ def deployment_overview(rows: list[dict[str, Any]], db: str) -> DeploymentOvervi
         failed=[_history_point(r) for r in rows if r["outcome"] == "failed"],
     )
     la = resolve_launch(last["launch_id"], db)
+    ov.latest["warnings"] = list(la.warnings)  # figures out of range, pieces of a log...: what to trust
     ex = explain_launch(la).to_dict()
     ov.explain = {
         k: ex.get(k)
