@@ -1,4 +1,5 @@
-"""The refactor's safety net itself: tools/contract.py (the public outputs recorded and compared)."""
+"""The refactor's safety net itself: tools/contract.py (the public outputs recorded and compared)
+and tools/assert_count.py (assertions per test, across moves)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +27,7 @@ def _load(name: str):
 
 
 contract = _load("contract")
+assert_count = _load("assert_count")
 
 
 # ------------------------------------------------------------------------------- contract.py
@@ -108,3 +111,110 @@ def test_compare_finds_a_changed_figure(two_snapshots, tmp_path):
     assert any(x.startswith("-") and f'"kv_tokens": {kv},' in x for x in lines)
     assert any(x.startswith("+") and f'"kv_tokens": {kv + 1},' in x for x in lines)
     assert res.stdout.rstrip().endswith(f"1 of {len(contract.outputs(a))} outputs differ")
+
+
+# ------------------------------------------------------------------------------- assert_count.py
+
+KNOWN = textwrap.dedent(
+    """
+    import pytest
+    from pytest import raises as r
+    from helpers import assert_accounted
+
+
+    def helper():
+        assert True  # not a test: not counted
+
+
+    def test_plain():
+        assert 1
+        assert 2, "two"
+
+
+    def test_raises_and_helpers(tmp_path):
+        with pytest.raises(ValueError):
+            int("x")
+        with r(KeyError):
+            {}["k"]
+        pytest.warns(UserWarning, lambda: None)
+        assert_accounted(None, 0)
+        helper()  # a helper without "assert" in its name: not counted
+
+
+    def test_nested():
+        def check(x):
+            assert x
+
+        for i in range(3):
+            check(i)
+
+
+    class TestGroup:
+        def test_method(self):
+            self.assertEqual(1, 1)
+            assert 3
+
+        def not_a_test(self):
+            assert 4
+
+
+    def test_nothing():
+        pass
+    """
+)
+
+
+def test_assert_count_counts_a_known_file():
+    got = {t.qualname: t.count for t in assert_count.tests_in(KNOWN, "tests/test_known.py")}
+    assert got == {"test_plain": 2, "test_raises_and_helpers": 4, "test_nested": 1, "TestGroup::test_method": 2,
+                   "test_nothing": 0}  # fmt: skip
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root / "tests"
+
+
+def test_assert_count_follows_moves_and_reports_lost_and_vanished_tests(tmp_path, capsys):
+    old = _tree(
+        tmp_path / "old",
+        {
+            "tests/test_store.py": """
+            def test_kept():
+                assert 1
+            def test_moved_by_name():
+                assert 1; assert 2
+            def test_renamed():
+                assert 1
+            def test_loses_one():
+                assert 1; assert 2
+            def test_dropped():
+                assert 1
+            """,
+        },
+    )
+    new = _tree(
+        tmp_path / "new",
+        {
+            "tests/test_store.py": "def test_kept():\n    assert 1\n",
+            "tests/store/test_ingest.py": "def test_moved_by_name():\n    assert 1; assert 2\n"
+            "def test_loses_one():\n    assert 1\n",
+            "tests/store/test_merge.py": "def test_with_a_better_name():\n    assert 1; assert 2\n",
+        },
+    )
+    move_map = tmp_path / "moves.txt"
+    move_map.write_text(
+        "# test_store was split\ntests/test_store.py -> tests/store/test_ingest.py tests/store/test_merge.py\n"
+        "tests/test_store.py::test_renamed -> tests/store/test_merge.py::test_with_a_better_name\n"
+    )
+    assert assert_count.main(["compare", str(old), str(new), "--map", str(move_map)]) == 1
+    out = capsys.readouterr().out
+    assert "lost      tests/test_store.py::test_loses_one: 2 -> 1 assertion(s) (now tests/store/test_ingest.py" in out
+    assert "vanished  tests/test_store.py::test_dropped (1 assertion(s))" in out
+    assert "test_moved_by_name" not in out and "test_renamed" not in out and "test_kept" not in out
+    assert "OLD 5 tests, 7 assertions; NEW 4 tests, 6 assertions; 4 matched (3 moved)" in out
+    # without the map, the renamed test vanishes too
+    assert assert_count.main(["compare", str(old), str(new)]) == 1
+    assert "vanished  tests/test_store.py::test_renamed" in capsys.readouterr().out
