@@ -277,6 +277,8 @@ def run_requests(request: dict) -> list[dict]:
 
 
 def runner_main(req_path: str, out_path: str) -> None:
+    here = Path(__file__).resolve().parent  # tools/ is no place to import the install from
+    sys.path[:] = [p for p in sys.path if not p or Path(p).resolve() != here]
     request = json.loads(Path(req_path).read_text())
     Path(out_path).write_text(json.dumps(run_requests(request), default=str))
 
