@@ -50,8 +50,9 @@ when there is none.
 
 By default the commands run inside one Python process of the install under test (its console
 script's interpreter; the CLI app invoked as typer's test runner does, the same path as the
-suite's ``cli()``): the whole snapshot takes about a minute. ``--subprocess`` runs each command as
-its own ``logparse`` process instead (``--jobs`` at a time): slower, byte-exact to a shell.
+suite's ``cli()``): 725 commands in 40-110 s on 2 cores (load average 5-9). ``--subprocess`` runs
+each command as its own ``logparse`` process instead (``--jobs`` at a time; 10 min at load 8). On
+main both modes give the same bytes in every output.
 """
 
 from __future__ import annotations
