@@ -123,7 +123,7 @@ def _marks(box: Box) -> list[str]:
     out: list[str] = []
     at: dict[int, int] = {}
     labels: list[float] = []
-    share = 0.55 if box.compact else 0.7  # the lower part is left to the points
+    share = 0.8 if box.compact else 0.95  # what changed matters more than a point it may cross
     room = int(share * (box.base - box.top) / (10 * svg.CHAR_EM))
     for m in box.series.marks:
         k = at[m.index] = at.get(m.index, -1) + 1
@@ -198,7 +198,7 @@ def _points(box: Box) -> list[str]:
 
 # ------------------------------------------------------------------------------ documents
 
-WIDTH, PANEL_H = 960, 230
+WIDTH, PANEL_H = 960, 250
 INLINE_W, INLINE_H = 360, 190
 
 

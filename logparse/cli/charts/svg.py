@@ -40,7 +40,7 @@ ROLE_COLOR = {
     "zero": "#555555",
 }
 #: Average advance of a character as a share of the font size (DejaVu Sans, measured: about 0.55).
-CHAR_EM = 0.58
+CHAR_EM = 0.56
 
 
 def esc(value: object) -> str:
@@ -174,7 +174,9 @@ def fmt_tick(v: float, unit: str, step: float) -> str:
         return f"{v / 1e6:g}M"
     if abs(v) >= 1e4 and step >= 1e3:
         return f"{v / 1e3:g}k"
-    if step >= 1 or v == 0:
+    if v == 0:
+        return "0"
+    if step >= 1:
         return f"{v:,.0f}" if float(step).is_integer() else f"{v:,.1f}"
     decimals = next(d for d in range(1, 8) if abs(round(step, d) - step) < step * 1e-6)
     return f"{v:.{decimals}f}"
