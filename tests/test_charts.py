@@ -9,6 +9,7 @@ tooltips, its axes (dated where launches have start times, steps at restarts), v
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import struct
 import sys
@@ -18,9 +19,8 @@ from datetime import datetime
 import pytest
 from helpers import ROOT, SAMPLES, cli, needs_corpus
 
-from logparse.cli.charts import diff_svg, history_svg, waterfall_svg
+from logparse.cli.charts import diff_svg, history_svg, raster, svg, waterfall_svg
 from logparse.cli.charts import history as history_render
-from logparse.cli.charts import raster, svg
 from logparse.pipeline import parse_paths
 from logparse.reports import charts as specs
 from logparse.reports.diff import diff_launches
@@ -126,7 +126,7 @@ def test_diff_chart_of_the_kimi_hicache_restart():
     chart = specs.diff_chart(rep)
     bud = rep["budget"]
     assert {p.label: (p.a, p.b) for p in chart.budget}["KV pool"] == (bud["kv_pool_gb"]["a"], bud["kv_pool_gb"]["b"])
-    assert [p.label for p in chart.budget][0] == "weights" and len(chart.budget) == 9
+    assert next(p.label for p in chart.budget) == "weights" and len(chart.budget) == 9
     assert chart.tokens[0].label == "A (logged)" and chart.tokens[-1].label == "B (logged)"
     assert chart.tokens[0].tokens == rep["attribution"]["a_tokens"] == chart.tokens[-1].tokens
     assert (chart.hicache.a, chart.hicache.b) == (None, pytest.approx(22.39, abs=0.01))
@@ -221,7 +221,7 @@ def test_history_marks_failed_starts_and_falls_back_to_launch_order(sample_histo
         _deployment(sample_history, "Qwen2.5-14B"), "headroom_gb", title="q", axis="launch"
     )
     assert by_launch.axis == "launch"
-    assert ["#1", "#2", "#3"] == [t.split()[0] for t in _texts(_parsed(_one_panel(by_launch))) if t.startswith("#")]
+    assert [t.split()[0] for t in _texts(_parsed(_one_panel(by_launch))) if t.startswith("#")] == ["#1", "#2", "#3"]
 
 
 def _one_panel(series: specs.HistorySeries) -> str:
@@ -270,10 +270,10 @@ def test_date_ticks_are_round_times_with_the_date_where_it_changes(t0, t1, first
     ticks = svg.date_ticks(a, b, 5)
     assert ticks[0][1] == first
     assert all(a <= t <= b for t, _ in ticks) and 2 <= len(ticks) <= 6
-    for (t, _), (u, label) in zip(ticks, ticks[1:]):  # the date is written where it changes, only there
+    for (t, _), (u, label) in itertools.pairwise(ticks):  # the date is written where it changes, only there
         assert len(label) == (2 if step_s and step_s < 86400 and u.date() != t.date() else 1)
     if step_s:
-        assert {(u - t).total_seconds() for (t, _), (u, _) in zip(ticks, ticks[1:])} == {float(step_s)}
+        assert {(u - t).total_seconds() for (t, _), (u, _) in itertools.pairwise(ticks)} == {float(step_s)}
 
 
 def test_number_ticks_are_round():
