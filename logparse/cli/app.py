@@ -4,7 +4,7 @@ Exit codes (documented in the README): 0 ok, 1 a regression or problem found,
 2 a usage or input error, 3 a store error.
 
 Command modules register themselves on :data:`app`; heavy libraries (lark, polars,
-duckdb, matplotlib) are imported inside the commands so that ``logparse --help``
+duckdb, cairosvg) are imported inside the commands so that ``logparse --help``
 stays fast.
 """
 
