@@ -39,6 +39,7 @@ class Box:
         lo, hi = min([0.0, *known]), max([0.0, *known])
         lo, hi, self.ticks = svg.nice_range(lo, hi + (hi - lo) * 0.08 if known else 1.0, 4)
         self.y = svg.Linear(lo, hi, self.base, self.top)
+        self.time = svg.Linear(0.0, 1.0, self.left, self.right)  #: seconds to x, on a dated axis
         self.xs = self._xs()
 
     def _xs(self) -> list[float]:
