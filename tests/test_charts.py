@@ -43,10 +43,15 @@ def _explain(path) -> dict:
 
 
 def _parsed(text: str) -> ET.Element:
-    """The SVG as XML (it must parse), with its viewBox."""
+    """The SVG as XML (it must parse), with its viewBox, and nothing placed outside it."""
     root = ET.fromstring(text)
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert re.fullmatch(r"0 0 \d+ \d+", root.get("viewBox") or "")
+    w, h = (float(v) for v in (root.get("viewBox") or "").split()[2:])
+    for el in root.iter():
+        for name, limit in (("x", w), ("x1", w), ("x2", w), ("cx", w), ("y", h), ("y1", h), ("y2", h), ("cy", h)):
+            if el.get(name) is not None:
+                assert -1 <= float(el.get(name) or 0) <= limit + 1, (el.tag, el.attrib, "".join(el.itertext()))
     return root
 
 
@@ -105,6 +110,11 @@ def test_explain_waterfall_without_a_start_figure_and_of_a_failed_start():
     assert rest.gb < 0 and rest.lo < rest.hi  # held back more than was free: a deficit, drawn as a span
     text = waterfall_svg(oom)
     assert f"−{abs(rest.gb):,.2f}</text>" in text
+    failed = specs.explain_chart(_explain(SAMPLES / "vllm" / "fail-no-kv-memory-journal-0.9.2.log"))
+    kv = next(b for b in failed.bars if b.label == "KV pool")
+    assert (kv.lo, kv.hi) == (-4.0, 0.0)  # vLLM's negative KV memory of a failed start: left of zero
+    assert "−4.00</text>" in waterfall_svg(failed)
+    _parsed(waterfall_svg(failed))
     empty = specs.explain_chart({"waterfall": []})
     assert not empty.panels and "no memory figures in this launch" in _texts(_parsed(waterfall_svg(empty)))
 

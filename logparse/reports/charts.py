@@ -102,8 +102,8 @@ def waterfall_bars(steps: list[dict[str, Any]]) -> list[WaterfallBar]:
             bars.append(_bar(st, min(lo, lo + gb), max(lo, lo + gb)))
             continue
         note_top = None
-        if kind in LEVEL_KINDS:
-            lo, hi, level = 0.0, gb, gb
+        if kind in LEVEL_KINDS:  # a negative one (vLLM's KV memory of a failed start) lies left of zero
+            lo, hi, level = min(0.0, gb), max(0.0, gb), gb
         elif level is not None and level >= gb:
             lo, hi, level = level - gb, level, level - gb
         else:

@@ -43,7 +43,8 @@ def _panel(panel: WaterfallPanel, unit: str, y: float, width: float) -> tuple[li
     parts = [svg.text(PAD, y + 11, svg.clip(panel.title, int((width - 2 * PAD) / 6.6)), size=11, font_weight="bold")]
     y += 16
     top = max([b.hi for b in panel.bars] + [panel.reserved_gb or 0.0, 1e-9])
-    scale = svg.Linear(0.0, top, PAD, width - PAD - VALUE_W)
+    bottom = min([0.0] + [b.lo for b in panel.bars])
+    scale = svg.Linear(bottom, top, PAD, width - PAD - VALUE_W)
     chars = int((width - 2 * PAD) / 6.0)
     if panel.note:
         parts.append(svg.text(PAD, y + 11, svg.clip(panel.note, chars), size=10, fill=svg.MUTED))
