@@ -684,7 +684,8 @@ def history(
     """A metric over the launches of each deployment, with SGLang version and argument changes marked."""
     if axis not in ("auto", "time", "launch"):
         raise fail(f"--axis {axis}: use auto, time or launch", EXIT_USAGE)
-    _print_history(_store(db), metric, deployment, host, model, out, plot_path(plot), axis)
+    plot = plot_path(plot)  # before any work: a file kind that cannot be written is exit 2 at once
+    _print_history(_store(db), metric, deployment, host, model, out, plot, axis)
     if not plot:
         allow_quick_exit()
     raise typer.Exit(EXIT_OK)
