@@ -226,3 +226,54 @@ def test_the_issue_s_two_overlapping_pieces_in_either_order(tmp_path):
     assert row["outcome"] == "ready"
     ranges = sorted((r["first_line"], r["last_line"]) for r in map(json.loads, got[0].tables["launch_sources"]))
     assert ranges == [(8, 47), (12, 69)]
+
+
+def _damaged_copies(lines: list[bytes]) -> dict[str, bytes]:
+    """Copies of one genuine log as a probe damages them: a digit of server_args flipped, a line
+    dropped, a digit of the KV line flipped."""
+    sa = next(n for n, ln in enumerate(lines) if b"server_args=" in ln)
+    kv = next(n for n, ln in enumerate(lines) if b"KV Cache is allocated" in ln)
+    flipped = list(lines)
+    flipped[sa] = lines[sa].replace(b"'mem_fraction_static': 0.3", b"'mem_fraction_static': 0.8")
+    assert flipped[sa] != lines[sa]
+    kv_flip = list(lines)
+    kv_flip[kv] = lines[kv].replace(b"#tokens: 26508152", b"#tokens: 26508752")
+    assert kv_flip[kv] != lines[kv]
+    return {
+        "args-flipped.log": b"".join(flipped),
+        "line-dropped.log": b"".join(lines[: kv - 1] + lines[kv:]),
+        "kv-flipped.log": b"".join(kv_flip),
+    }
+
+
+def test_damaged_copies_are_no_restarts(tmp_path):
+    """Issue 18 item 8: damaged copies of one log, in either order with the log itself.  A copy whose
+    first lines differ (a flipped server_args digit) is another launch by identity (its content
+    differs), but it began at the same moment in the same (unnamed) process: the same start, which
+    ``history`` counts once (``same_start_as``); a copy missing a line adds nothing; a copy with a
+    flipped figure does not change the launch's figures: its line is not kept, with a warning."""
+    log = CORPUS / "sglang-0.5.23" / "server-memfrac0.3.log"
+    if not log.is_file():
+        pytest.skip("genuine corpus not available")
+    lines = split_lines(log.read_bytes())
+    inputs = [("server.log", b"".join(lines)), *_damaged_copies(lines).items()]
+    snaps = []
+    for n, order in enumerate((inputs, inputs[::-1])):
+        db = tmp_path / f"{n}.duckdb"
+        store = Store(db)
+        store.ingest_sources([text_source(name, text) for name, text in order])
+        assert store.doctor().healthy
+        snaps.append(snapshot(db))
+        seq = store.query("SELECT launch_no, same_start_as FROM launch_sequence ORDER BY launch_no NULLS LAST").rows()
+        assert [r[0] for r in seq] == [1, None] and seq[1][1] is not None
+        history = store.history(metric="kv_tokens").rows()
+        assert len(history) == 1
+        (own,) = whole(log)[0].launches  # the log's own launch: one of the two, its figures its own
+        kept = store.query(
+            "SELECT l.mem_fraction_static, b.kv_tokens, l.warnings::VARCHAR FROM launches l "
+            f"JOIN launch_budget b USING (launch_id) WHERE l.launch_id = '{own}'"
+        ).rows()
+        (mem_frac, kv_tokens, warnings) = kept[0]
+        assert (mem_frac, kv_tokens) == (0.3, 26508152)
+        assert "kv-flipped.log not kept" in warnings
+    assert snaps[0].tables == snaps[1].tables
