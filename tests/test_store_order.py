@@ -277,3 +277,37 @@ def test_damaged_copies_are_no_restarts(tmp_path):
         assert (mem_frac, kv_tokens) == (0.3, 26508152)
         assert "kv-flipped.log not kept" in warnings
     assert snaps[0].tables == snaps[1].tables
+
+
+def test_a_piece_ingested_before_its_start_is_kept_and_joins_it(tmp_path):
+    """The tail of a journal (batch and shutdown lines of a launch, no startup line) ingested before
+    the rest: its lines are kept (``pending_pieces``, the input reported as such), not dropped, and
+    join the launch when the piece with its start arrives (the same process); the store then
+    equals the whole journal's, and the other order's."""
+    log = CORPUS / "journal" / "0.5.23-restart" / "short-iso.txt"
+    if not log.is_file():
+        pytest.skip("genuine corpus not available")
+    lines = split_lines(log.read_bytes())
+    tail, cut = len(lines) - 20, len(lines) - 15
+    pieces = {"tail.log": (tail, len(lines)), "head.log": (0, cut)}
+    snaps = []
+    for n, names in enumerate((["tail.log", "head.log"], ["head.log", "tail.log"])):
+        db = tmp_path / f"{n}.duckdb"
+        store = Store(db)
+        first = store.ingest_sources([text_source(names[0], b"".join(lines[slice(*pieces[names[0]])]))])
+        if names[0] == "tail.log":
+            (out,) = first.sources
+            batch = sum(b" batch, #" in ln for ln in lines[tail:])
+            assert out.status == "pending" and out.kept_lines == batch > 0, out
+            assert "start is not in the store" in first.summary()
+            assert store.query("SELECT count(*) AS n FROM pending_pieces")["n"][0] == 1
+            assert store.launch_ids() == []
+        store.ingest_sources([text_source(names[1], b"".join(lines[slice(*pieces[names[1]])]))])
+        assert store.doctor().healthy
+        offset = {name: a for name, (a, _b) in pieces.items()}
+        snaps.append(snapshot(db, offset))
+    want, _ = whole(log)
+    for got in snaps:
+        _same_as_whole(got, want, "tail/head")
+        assert got.tables["pending_pieces"] == []
+    assert snaps[0].tables == snaps[1].tables
