@@ -13,12 +13,15 @@ Idempotence and merging:
   for repeated identical lines), so the events of the same launch read from two inputs
   -- two overlapping journal windows, half a log then the whole log, a file and the
   journal -- are united without double counting, and the launch is re-assembled from
-  the union (outcome, ranks, warnings and all);
+  the union (outcome, ranks, warnings and all), the same whatever order the inputs came in
+  (:mod:`logparse.store.merge`, :mod:`logparse.store.union`);
 * batch lines (``Decode batch`` / ``Prefill batch``) reach the store as aggregates, merged
   by time span so that overlapping pieces are not counted twice (``store.runtime``);
 * a piece of a launch whose start is not in this input (a journal window that begins
   mid-startup or mid-run) is attached to the stored launch that shares lines with it, or
-  else to the latest stored launch of the same process (host, unit, boot, pid);
+  else to the latest stored launch of the same process (host, unit, boot, pid); when there is
+  none yet, it is kept (:mod:`logparse.store.pending`) until its launch arrives;
+* an input that cannot be read is not stored and the others are (its outcome: ``failed``);
 * with ``--journal``, the last ``__CURSOR`` per (host, unit) is kept in
   ``journal_cursors`` and the next run reads only what came after it.
 """
