@@ -125,6 +125,8 @@ def replace(con, done: list[str], pieces: list[Piece], now: datetime) -> None:
 def relevant(con, items: list[Item]) -> list[Item]:
     """The kept pieces these items may continue or be continued by: those sharing a line with one of
     them, and those of the same process (host and pid) as one of them."""
+    if not con.execute("SELECT 1 FROM pending_pieces LIMIT 1").fetchall():
+        return []  # the common case: nothing kept
     hashes = sorted({line_hash(e.ts, e.text) for it in items for e in it.events if e.ts})
     procs = sorted({(it.host or it.stream[0] or "", it.stream[3]) for it in items if it.stream[3] is not None})
     if not hashes and not procs:
