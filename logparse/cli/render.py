@@ -201,12 +201,25 @@ LAUNCH_LINE_FIELDS = (
 )
 
 
+def lines_where(launch: Launch) -> str:
+    """Where the launch's lines are: ``lines 12-69 of a.log``; a launch the store united from several
+    inputs says where the lines it kept are in each (``lines 12-27 of a.log, 8-47 of b.log``)."""
+    spans: dict[str, tuple[int, int]] = {}
+    for ev in launch.events:
+        if ev.source and ev.line_no:
+            lo, hi = spans.get(ev.source, (ev.line_no, ev.line_no))
+            spans[ev.source] = (min(lo, ev.line_no), max(hi, ev.line_no))
+    if len(spans) <= 1:
+        return f"lines {launch.first_line}-{launch.last_line} of {launch.source}"
+    return "lines " + ", ".join(f"{lo}-{hi} of {src}" for src, (lo, hi) in spans.items())
+
+
 def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:
     console.print(launch_header(launch))
     when = f"started {launch.started_at or '?'}"
     if launch.ready_at:
         when += f", ready {launch.ready_at}"
-    console.print(f"  {when}; lines {launch.first_line}-{launch.last_line} of {launch.source}", style="dim")
+    console.print(f"  {when}; {lines_where(launch)}", style="dim")
     if launch.sglang_version_range and not launch.sglang_version:
         console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")
     args = [f"{k}={getattr(launch, k)}" for k in LAUNCH_LINE_FIELDS if getattr(launch, k) not in (None, False)]
