@@ -169,15 +169,20 @@ def ingest(
         else None
     )
     report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
+    _close_ingest(store, report, quiet=quiet, journal=use_journal, history_metric=metric if history_after else None)
+
+
+def _close_ingest(store, report, *, quiet: bool, journal: bool, history_metric: str | None) -> None:
+    """The closing lines of an ingest and its exit: 2 only when nothing useful could be read."""
     if report.sources and len(report.failed) == len(report.sources):
         raise typer.Exit(EXIT_USAGE)  # nothing could be read: each input's line said why
     if not quiet:
         for w in dict.fromkeys(report.warnings):
             say(f"warning: {w}")
     say(report.summary() + f" [{store.path}]")
-    if history_after:
-        _print_history(store, metric, None, None, None, Output("table", None), None)
-    if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not use_journal:
+    if history_metric is not None:
+        _print_history(store, history_metric, None, None, None, Output("table", None), None)
+    if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not journal:
         raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
 
