@@ -506,7 +506,16 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterat
         yield _file_source(path, fmt)
 
 
+def _encoded(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte (\ud800)
+        return text.encode("utf-8", "surrogatepass")
+
+
 def text_source(name: str, text: str | bytes, input_format: str | None = None, mtime: float | None = None) -> Source:
-    """A source over an in-memory string (tests, the Python API)."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    """A source over an in-memory string (tests, the Python API).  A str may hold lone surrogates
+    (a file's bytes decoded with ``surrogateescape``, a ``\\udcXX`` escape evaluated): they become
+    the bytes they stand for, else their ``surrogatepass`` encoding, never an error."""
+    data = _encoded(text) if isinstance(text, str) else text
     return Source(name, lambda: io.BytesIO(data), input_format, len(data), mtime)

@@ -1,0 +1,93 @@
+"""Fuzzed inputs ingested into a real DuckDB store, every stored launch read back by every command.
+
+One example is two or three mutated real inputs (plain logs of both engines, journalctl
+renderings with damaged headers: ``fuzz_inputs.py``), each parsed in table, JSON, NDJSON and CSV,
+then ingested together into a copy of a store that already holds clean launches of both engines;
+every launch of the store is then read back through ``show`` (table and JSON, its figures those of
+the parse), ``explain``, ``check`` and ``diff`` (against the launch before it), and the store
+through ``launches``, ``history``, ``report --html``, ``metrics`` (read by Prometheus' own parser)
+and ``doctor`` (healthy). A second ingest of the same inputs changes nothing. ``readback.py`` says
+what must hold of every command's output.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+from fuzz_inputs import PLAIN_LOGS, apply_plan, journal_plans, plain_plans
+from fuzzing import TALLY, fuzz
+from helpers import SAMPLES
+from hypothesis import strategies as st
+from readback import expect, parse_every_format, read_back_launch, read_back_store, run, stored_launches
+
+#: Clean launches already in the store: SGLang restarts, a vLLM launch (diff partners of both engines).
+BASE_INPUTS = [SAMPLES / "sglang-0.5" / "restarts-0.5.12.log", SAMPLES / "vllm" / "v1-tp2-per-worker-0.10.1.1.log"]
+_BASE_DIR = tempfile.TemporaryDirectory(prefix="logparse-fuzz-base-")
+
+
+@cache
+def base_store() -> tuple[Path, frozenset[str]]:
+    """The store every example starts from, and the ids of its launches."""
+    db = Path(_BASE_DIR.name) / "base.duckdb"
+    expect(run("ingest", "--db", db, "-q", *BASE_INPUTS), {0})
+    return db, frozenset(launch["launch_id"] for launch in stored_launches(db))
+
+
+def write_inputs(plans, tmp: Path) -> list[Path]:
+    paths = []
+    for k, plan in enumerate(plans):
+        path = tmp / f"{k}-{plan.path.name}"
+        path.write_bytes(apply_plan(plan).data())
+        paths.append(path)
+    return paths
+
+
+def ingest_twice(db: Path, inputs: list[Path], any_launch: bool) -> None:
+    """Ingest (exit 0, or 2 when no input has a launch), then again: nothing added or updated."""
+    expect(run("ingest", "--db", db, "-q", *inputs), {0} if any_launch else {2})
+    again = expect(run("ingest", "--db", db, *inputs), {0} if any_launch else {2})
+    assert " 0 launch(es) added, 0 updated" in again.out + again.err, again.out + again.err
+
+
+def assert_all_stored(parsed: list[dict], stored: list[dict]) -> None:
+    """Every launch a parse found is in the store: under its id, or (two inputs holding one launch,
+    a damaged copy beside a whole one) as the same launch of the same host, started at the same time."""
+    ids = {launch["launch_id"] for launch in stored}
+    starts = {(launch["host"], launch["started_at"]) for launch in stored}
+    for launch in parsed:
+        same = (launch["host"], launch["started_at"])
+        assert launch["launch_id"] in ids or same in starts, f"launch {launch['launch_id']} {same} not stored"
+
+
+def read_back(plans) -> None:
+    with tempfile.TemporaryDirectory(prefix="logparse-fuzz-") as name:
+        tmp = Path(name)
+        base, base_ids = base_store()
+        db = tmp / "h.duckdb"
+        shutil.copyfile(base, db)
+        inputs = write_inputs(plans, tmp)
+        docs = [parse_every_format(path) for path in inputs]
+        parsed = [launch for doc in docs for launch in doc["launches"]]
+        ingest_twice(db, inputs, bool(parsed))
+        launches = stored_launches(db)
+        ids = [launch["launch_id"] for launch in launches]
+        assert_all_stored(parsed, launches)
+        once = Counter(launch["launch_id"] for launch in parsed)
+        by_id = {launch["launch_id"]: launch for launch in parsed if once[launch["launch_id"]] == 1}
+        for k, launch_id in enumerate(ids):
+            truth = by_id.get(launch_id) if launch_id not in base_ids else None
+            read_back_launch(db, launch_id, ids[k - 1] if k else None, truth)
+        read_back_store(db, tmp)
+        TALLY.inputs += len(inputs)
+        TALLY.launches += len(ids)
+
+
+@pytest.mark.skipif(not PLAIN_LOGS, reason="no real logs")
+@fuzz(st.lists(st.one_of(plain_plans(3), journal_plans(3)), min_size=2, max_size=3), fixed=3, seeded=3, cost=30)
+def test_fuzzed_inputs_read_back_through_every_command(plans):
+    read_back(plans)
