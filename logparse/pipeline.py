@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from logparse.grammar.bounds import bound_fields
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
 from logparse.launches.assemble import SCHEDULER_KINDS, STARTUP_KINDS, LaunchAssembler, apply_prefix
@@ -177,6 +178,9 @@ class StreamParser:
             self._continue_server_args(key, res.text)
             return
         prefix, gpu, (kind, fields, form) = res.parsed
+        bound_fields(
+            fields, res.text, strings=True
+        )  # figures out of their bounds (or text where one belongs): None, noted for the launch's warnings
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
         outer = _iso_utc(rec.ts)
         ev.record_ts = outer

@@ -45,17 +45,19 @@ from __future__ import annotations
 import re
 
 #: ``YYYY-mm-dd HH:MM:SS`` (0.3.4+) or ``HH:MM:SS`` (0.2.14-0.3.3.post1), ``.mmm`` with SGLANG_LOG_MS.
-STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?|\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+#: Digits are ASCII in every piece (``[0-9]``, not ``\d``, which Python and Rust's regex crate take
+#: for any script's digits): a stamp or a rank written in ``１２`` is no prefix (and no number).
+STAMP = r"[0-9]{4}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,6})?|[0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,6})?"
 #: One rank tag.
-TAG = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+|encode_server|encode_dp_worker\[\d+\]"
+TAG = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?[0-9]+|encode_server|encode_dp_worker\[[0-9]+\]"
 #: One item of the bracket after the stamp: a rank tag, or another word a build or fork put
 #: there (``DisaggregationMode.DECODE``, ``prefill``, ``node-3``).  Every tag has this shape,
 #: so the items of a bracket split one way only (no backtracking between tag and word).
-WORD = r"[A-Za-z_][\w.-]*(?:\[\d+\])?"
+WORD = r"[A-Za-z_][\w.-]*(?:\[[0-9]+\])?"
 #: The level of a root logging handler's ``LEVEL file.py:N: `` after the bracket.
 LOG_LEVEL = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 #: The ``file.py:N`` of that handler.
-PYLOC = r"[\w./-]+\.py:\d+"
+PYLOC = r"[\w./-]+\.py:[0-9]+"
 
 #: ``[STAMP ITEM*] ``: the bracket and the space after it (``tags``: the items, tags and words).
 BRACKET = rf"\[(?P<stamp>{STAMP})(?P<tags>(?: {WORD})*)\] "

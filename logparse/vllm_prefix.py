@@ -34,14 +34,14 @@ import re
 
 #: One process tag: ``(Worker_TP1 pid=77) ``, ``(VllmWorker rank=1 pid=77) ``, ``(VllmWorker TP1 pid=77) ``,
 #: Ray's ``(RayWorkerWrapper pid=77, ip=10.0.0.2) `` and ``(pid=77) ``.
-PROC_TAG = r"\((?:(?P<name>[A-Za-z_][\w.-]*(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*)?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^\s)]+))?\)(?: |$)"
+PROC_TAG = r"\((?:(?P<name>[A-Za-z_][\w.-]*(?: rank=[0-9]+| [A-Z]+[0-9]+(?:_[A-Z]+[0-9]+)*)?) )?pid=(?P<pid>[0-9]+)(?:, ip=(?P<ip>[^\s)]+))?\)(?: |$)"
 #: torch's prefix on the lines a rank prints to stderr (tracebacks): ``[rank0]: ``.
-RANK_PREFIX = r"\[rank(?P<rank>\d+)\]:(?: |$)"
+RANK_PREFIX = r"\[rank(?P<rank>[0-9]+)\]:(?: |$)"
 #: vLLM's own logging prefix: ``LEVEL MM-DD HH:MM:SS [file.py:N] `` (0.8.0+) or ``LEVEL MM-DD HH:MM:SS file.py:N] ``
 #: (0.4.0 - 0.7.3).  The space after ``]`` is missing on a line that holds the prefix alone.
 LOG_PREFIX = (
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d) "
-    r"(?:\[(?P<loc>[\w./-]+\.py:\d+)\]|(?P<bare_loc>[\w./-]+\.py:\d+)\])(?: |$)"
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<stamp>[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) "
+    r"(?:\[(?P<loc>[\w./-]+\.py:[0-9]+)\]|(?P<bare_loc>[\w./-]+\.py:[0-9]+)\])(?: |$)"
 )
 
 PROC_TAG_RE = re.compile(PROC_TAG)
@@ -49,13 +49,13 @@ RANK_PREFIX_RE = re.compile(RANK_PREFIX)
 LOG_PREFIX_RE = re.compile(LOG_PREFIX)
 #: Where a log prefix may begin inside a line (text glued in front: ``VLLM_LOGGING_PREFIX``, a paste).
 LOG_PREFIX_SEARCH_RE = re.compile(
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \[?[\w./-]+\.py:[0-9]+\]"
 )
 
 #: Process names vLLM itself puts in a tag (not Ray's actors): the sources stage leaves these alone.
 VLLM_PROCESS_NAME = (
-    r"(?:VllmWorkerProcess|VllmWorker(?: rank=\d+| [A-Z]+\d+(?:_[A-Z]+\d+)*|-\d+)?|Worker(?:_[A-Z]+\d+)*|"
-    r"EngineCore(?:_DP)?(?:_?\d+)?|APIServer(?:_DP\d+)?|ApiServer_\d+|MainProcess|DPSupervisor)"
+    r"(?:VllmWorkerProcess|VllmWorker(?: rank=[0-9]+| [A-Z]+[0-9]+(?:_[A-Z]+[0-9]+)*|-[0-9]+)?|Worker(?:_[A-Z]+[0-9]+)*|"
+    r"EngineCore(?:_DP)?(?:_?[0-9]+)?|APIServer(?:_DP[0-9]+)?|ApiServer_[0-9]+|MainProcess|DPSupervisor)"
 )
 VLLM_PROCESS_NAME_RE = re.compile(VLLM_PROCESS_NAME + r"\Z")
 #: Ray's actor classes that run vLLM workers (their tags are Ray's, peeled by the sources stage).

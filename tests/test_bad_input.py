@@ -100,7 +100,8 @@ def test_nonsense_values_are_flagged_not_trusted():
     launch = parse_text(text).launches[0]
     joined = " ".join(launch.warnings)
     assert "rose while loading weights" in joined
-    assert "kv_tokens=9999999999999 is not plausible" in joined
+    assert "line 4: #tokens 9999999999999 out of range (> 1,000,000,000,000 tokens): ignored" in joined
+    assert launch.ranks[0].kv_tokens is None  # not trusted: absent, never the absurd figure
 
 
 @pytest.mark.parametrize("payload", [b"", b"\x00\x01\x02" * 1000, b"hello\nworld\n"])

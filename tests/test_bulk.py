@@ -299,7 +299,7 @@ def _decode(i: int, tags: str = " TP0", stamp: str = "") -> str:
 def _prefill(i: int, tags: str = "") -> str:
     return (
         f"[2026-11-29 08:09:{i % 60:02d}{tags}] Prefill batch, #new-seq: {i % 4 + 1}, #new-token: {i * 11}, "
-        f"#cached-token: {i * 3}, token usage: {i % 2}.{i % 97:02d}, #running-req: {i % 61}, #queue-req: {i % 5}, "
+        f"#cached-token: {i * 3}, token usage: 0.{i % 97:02d}, #running-req: {i % 61}, #queue-req: {i % 5}, "
         f"#pending-token: 0, cuda graph: False, input throughput (token/s): {i * 7}.5"
     )
 

@@ -92,6 +92,11 @@ def test_report_says_what_the_other_reports_say(sample_report, reports):
         section = html.split(f"<code>{latest[:12]}</code>", 1)[1].split("<section", 1)[0]
         for sentence in rep["explain"]["sentences"]:
             assert escape(sentence) in section
+        for line in rep["explain"]["answer"]:  # the answer and the ranked recommendations, as explain says them
+            assert escape(line) in section
+        actions = [escape(r["action"]) for r in rep["explain"]["recommendations"]]
+        assert [a for a in actions if a in section] == actions
+        assert sorted(actions, key=section.index) == actions
         assert f'<span class="badge {rep["check"]}">' in section
         for line in (rep["diff"] or {}).get("summary") or []:
             assert escape(line) in section

@@ -33,6 +33,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 #: Rank of each stage: a module may import modules of its own stage or of a lower rank.
 #: ``logparse.data`` (packaged data files) is below everything; ``logparse.__main__`` above cli.
 STAGES = {
+    "text": -1,
     "data": -1,
     "sglang_prefix": -1,
     "vllm_prefix": -1,

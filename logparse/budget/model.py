@@ -37,6 +37,7 @@ from typing import Any
 
 from logparse.budget import formula as fm
 from logparse.grammar import versions
+from logparse.launches.figures import printed_out_of_range
 from logparse.launches.model import INTERNAL, Launch, RankMemory, declared
 
 #: Budget figures are rounded to what SGLang prints (two decimals of GiB).
@@ -333,10 +334,18 @@ def _vllm_budget(launch: Launch) -> Budget:
     )
     if b.kv_tokens is None:
         u["kv_tokens"] = (
-            "the start failed before the KV cache was sized" if launch.outcome == "failed" else "no KV size line"
+            "the start failed before the KV cache was sized"
+            if launch.outcome == "failed"
+            else _OUT_OF_RANGE_WHY
+            if printed_out_of_range(launch, "kv_tokens", "gpu_blocks", "num_gpu_blocks")
+            else "no KV size line"
         )
     if b.kv_pool_gb is None:
-        u["kv_pool_gb"] = "no KV pool size in GiB (vLLM prints it from 0.9.1, or in V0 0.6.4–0.10.2's profile)"
+        u["kv_pool_gb"] = (
+            _OUT_OF_RANGE_WHY
+            if printed_out_of_range(launch, "kv_size_gb", "kv_gb")
+            else "no KV pool size in GiB (vLLM prints it from 0.9.1, or in V0 0.6.4–0.10.2's profile)"
+        )
     u["predicted_kv_tokens"] = "vLLM's pool is replayed in GiB (predicted_kv_gb), not in tokens"
     return b
 
@@ -398,7 +407,13 @@ def _actual_kv(b: Budget, launch: Launch) -> None:
     elif launch.max_total_num_tokens is not None:
         b.kv_tokens = launch.max_total_num_tokens
         b.kv_tokens_source = "max_total_num_tokens (scheduler summary)"
-    b.kv_pool_gb = _gb(_pool_gb(pool_rank))
+    elif groups and (counted := [r for r in groups[0].targets if r.kv_tokens is not None]):
+        # a pool line whose size is not known (printed out of range): its token count still holds
+        least = min(counted, key=lambda r: r.kv_tokens)
+        b.kv_tokens = least.kv_tokens
+        b.kv_tokens_source = f"KV pool line of {least.label()} (its size is not known)"
+    sized = pool_rank or next((r for r in (groups[0].targets if groups else []) if r.kv_size_gb is not None), None)
+    b.kv_pool_gb = _gb(_pool_gb(sized))  # a pool whose token count is not known still has its size
 
 
 def _formula(b: Budget, launch: Launch) -> None:
@@ -465,24 +480,36 @@ def _cap(b: Budget, launch: Launch, li: fm.LaunchInputs, pred: fm.Prediction) ->
         b.uncapped_kv_tokens = pred.tokens_spec
 
 
+#: Why a figure is not known when the log printed it out of range (logparse.grammar.bounds).
+_OUT_OF_RANGE_WHY = "the log printed it out of range: see the warnings"
+_FIGURES_OF = ("kv_tokens", "kv_size_gb", "avail_after_pool_gb", "avail_after_graph_gb")
+
+
 def _unknowns(b: Budget, launch: Launch) -> None:
     """Why each headline figure is missing, worded once for every surface."""
     u = b.unknown
+    aside = {name for name in _FIGURES_OF if printed_out_of_range(launch, name)}
     if b.headroom_gb is None:
         if launch.outcome == "failed":
             u["headroom_gb"] = "the start failed before its memory setup finished"
         elif not b.setup_complete:
             u["headroom_gb"] = "the log ends before the memory setup finished (no summary or ready line)"
+        elif aside & {"avail_after_pool_gb", "avail_after_graph_gb"}:
+            u["headroom_gb"] = _OUT_OF_RANGE_WHY
         else:
             u["headroom_gb"] = "no free-memory figure was printed"
     if b.kv_tokens is None:
         u["kv_tokens"] = (
             "the start failed before the KV pool was allocated"
             if launch.outcome == "failed"
+            else _OUT_OF_RANGE_WHY
+            if "kv_tokens" in aside
             else "no KV pool line and no max_total_num_tokens line"
         )
     if b.kv_pool_gb is None:
-        if b.kv_tokens is None:
+        if "kv_size_gb" in aside:
+            u["kv_pool_gb"] = _OUT_OF_RANGE_WHY
+        elif b.kv_tokens is None:
             u["kv_pool_gb"] = u["kv_tokens"]
         elif launch.version_range and versions.index(launch.version_range[1]) < versions.index("0.4.1.post6"):
             u["kv_pool_gb"] = "this release prints no KV pool size (before 0.4.1.post6)"

@@ -15,6 +15,7 @@ vLLM prints no free memory after its setup, so a vLLM launch has no headroom fig
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from logparse.grammar import vllm_versions as vv
@@ -206,3 +207,33 @@ def upgrade_notes(a: Launch, b: Launch) -> list[str]:
         if va is not None and vb_ is not None and va != vb_:
             notes.append(f"{name} {va} → {vb_}")
     return notes
+
+
+def pool_tokens(
+    kv_gb: float,
+    group_bytes_per_token: float,
+    block_size: int,
+    *,
+    groups: int = 1,
+    release: str | None = None,
+    max_model_len: int | None = None,
+    swa_groups: int = 0,
+    window: int | None = None,
+) -> int:
+    """The token count vLLM prints for a KV pool of ``kv_gb`` (§4.8).
+
+    ``num_blocks = KV // (bytes a token of one group × block size)``; up to 0.20.0 the tokens are
+    ``num_blocks // groups × block_size``, from 0.20.1 ``int(concurrency × max_model_len)`` with the
+    concurrency ``num_blocks`` over the blocks one request of ``max_model_len`` needs in every group
+    (a sliding-window group needs at most its window).
+    """
+    if kv_gb <= 0 or group_bytes_per_token <= 0:
+        return 0
+    blocks = int(kv_gb * float(1 << 30)) // int(group_bytes_per_token * block_size)
+    if not max_model_len or release is None or vv.tokens_definition(release) == vv.BLOCKS_DEFINITION:
+        return blocks // max(groups, 1) * block_size
+    need = (groups - swa_groups) * math.ceil(max_model_len / block_size)
+    if swa_groups:
+        span = min(max_model_len, (window or max_model_len) + block_size)
+        need += swa_groups * math.ceil(span / block_size)
+    return int(blocks / max(need, 1) * max_model_len)

@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from logparse.cli import parse_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
+from logparse.cli import parse_cmd, plan_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
 from logparse.cli.app import app, quick_exit_allowed
 
 __all__ = ["app", "main"]

@@ -41,9 +41,17 @@ def quick_exit_allowed() -> bool:
     return _quick_exit
 
 
+def say(message: str) -> None:
+    """A line on stderr; what it quotes of the input (a file name, a warning) shown as text, never
+    as terminal commands (:func:`logparse.text.terminal_text`)."""
+    from logparse.text import terminal_text
+
+    typer.echo(terminal_text(message), err=True)
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     """One clear line on stderr, then the documented exit code."""
-    typer.echo(f"logparse: {message}", err=True)
+    say(f"logparse: {message}")
     return typer.Exit(code)
 
 

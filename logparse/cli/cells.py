@@ -1,10 +1,32 @@
 """Table cells and large plain tables as text, without rich (a read command that prints thousands
-of rows, or none through rich, need not import it)."""
+of rows, or none through rich, need not import it).
+
+Every human renderer of the CLI passes its data through :func:`logparse.text.terminal_text` before
+it is laid out (so widths are those of what is shown): :func:`for_terminal` over a document or
+rows, :func:`logparse.cli.render.terminal_launch` over a launch, :func:`plain_table_text` over the
+cells of a large table, :func:`logparse.cli.app.say` for a line on stderr.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+
+from logparse.text import UNSAFE_FOR_TERMINAL, terminal_text
+
+
+def for_terminal(value: Any) -> Any:
+    """:func:`terminal_text` over every string of a document or of rows (keys too); other values as they are."""
+    if isinstance(value, str):
+        return terminal_text(value)
+    if isinstance(value, dict):
+        return {for_terminal(k): for_terminal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [for_terminal(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(for_terminal(v) for v in value)
+    return value
+
 
 #: Above this many rows a table is printed as plain aligned text: rich's layout of a large
 #: table costs seconds, which a listing of thousands of launches should not.
@@ -35,6 +57,7 @@ def cell(v: Any) -> str:
 
 def plain_table_text(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> str:
     """A large table as plain aligned columns, from plain strings (``right``: right-justified columns)."""
+    rows = _shown_rows(rows)
     columns = list(zip(*rows)) if rows else [() for _ in headers]
     broken = [any("\n" in v for v in col) if "\n" in "".join(col) else False for col in columns]
     widths = [
@@ -52,6 +75,14 @@ def plain_table_text(title: str | None, headers: list[str], right: list[bool], r
         rows = [[v.replace("\n", " ") for v in row] for row in rows]
     out += [line(*row).rstrip() for row in rows]
     return "\n".join(out) + "\n"
+
+
+def _shown_rows(rows: list[list[str]]) -> list[list[str]]:
+    """The cells through :func:`~logparse.text.terminal_text` (a cell's line breaks kept: the table
+    joins its lines), checked in one pass: thousands of rows are almost always plain."""
+    if UNSAFE_FOR_TERMINAL.search("".join(map("".join, rows)).replace("\n", "")) is None:
+        return rows
+    return [["\n".join(map(terminal_text, v.split("\n"))) for v in row] for row in rows]
 
 
 def _width(text: str) -> int:

@@ -44,6 +44,7 @@ td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:no
 ul { padding-left:1.2rem; margin:.3rem 0; } li { margin:.2rem 0; }
 li, p, h2, h3 { overflow-wrap:anywhere; }  /* long flags and paths break instead of widening a phone's page */
 nav a { margin-right:.8rem; white-space:nowrap; }
+li.dim { color:var(--muted); } ul.answer li { font-weight:500; } ol.recs li { margin:.5rem 0; }
 @media (max-width:600px) { main { padding:8px; } section.dep { padding:10px; } body { font-size:14px; } }
 """
 
@@ -89,9 +90,57 @@ def _explain(d: dict[str, Any]) -> str:
     if ex.get("waterfall"):
         title = f"Budget of {ex.get('binding_rank') or 'the binding rank'} (GiB)"
         out.append(f'<div class="box">{waterfall_chart(ex["waterfall"], title)}</div>')
+    out.append(_advice(ex))
     sentences = "".join(f"<li>{escape(s)}</li>" for s in ex.get("sentences") or [])
     out.append(f"<ul>{sentences}</ul>" if sentences else '<p class="note">No explanation: the log has no budget.</p>')
+    warnings = latest.get("warnings") or []
+    if warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in warnings[:MAX_WARNINGS_SHOWN])
+        more = len(warnings) - MAX_WARNINGS_SHOWN
+        items += f"<li>… and {more} more (logparse show {escape(latest['launch_id'][:12])})</li>" if more > 0 else ""
+        out.append(f"<h3>Warnings of this launch</h3><ul>{items}</ul>")
     return "".join(out)
+
+
+def _advice(ex: dict[str, Any]) -> str:
+    """The short answer and the ranked recommendations, as explain gives them (one item each)."""
+    answer = "".join(f"<li>{escape(line)}</li>" for line in ex.get("answer") or [])
+    out = [f'<h3>Answer</h3><ul class="answer">{answer}</ul>'] if answer else []
+    items = "".join(_recommendation(r) for r in ex.get("recommendations") or [])
+    if items:
+        out.append(f'<h3>Recommendations, best first</h3><ol class="recs">{items}</ol>')
+    terms = ex.get("engine_reserve_terms") or []
+    if ex.get("engine_reserve_gb") is not None and terms:
+        parts = ", ".join(
+            f"{t['name']} {t['gb']:.2f}" + ("" if t.get("counted", True) else " (not counted)") for t in terms
+        )
+        out.append(f'<p class="note">Engine reserve {ex["engine_reserve_gb"]:.2f} GiB: {escape(parts)}</p>')
+    return "".join(out)
+
+
+def _recommendation(r: dict[str, Any]) -> str:
+    if not r.get("possible", True):
+        return f'<li class="dim">{escape(r["action"])}: not possible: {escape(r["reason"])}</li>'
+    figs = [f"{_n(r['kv_tokens'])} KV tokens" if r.get("kv_tokens") is not None else ""]
+    figs.append(f"KV {r['kv_gb']:.2f} GiB/rank" if r.get("kv_gb") is not None else "")
+    figs.append(f"headroom {r['headroom_gb']:.2f} GiB" if r.get("headroom_gb") is not None else "")
+    cost, risk = r.get("cost") or {}, r.get("risk") or {}
+    costs = [f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank" if cost.get("gpu_memory_gb") else ""]
+    costs.append(f"host {cost['host_memory_gb']:,.2f} GB (decimal)" if cost.get("host_memory_gb") else "")
+    costs.append(f"accuracy: {cost['accuracy']}" if cost.get("accuracy") not in (None, "", "none") else "")
+    costs.append(f"throughput: {cost['throughput']}" if cost.get("throughput") else "")
+    flags = f"<code>{escape(' '.join(r['flags']))}</code> " if r["flags"] else ""
+    return (
+        f"<li>{flags}{escape(r['action'])}"
+        f"<br><b>{escape(' · '.join(f for f in figs if f) or 'no figures')}</b>"
+        f'<br><span class="note">cost: {escape("; ".join(c for c in costs if c) or "none")}</span>'
+        f"<br><b>risk {escape(risk.get('level', '?'))}</b>: {escape(risk.get('why', ''))}"
+        f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
+    )
+
+
+#: Warnings of a launch the report lists (``show`` lists them all).
+MAX_WARNINGS_SHOWN = 12
 
 
 def _attribution(att: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ import functools
 import inspect
 import io
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -51,16 +52,14 @@ class Output:
 
     def console(self):
         """A rich console on stdout, or on the ``--output`` file."""
-        from rich.console import Console
-
-        from logparse.cli.render import make_console
+        from logparse.cli.render import make_console, report_console
 
         if self.path:
             try:
                 fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close_console
             except OSError as exc:
                 raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
-            return Console(file=fh, width=200, highlight=False, no_color=True)
+            return report_console(file=fh, width=200, no_color=True)
         return make_console()
 
     @staticmethod
@@ -78,9 +77,11 @@ class Output:
         elif self.fmt == "csv":
             self.write(csv_text(rows()))
         else:
+            from logparse.cli.cells import for_terminal
+
             console = self.console()
             try:
-                render(doc, console)
+                render(for_terminal(doc), console)
             finally:
                 self.close_console(console)
 
@@ -99,9 +100,11 @@ class Output:
         elif self.fmt == "csv":
             self.write(csv_text([dict(zip(columns, r)) for r in rows], columns))
         else:
+            from logparse.cli.cells import for_terminal
+
             console = self.console()
             try:
-                (render_table or plain_table)(columns, rows, console)
+                (render_table or plain_table)(columns, for_terminal(rows), console)
             finally:
                 self.close_console(console)
         return len(rows)
@@ -129,7 +132,22 @@ def plain(v: Any) -> Any:
 
 
 def dumps(obj: Any, indent: int | None = None) -> str:
-    return json.dumps(plain(obj), indent=indent, ensure_ascii=False)
+    """JSON text, UTF-8 as it is, but every character a terminal would act on as a ``\\u`` escape:
+    json escapes C0 controls itself; DEL, C1 controls, the bidi controls and the line separators
+    (which can only stand inside a string) are escaped here.  The value read back is the same."""
+    text = json.dumps(plain(obj), indent=indent, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _JSON_UNSAFE.sub(_json_escape, text)
+
+
+#: What :func:`logparse.text.terminal_text` escapes beyond the C0 controls json escapes itself
+#: (json's own newlines and indentation are C0 too: they stay).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _json_escape(m: re.Match) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def _csv_cell(v: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail, say
 from logparse.cli.output import TABLE_FORMATS, Output, dumps, output_options
 
 
@@ -171,7 +171,7 @@ def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> 
     elif out.fmt == "ndjson":
         out.write("".join(dumps(d) + "\n" for d in docs))
         for w in result.warnings:
-            typer.echo(f"warning: {w}", err=True)
+            say(f"warning: {w}")
     elif out.fmt in ("csv", "parquet"):
         rows = [_launch_row(d) for d in docs]
         cols = list(PARSE_ROW_COLUMNS + BUDGET_ROW_COLUMNS)

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Any
 
+from logparse.text import terminal_text
+
 
 def enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
@@ -51,7 +53,7 @@ class Bar:
 
         byte_columns = [DownloadColumn(), TransferSpeedColumn()] if self.show_bytes else []
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             *byte_columns,
             TextColumn("{task.fields[lines]:,} " + self.unit),
@@ -60,7 +62,7 @@ class Bar:
             console=Console(stderr=True),
             transient=True,
         )
-        self._task = self._progress.add_task(description[-40:], total=total, lines=0, rate=0.0)
+        self._task = self._progress.add_task(terminal_text(description[-40:]), total=total, lines=0, rate=0.0)
         self._progress.start()
 
     def advance(self, nbytes: int = 0, lines: int = 0) -> None:

@@ -8,14 +8,35 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from logparse.cli.cells import FAST_TABLE_ROWS, plain_table_text
+from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
+from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
 
 
 from logparse.launches.model import rank_label  # noqa: E402  (re-exported for the CLI modules)
+
+
+def terminal_launch(launch: Launch) -> Launch:
+    """A copy of a launch to print: every text field (the ranks' too) through
+    :func:`~logparse.cli.cells.terminal_text`.  Its events are left as they are: the timeline
+    passes the cells it shows through it."""
+    from copy import copy
+    from dataclasses import fields
+
+    shown = copy(launch)
+    for f in fields(launch):
+        if f.name != "events":
+            setattr(shown, f.name, for_terminal(getattr(launch, f.name)))
+    ranks = []
+    for r in launch.ranks:
+        rank = copy(r)
+        rank.worker, rank.kv_dtype, rank.extra = for_terminal((r.worker, r.kv_dtype, r.extra))
+        ranks.append(rank)
+    shown.ranks = ranks
+    return shown
 
 
 def launch_header(launch: Launch) -> Text:
@@ -61,7 +82,13 @@ def make_console() -> Console:
     """A console that does not squash tables when the output is a pipe or a file."""
     probe = Console()
     width = probe.width if probe.is_terminal else 200
-    return Console(highlight=False, width=max(width, 100))
+    return report_console(width=max(width, 100))
+
+
+def report_console(**options: Any) -> Console:
+    """A rich console for reports: no highlighting, and no markup or emoji codes (a ``[bold]`` or a
+    ``:smile:`` in a model path is text: see :mod:`logparse.cli.cells`)."""
+    return Console(highlight=False, markup=False, emoji=False, **options)
 
 
 def vllm_rank_table(launch: Launch) -> Table:
@@ -71,12 +98,17 @@ def vllm_rank_table(launch: Launch) -> Table:
     for col in cols:
         table.add_column(col, justify="left" if col == "rank" else "right")
     for r in launch.ranks:
-        table.add_row(
-            rank_label(r),
-            *(_fmt(v) for v in (r.weights_gb, r.load_s, r.activation_gb, r.non_torch_gb, r.kv_tokens, r.kv_size_gb)),
-            _fmt(r.graph_gb),
-            _fmt(r.graph_s),
+        names = (
+            "weights_gb",
+            "load_s",
+            "activation_gb",
+            "non_torch_gb",
+            "kv_tokens",
+            "kv_size_gb",
+            "graph_gb",
+            "graph_s",
         )
+        table.add_row(rank_label(r), *(_rank_cell(r, name) for name in names))
     return table
 
 
@@ -105,19 +137,26 @@ def rank_table(launch: Launch) -> Table:
         table.add_row(
             rank_label(r),
             r.worker,
-            _fmt(r.avail_before_load_gb),
-            _fmt(r.weights_gb),
-            _fmt(r.avail_after_load_gb),
-            _fmt(r.load_s),
+            *(_rank_cell(r, name) for name in ("avail_before_load_gb", "weights_gb", "avail_after_load_gb", "load_s")),
             (r.kv_dtype or "—").replace("torch.", ""),
-            _fmt(r.kv_tokens),
-            _fmt(r.kv_size_gb),
-            _fmt(r.avail_after_pool_gb),
-            _fmt(r.graph_gb),
-            _fmt(r.avail_after_graph_gb),
-            _fmt(r.graph_s),
+            *(_rank_cell(r, name) for name in _POOL_AND_GRAPH_FIELDS),
         )
     return table
+
+
+_POOL_AND_GRAPH_FIELDS = (
+    "kv_tokens",
+    "kv_size_gb",
+    "avail_after_pool_gb",
+    "graph_gb",
+    "avail_after_graph_gb",
+    "graph_s",
+)
+
+
+def _rank_cell(rank: Any, name: str) -> str:
+    """A rank's figure, or "out of range" where the log printed one that is (see the warnings)."""
+    return "out of range" if out_of_range_mark(rank, name) else _fmt(getattr(rank, name))
 
 
 def budget_line(budget: dict[str, Any]) -> Text:
@@ -212,7 +251,7 @@ def print_parse_result(
 ) -> None:
     console = console or make_console()
     for launch, budget in zip(result.launches, budgets):
-        print_launch(console, launch, budget)
+        print_launch(console, terminal_launch(launch), for_terminal(budget))
     lc = result.lines
     console.print(
         f"{len(result.launches)} launch(es); {lc.total} lines: {lc.parsed} parsed, {lc.noise} noise, "
@@ -221,11 +260,11 @@ def print_parse_result(
     if result.unrecognized and show_unrecognized:
         console.print("unrecognized lines:", style="yellow")
         for u in result.unrecognized[:show_unrecognized]:
-            console.print(Text(f"  {u.source}:{u.line_no}: {u.reason}: {u.text[:160]}"))
+            console.print(Text(terminal_text(f"  {u.source}:{u.line_no}: {u.reason}: {u.text[:160]}")))
         if len(result.unrecognized) > show_unrecognized:
             console.print(f"  … and {len(result.unrecognized) - show_unrecognized} more (--show-unrecognized N)")
     for w in result.warnings:
-        console.print(Text("warning: " + w, style="yellow"))
+        console.print(Text("warning: " + terminal_text(w), style="yellow"))
 
 
 def print_table(console: Console, table: Table) -> None:

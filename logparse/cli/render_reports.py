@@ -22,9 +22,12 @@ def _known(rep: dict[str, Any], name: str) -> Any:
 
 def render_explain(rep: dict[str, Any], console) -> None:
     _explain_head(rep, console)
+    _explain_answer(rep, console)
+    _explain_recommendations(rep, console)
     unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
     _explain_waterfall(rep, console, unit)
     _explain_kv_pool(rep, console)
+    _explain_config(rep, console)
     _explain_ranks(rep, console, unit)
     console.print(Text("Why", style="bold"))
     for line in rep.get("sentences") or []:
@@ -49,6 +52,69 @@ def _explain_head(rep: dict[str, Any], console) -> None:
     console.print(head)
     console.print(f"  {rep['source']}", style="dim")
     console.print(f"  formula: {rep.get('formula_features') or rep.get('formula') or 'unknown era'}", style="dim")
+
+
+def _explain_answer(rep: dict[str, Any], console) -> None:
+    """The short answer: KV tokens and what bounds them, the run's verdict, the reserve, the best action."""
+    lines = rep.get("answer") or []
+    if not lines:
+        return
+    console.print(Text("Answer", style="bold"))
+    for line in lines:
+        console.print(Text("  " + line))
+
+
+def recommendation_lines(r: dict[str, Any]) -> list[str]:
+    """One recommendation in words: its flags and figures, then cost, risk and evidence (also used by watch)."""
+    if not r.get("possible", True):
+        return [f"{r['action']}: not possible: {r['reason']}"]
+    figs = []
+    if r.get("kv_tokens") is not None:
+        gain = r.get("gain_tokens")
+        figs.append(
+            f"{r['kv_tokens']:,} KV tokens"
+            + (f" ({gain:+,})" if gain and gain > 0 else f" ({-gain:,} fewer)" if gain else "")
+        )
+    if r.get("kv_gb") is not None:
+        figs.append(f"KV {r['kv_gb']:.2f} GiB/rank")
+    if r.get("headroom_gb") is not None:
+        figs.append(f"headroom {r['headroom_gb']:.2f} GiB")
+    al = r.get("allows") or {}
+    if al.get("full_context_requests") is not None:
+        figs.append(f"{al['full_context_requests']:g} full-context request(s)")
+    if al.get("requests_at_observed_size") is not None:
+        figs.append(f"≈{al['requests_at_observed_size']:,} requests of this run's size")
+    flags = " ".join(r["flags"])
+    head = (f"{flags}  — {r['action']}" if flags else r["action"]) + (": " + ", ".join(figs) if figs else "")
+    cost = r.get("cost") or {}
+    bits = []
+    if cost.get("gpu_memory_gb"):
+        bits.append(f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank")
+    if cost.get("host_memory_gb"):
+        bits.append(f"host {cost['host_memory_gb']:,.2f} GB (decimal)")
+    if cost.get("accuracy") and cost["accuracy"] != "none":
+        bits.append(f"accuracy: {cost['accuracy']}")
+    if cost.get("throughput"):
+        bits.append(f"throughput: {cost['throughput']}")
+    risk = r.get("risk") or {}
+    out = [head]
+    if bits:
+        out.append("cost: " + "; ".join(bits))
+    out.append(f"risk {risk.get('level', '?')}: {risk.get('why', '')}")
+    out.append(f"why: {r.get('reason', '')}")
+    return out
+
+
+def _explain_recommendations(rep: dict[str, Any], console) -> None:
+    recs = rep.get("recommendations") or []
+    if not recs:
+        return
+    console.print(Text("Recommendations (best first)", style="bold"))
+    for i, r in enumerate(recs, 1):
+        lines = recommendation_lines(r)
+        console.print(Text(f"  {i}. " + lines[0], style="" if r.get("possible", True) else "dim"))
+        for extra in lines[1:]:
+            console.print(Text("       " + extra, style="dim"))
 
 
 def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
@@ -118,6 +184,21 @@ def _kv_pool_value(name: str, v: Any) -> str:
     if isinstance(v, float):
         return f"{v:,.2f}" if name != "bytes per token" else f"{v:,.1f}"
     return str(v)
+
+
+def _explain_config(rep: dict[str, Any], console) -> None:
+    """``--model-config``: the config's bytes per token against the logged pool, in one line."""
+    cc = rep.get("config_check")
+    if not cc:
+        return
+    style = {True: "green", False: "bold red"}.get(cc.get("consistent"), "yellow")
+    console.print(Text("Model config", style="bold"))
+    console.print(Text(f"  {cc['verdict']}", style=style))
+    console.print(f"    {cc['model']}", style="dim")
+    if cc.get("terms"):
+        console.print(f"    {cc['terms']}", style="dim")
+    for note in cc.get("notes") or []:
+        console.print(f"    {note}", style="dim")
 
 
 #: The per-rank table of ``explain``: (header, budget field).

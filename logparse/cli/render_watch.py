@@ -81,5 +81,16 @@ def _verdict(block: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _advice(block: dict[str, Any]) -> list[str]:
+    """explain's answer (what bounds KV, the run, the reserve) and its best recommendations, one line each."""
+    from logparse.cli.render_reports import recommendation_lines
+
+    answer = block.get("answer") or []
+    lines = [f"  {line}" for line in answer[1:]]  # the first is the headline's KV figure again
+    for i, r in enumerate(block.get("recommendations") or [], 1):
+        lines.append(f"  advice {i}: " + recommendation_lines(r)[0])
+    return lines
+
+
 def block_text(block: dict[str, Any]) -> str:
-    return "\n".join(_headline(block) + _change(block) + _verdict(block))
+    return "\n".join(_headline(block) + _change(block) + _verdict(block) + _advice(block))

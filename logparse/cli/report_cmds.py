@@ -28,6 +28,18 @@ def resolve_all(refs: list[str], db: str | None) -> list:
         return resolve_launches(refs, db)
 
 
+def load_config_option(path: str | None):
+    """``--model-config PATH``: the model config, or one clear line and exit 2."""
+    if path is None:
+        return None
+    from logparse.budget.model_config import ModelConfigError, load_model_config
+
+    try:
+        return load_model_config(path)
+    except ModelConfigError as exc:
+        raise fail(f"--model-config {exc}", EXIT_USAGE) from None
+
+
 def _plot_path(plot: str | None) -> str | None:
     if plot and not plot.lower().endswith((".png", ".svg", ".pdf")):
         raise fail(f"--plot {plot}: the file must end in .png, .svg or .pdf", EXIT_USAGE)
@@ -52,8 +64,18 @@ def explain(
         ..., metavar="LAUNCH|FILE", help="A log file (its last launch), FILE#N, or a store reference."
     ),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Write a waterfall chart."),
-    margin: float = typer.Option(
-        2.0, "--margin", metavar="GiB", help="Headroom the mem_fraction_static what-if aims for (GiB)."
+    margin: Optional[float] = typer.Option(
+        None,
+        "--margin",
+        metavar="GiB",
+        help="Headroom (GiB) the fraction recommendation leaves after startup, even below the engine's own "
+        "reserve; without it a fraction never holds back less than the engine's own logic would.",
+    ),
+    model_config: Optional[str] = typer.Option(
+        None,
+        "--model-config",
+        metavar="PATH",
+        help="The model's config.json (or its directory): compare its bytes per token with the logged pool.",
     ),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     *,
@@ -61,14 +83,19 @@ def explain(
 ) -> None:
     """Explain a launch's memory budget: why the KV pool has its size, where the rest went, and what-ifs."""
     plot = _plot_path(plot)
-    if margin < 0:
-        raise fail("--margin must be ≥ 0", EXIT_USAGE)
+    if margin is not None and not 0 <= margin < 1e6:
+        raise fail("--margin must be ≥ 0 (GiB)", EXIT_USAGE)
+    cfg = load_config_option(model_config)
     la = resolve(launch, db)
     from logparse.cli.plots import plot_explain
     from logparse.cli.render_reports import render_explain
     from logparse.reports.explain import explain_launch
 
     rep = explain_launch(la, margin_gb=margin)
+    if cfg is not None:
+        from logparse.reports.explain import attach_config_check
+
+        attach_config_check(rep, la, cfg)
     doc = rep.to_dict()
     _plot(plot_explain, doc, plot)
     out.document(doc, rep.rows, render_explain)

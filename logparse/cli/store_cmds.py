@@ -16,9 +16,10 @@ from typing import Any, Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, allow_quick_exit, app, fail
-from logparse.cli.cells import FAST_TABLE_ROWS
+from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, allow_quick_exit, app, fail, say
+from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
+from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.store.db import default_db_path
 
 DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
@@ -89,18 +90,16 @@ def _show_outcome(quiet: bool):
         if quiet:
             return
         if outcome.status in ("skipped", "binary"):
-            typer.echo(f"skipped {outcome.name}: {outcome.message}", err=True)
+            say(f"skipped {outcome.name}: {outcome.message}")
         elif outcome.status == "imported":
-            typer.echo(
+            say(
                 f"merged {outcome.name}: {outcome.added} added, {outcome.updated} updated, "
-                f"{outcome.unchanged} unchanged",
-                err=True,
+                f"{outcome.unchanged} unchanged"
             )
         elif outcome.dropped_lines:
-            typer.echo(
+            say(
                 f"{outcome.name}: {outcome.dropped_lines} runtime line(s) of a launch that is not in the store "
-                "were dropped",
-                err=True,
+                "were dropped"
             )
 
     return show
@@ -153,8 +152,8 @@ def ingest(
     report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
     if not quiet:
         for w in dict.fromkeys(report.warnings):
-            typer.echo(f"warning: {w}", err=True)
-    typer.echo(report.summary() + f" [{store.path}]", err=True)
+            say(f"warning: {w}")
+    say(report.summary() + f" [{store.path}]")
     if history_after:
         _print_history(store, metric, None, None, None, Output("table", None), None)
     if report.sources and all(s.status == "empty" for s in report.sources) and not use_journal:
@@ -317,11 +316,14 @@ def _event_summary(ev) -> str:
     if ev.kind == "server_args":
         return f"server_args ({len(f.get('payload', ''))} chars)"
     parts = []
+    aside = f.get(OUT_OF_RANGE) or {}
     for k, v in f.items():
-        if k == "payload":
+        if k in ("payload", OUT_OF_RANGE):
             continue
         if isinstance(v, (dict, list)):
             v = json.dumps(v)[:60]
+        elif v is None and k in aside:
+            v = f"out of range ({str(aside[k]).split(' ', 1)[0]})"  # the raw text: see the warnings
         parts.append(f"{k}={v}")
     return ", ".join(parts)[:150]
 
@@ -356,8 +358,9 @@ def show(
 
 
 def _render_show(launch, doc: dict[str, Any], events: str, console) -> None:
-    from logparse.cli.render import print_launch
+    from logparse.cli.render import print_launch, terminal_launch
 
+    launch = terminal_launch(launch)
     print_launch(console, launch, doc["budget"])
     if launch.server_args:
         console.print(
@@ -421,7 +424,7 @@ def _render_timeline(launch, events: str, console) -> None:
             skipped += 1
             continue
         rank = rank_label(ev) if ev.tagged or ev.tp_rank is not None else ""
-        tl.add_row(
+        cells = (
             str(ev.line_no),
             (ev.ts or "").replace("T", " "),
             rank,
@@ -429,6 +432,7 @@ def _render_timeline(launch, events: str, console) -> None:
             ev.kind + (f" ({ev.form})" if ev.form else ""),
             _event_summary(ev),
         )
+        tl.add_row(*for_terminal(cells))
     print_rich_table(console, tl)
     if skipped:
         console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
@@ -728,13 +732,13 @@ def doctor(db: Optional[str] = _db_opt()) -> None:
     store = _store(db)
     with store_errors():
         rep = store.doctor()
-    typer.echo(f"store: {rep.path}")
+    typer.echo(f"store: {terminal_text(str(rep.path))}")
     typer.echo(f"schema version: {rep.schema_version}")
     for t, n in rep.counts.items():
         typer.echo(f"  {t}: {n}")
     if rep.problems:
         for p in rep.problems:
-            typer.echo(f"problem: {p}")
+            typer.echo(f"problem: {terminal_text(p)}")
         raise fail(f"the store has {len(rep.problems)} problem(s)", EXIT_STORE)
     typer.echo("healthy")
     raise typer.Exit(EXIT_OK)

@@ -8,16 +8,14 @@ keeps a Prometheus textfile current (:mod:`logparse.reports.metrics`).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
 import sys
 from typing import Any, Optional, TextIO
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail, say
 from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
@@ -184,7 +182,7 @@ class _Session:
 
     def note(self, msg: str) -> None:
         if not self.quiet:
-            typer.echo(f"logparse watch: {msg}", err=True)
+            say(f"logparse watch: {msg}")
 
     # -- writes ---------------------------------------------------------------------------------
     def written(self, w) -> None:
@@ -217,9 +215,10 @@ class _Session:
         if self.out.fmt in ("json", "ndjson"):
             self._emit(dumps(block) + "\n")
             return
+        from logparse.cli.cells import for_terminal
         from logparse.cli.render_watch import block_text
 
-        self._emit(block_text(block) + "\n")
+        self._emit(block_text(for_terminal(block)) + "\n")
 
     def _emit(self, text: str) -> None:
         if self.out.path:
@@ -235,24 +234,15 @@ class _Session:
             sys.stdout.flush()
 
     def run_exec(self, block: dict[str, Any]) -> None:
-        env = dict(
-            os.environ,
-            LOGPARSE_LAUNCH_ID=block["launch"]["launch_id"],
-            LOGPARSE_OUTCOME=block["launch"]["outcome"],
-            LOGPARSE_DEPLOYMENT=block["launch"]["deployment"],
-            LOGPARSE_CHECK=block["check"].get("status", ""),
-        )
-        data = json.dumps(block, default=str).encode()
-        try:
-            proc = subprocess.run(
-                self.exec_cmd, shell=True, input=data, env=env, timeout=self.exec_timeout, capture_output=True
-            )
-        except subprocess.TimeoutExpired:
-            typer.echo(f"logparse watch: --exec took more than {self.exec_timeout:g} s: stopped", err=True)
-            return
-        if proc.returncode != 0:
-            err = proc.stderr.decode(errors="replace").strip().splitlines()
-            typer.echo(f"logparse watch: --exec exited {proc.returncode}: {err[-1] if err else ''}", err=True)
+        from logparse.cli.exec_hook import run_hook
+
+        res = run_hook(self.exec_cmd, block, self.exec_timeout)
+        if res.timed_out:
+            say(f"logparse watch: --exec took more than {self.exec_timeout:g} s: its process group was stopped")
+        elif res.returncode is None:
+            say(f"logparse watch: --exec {res.message}")
+        elif res.returncode != 0:
+            say(f"logparse watch: --exec exited {res.returncode}: {res.message}")
 
     def update_metrics(self) -> None:
         if not self.metrics_file:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
-from logparse.grammar import bulk_export, bulk_template
+from logparse.grammar import bounds, bulk_export, bulk_template
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
@@ -433,13 +433,20 @@ def _merged_samples(first: dict, frame) -> dict:
     return first
 
 
-def _collect(lf, stamps: bool, py_columns: list[str]):
+def _collect(lf, stamps: bool, py_columns: list[str], odd=None):
     """The python rows, the counts, the aggregates and the SGLang pids of a classified frame.
 
     One query plan, collected once: they share the classification.  Segment k = the batch
-    rows after the k-th python row."""
+    rows after the k-th python row.
+
+    A batch row with an odd figure (:func:`_batch_fields`) is the record path's to read, as a
+    python row; the few blocks that hold one are collected again with those rows (``odd``: their
+    ``i``) among the python rows."""
     import polars as pl
 
+    plain = lf
+    if odd is not None:
+        lf = lf.with_columns(python=pl.col("python") | pl.col("i").is_in(odd))
     lf = lf.with_columns(seg=pl.col("python").cast(pl.Int64).cum_sum() - 1).cache()
     vec = ~pl.col("python")
     rows = _batch_rows(lf.filter(vec & pl.col("batch"))).cache()
@@ -451,10 +458,13 @@ def _collect(lf, stamps: bool, py_columns: list[str]):
             lf.filter(vec & pl.col("prefixed") & pl.col("pid").is_not_null()).select(pl.col("pid").unique()),
             # a row of each pid, read by the record path when no python row told its stream
             lf.filter(vec & pl.col("batch")).select("pid", *py_columns).group_by("pid").agg(pl.all().first()),
+            rows.filter(pl.col("odd")).select("i"),
             *([_stamp_counts(rows)] if stamps else []),
         ]
     )
-    return out[0], out[1], (out[2], out[5] if stamps else None), out[3], out[4]
+    if odd is None and len(out[5]):
+        return _collect(plain, stamps, py_columns, out[5]["i"].implode())
+    return out[0], out[1], (out[2], out[6] if stamps else None), out[3], out[4]
 
 
 def _classify_export(data: bytes, stamps: bool) -> BlockResult:
@@ -692,7 +702,10 @@ def _batch_rows(batch):
     # cut after the key itself (``splitn``), exactly and more slowly.
     ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
     return pl.concat(
-        [_batch_fields(batch.filter(ascii_only), _field), _batch_fields(batch.filter(~ascii_only), _field_exact)]
+        [
+            _batch_fields(batch.filter(ascii_only), _field),
+            _batch_fields(batch.filter(~ascii_only), _field_exact, foreign=True),
+        ]
     )
 
 
@@ -711,13 +724,33 @@ def _aggregate(rows):
     )
 
 
-def _batch_fields(batch, field):
-    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``."""
+#: The field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each figure column.
+_FIGURE_FIELDS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
+
+
+def _batch_fields(batch, field, foreign: bool = False):
+    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``; ``odd``: a
+    figure that is no ASCII number within its bound (:data:`logparse.grammar.bounds.BATCH_FIELDS`),
+    or (``foreign``: rows that are not ASCII) digits of another script.  The record path reads
+    such a row (:func:`_collect`), warning and all, as it does whichever path reads the input."""
     import polars as pl
 
     msg = pl.col("msg")
     decode = msg.str.contains("] Decode batch", literal=True)
+    texts = {
+        "running": field(msg, "#running-req: "),
+        "usage": field(msg, "token usage: "),
+        "queue": field(msg, "#queue-req: "),
+        "tokens": pl.when(decode).then(pl.coalesce(field(msg, "#token: "), field(msg, "#full token: "))),
+    }
+    batch = batch.with_columns(**{"_" + k: t for k, t in texts.items()})  # each cut once, read twice
+    values = {k: pl.col("_" + k).cast(pl.Float64 if k == "usage" else pl.Int64, strict=False) for k in texts}
+    odd = msg.str.contains(bounds.FOREIGN_DIGIT_PATTERN) if foreign else pl.lit(False)
+    for k in texts:
+        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[k]]
+        odd = odd | (pl.col("_" + k).is_not_null() & ~values[k].is_between(bound.lo, bound.hi).fill_null(False))
     return batch.select(
+        "i",
         "pid",
         "seg",
         # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
@@ -727,12 +760,8 @@ def _batch_fields(batch, field):
         .when(msg.str.slice(20, 1) == ".")
         .then(msg.str.slice(1, 23))
         .otherwise(msg.str.slice(1, 19)),
-        running=field(msg, "#running-req: ").cast(pl.Int64, strict=False),
-        usage=field(msg, "token usage: ").cast(pl.Float64, strict=False),
-        queue=field(msg, "#queue-req: ").cast(pl.Int64, strict=False),
-        tokens=pl.when(decode).then(
-            pl.coalesce(field(msg, "#token: "), field(msg, "#full token: ")).cast(pl.Int64, strict=False)
-        ),
+        **values,
+        odd=odd.fill_null(False),
     )
 
 

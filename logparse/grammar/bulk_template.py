@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logparse.grammar import bounds
+
 #: Bytes after the block, so that a word read at any offset a few bytes past a line stays inside.
 _PAD = 64
 _U = np.uint64
@@ -243,6 +245,10 @@ PREFILL = (
 )
 
 
+#: The batch-line field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each named figure.
+_FIGURE_FIELDS = {"running": "running_req", "tokens": "token", "usage": "token_usage", "queue": "queue_req"}
+
+
 def _step(b: Bytes, rows: Rows, step: str) -> None:
     """Match one step of a template at each row's position and move past it."""
     pos = rows.pos
@@ -268,6 +274,9 @@ def _step(b: Bytes, rows: Rows, step: str) -> None:
     name = step[2:]
     if name:
         rows.cols[name] = value
+        # a figure beyond its bound (bounds.BATCH_FIELDS) leaves the row to polars and the record path
+        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[name]]
+        ok = ok & (value >= bound.lo) & (value <= bound.hi)
     rows.pos = pos + n
     rows.keep(ok)
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
 from logparse.grammar.vllm_classify import classify_vllm, parse_vllm_failure, vllm_layers
@@ -255,7 +256,7 @@ def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> t
     fields: dict[str, Any] = {}
     if rest.startswith(" ["):
         end = rest.find("]")
-        if end < 0 or not rest[2:end].isdigit():
+        if end < 0 or not (rest[2:end].isascii() and rest[2:end].isdigit()):
             return None
         fields["iteration"] = int(rest[2:end])
         rest = rest[end + 1 :]
@@ -271,7 +272,10 @@ def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> t
         key, sep, value = part.partition(": ")
         if not sep or not key or not value or "," in value or ": " in value:
             return None
-        fields[field_name(key)] = batch_value(value)
+        try:
+            fields[field_name(key)] = batch_value(value)
+        except ValueError:  # digits of another script: the grammar says why the line is a near miss
+            return None
     return (prefix if prefix is not None else prefix_info(text[:start]), None, (kind, fields, form))
 
 
@@ -468,7 +472,10 @@ class LineClassifier:
         except LineParseError as exc:
             if exception:
                 return Classified("noise", "traceback", text=text)
-            return Classified("unrecognized", f"near miss (SGLang may print a format we do not know): {exc}", text=text)
+            why = str(exc)
+            if has_foreign_digits(text) and "another script" not in why:
+                why += "; the line holds digits of another script than ASCII, which are not read as numbers"
+            return Classified("unrecognized", f"near miss (SGLang may print a format we do not know): {why}", text=text)
         kind = parsed[2][0]
         if kind == "exception_start":
             self.mode = "traceback"

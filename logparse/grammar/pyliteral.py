@@ -7,6 +7,7 @@ values; a dataclass repr becomes a :class:`ReprRecord`, a dict that remembers it
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -15,11 +16,25 @@ from typing import Any
 from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
+from logparse.grammar.bounds import read_number, shown
 from logparse.grammar.lalr import build_parser, first_line_of
 
 
 class LiteralParseError(ValueError):
     """The payload is not a Python literal (a truncated line, most often)."""
+
+
+#: How deep a payload may nest (records, dicts, lists, tuples, sets).  SGLang's and vLLM's arguments
+#: nest four levels at most (``cuda_graph_config=CudaGraphConfig(decode=PhaseConfig(...))``); a value
+#: nested deeper is kept as the text :data:`TOO_DEEP` (with a warning, by :func:`json_safe_notes`),
+#: the rest of the payload is read as usual, and every walk of a parsed payload stays shallow.
+MAX_DEPTH = 32
+#: The text a value nested deeper than :data:`MAX_DEPTH` is kept as.
+TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels>"
+
+
+class NotANumber(str):
+    """A number token that is none: digits of another script (``２``), kept as its text."""
 
 
 class ReprRecord(dict):
@@ -52,7 +67,11 @@ def _unescape(body: str) -> str:
         if escape in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[escape]
         if escape[0] in "xuU":
-            return chr(int(escape[1:], 16))
+            code = int(escape[1:], 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                # not a character: the text as printed (lone surrogates: see logparse.text)
+                return "\\" + escape
+            return chr(code)
         if escape[0].isdigit():
             return chr(int(escape, 8))
         return "\\" + escape  # \N{...} and unknown escapes stay as written
@@ -72,12 +91,12 @@ class PyLiteralTransformer(Transformer):
 
     def number(self, c):
         s = str(c[0])
+        if not s.isascii():  # digits of another script: text, not a number (json_safe says so)
+            return NotANumber(s)
         if s.endswith("j"):
             return complex(s)
-        try:
-            return int(s)
-        except ValueError:
-            return float(s)
+        value = read_number(s)
+        return NotANumber(s) if value is None else value
 
     def none(self, c):
         return None
@@ -136,9 +155,11 @@ def literal_parser() -> Lark:
 
 
 def parse_literal(text: str) -> Any:
-    """Parse a Python repr (the ``server_args=`` payload).  Raises :class:`LiteralParseError`."""
+    """Parse a Python repr (the ``server_args=`` payload).  Raises :class:`LiteralParseError`.
+
+    A value nested deeper than :data:`MAX_DEPTH` is read as the text :data:`TOO_DEEP`."""
     try:
-        return literal_parser().parse(text)
+        return literal_parser().parse(shallow(text))
     except LarkError as exc:
         raise LiteralParseError(f"server_args payload is not a Python literal: {first_line_of(exc)}") from None
     except RecursionError:
@@ -246,19 +267,80 @@ def parse_literal_prefix(text: str) -> PartialLiteral | None:
     )
 
 
+def shallow(text: str) -> str:
+    """``text`` with each bracketed value that opens deeper than :data:`MAX_DEPTH` replaced by
+    :data:`TOO_DEEP` (a ``<…>`` repr, which the grammar keeps as text).  One scan, no recursion;
+    a bracket the text leaves open is left as it is (the payload is cut: the parser says so)."""
+    if text.count("(") + text.count("[") + text.count("{") <= MAX_DEPTH:
+        return text
+    out: list[str] = []
+    depth, cut_from, done = 0, -1, 0
+    for m in _SHAPE_TOKEN.finditer(text):
+        tok = m.group()
+        if len(tok) > 1 or tok not in "()[]{}":
+            continue
+        if tok in "([{":
+            depth += 1
+            if depth == MAX_DEPTH + 1 and cut_from < 0:
+                cut_from = m.start()
+        else:
+            depth -= 1
+            if depth == MAX_DEPTH and cut_from >= 0:
+                out += [text[done:cut_from], TOO_DEEP]
+                done, cut_from = m.end(), -1
+    out.append(text[done:])
+    return "".join(out)
+
+
+#: JSON numbers that are exact in every reader of the store (DuckDB, polars, a BIGINT): int64.
+_INT64 = 1 << 63
+
+
 def json_safe(value: Any) -> Any:
-    """A parsed literal as JSON can hold it: records as plain dicts, keys as text, NaN, ±inf and complex as text."""
-    if isinstance(value, ReprRecord):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return str(value)
-    if isinstance(value, complex):
-        return str(value)
-    return value
+    """A parsed literal as JSON can hold it: records as plain dicts, keys as text; NaN, ±inf,
+    complex, ints beyond int64 and :class:`NotANumber` as text (:func:`json_safe_notes`)."""
+    return json_safe_notes(value)[0]
+
+
+def json_safe_notes(value: Any) -> tuple[Any, list[str]]:
+    """:func:`json_safe`, and a note for each value kept as text that a reader may take for a
+    number (``"tp_size: '２' is not a number …"``, ``"x: nested deeper than 32 levels"``).
+    Walked without recursion (the depth is bounded by :data:`MAX_DEPTH` anyway)."""
+    notes: list[str] = []
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, str]] = [(value, root, 0, "")]
+    while stack:
+        v, parent, key, path = stack.pop()
+        if isinstance(v, dict):
+            out: Any = {str(k): None for k in v}  # the keys in their order; the values filled below
+            parent[key] = out
+            stack.extend((x, out, str(k), f"{path}.{k}" if path else str(k)) for k, x in reversed(v.items()))
+            continue
+        if isinstance(v, list):
+            out = [None] * len(v)
+            parent[key] = out
+            stack.extend((x, out, i, f"{path}[{i}]") for i, x in reversed(list(enumerate(v))))
+            continue
+        safe, why = _scalar(v)
+        parent[key] = safe
+        if why:
+            notes.append(f"{shown(path) if path else 'the value'}: {why}")
+    return root[0], notes
+
+
+def _scalar(v: Any) -> tuple[Any, str | None]:
+    """A scalar as JSON holds it, and why it is text now (None: it is what it was)."""
+    if isinstance(v, NotANumber):
+        return str(v), f"{v} is not a number (digits of another script than ASCII): kept as text"
+    if v == TOO_DEEP and isinstance(v, str):
+        return v, f"nested deeper than {MAX_DEPTH} levels: kept as text"
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v), None  # Python prints inf and nan in arguments; JSON has no such numbers
+    if isinstance(v, int) and not isinstance(v, bool) and not -_INT64 <= v < _INT64:
+        return str(v), f"{shown(v)} is beyond 64 bits: kept as text"
+    if isinstance(v, complex):
+        return str(v), None
+    return v, None
 
 
 def whole_number(v: Any) -> int | None:

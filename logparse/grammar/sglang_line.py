@@ -7,14 +7,17 @@ The ``server_args=`` payload is kept as text here and read by :mod:`logparse.gra
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import LarkError
+from lark.exceptions import LarkError, VisitError
 
+from logparse.grammar.bounds import ForeignDigits, ascii_number, has_foreign_digits, read_number
 from logparse.grammar.lalr import build_parser, first_line_of
+from logparse.grammar.pyliteral import MAX_DEPTH
 
 
 class LineParseError(ValueError):
@@ -29,6 +32,10 @@ def line_parser() -> Lark:
 # --------------------------------------------------------------------------- helpers
 
 
+#: A bracket item shaped like a rank tag with any script's digits (``\\d``): with ASCII ones it is a TAG.
+_TAG_LIKE = re.compile(r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)-?\d+")
+
+
 class GiB(float):
     """A device-memory figure as SGLang prints it ("GB" = GiB)."""
 
@@ -40,15 +47,28 @@ class Seconds(float):
 def _first_int(text: str) -> int:
     """The first run of digits in a token the grammar matched with one (0 if, against the grammar, none)."""
     m = re.search(r"\d+", text)
-    return int(m.group()) if m else 0
+    return int(ascii_number(m.group())) if m else 0
 
 
 def _num(tok: Any) -> int | float:
-    s = str(tok)
+    """A number token as int or float: ASCII digits only (:func:`logparse.grammar.bounds.ascii_number`)."""
+    return ascii_number(str(tok))
+
+
+def _float(tok: Any) -> float:
+    """A number token as a float (an int too large for one is ``inf``: out of every bound)."""
+    v = _num(tok)
     try:
-        return int(s)
-    except ValueError:
-        return float(s)
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _int(tok: Any) -> int | float:
+    """A number token as an int (a fraction dropped); ``inf`` and ``nan`` stay as they are, for the
+    bounds to set aside (:mod:`logparse.grammar.bounds`)."""
+    v = _num(tok)
+    return int(v) if isinstance(v, float) and math.isfinite(v) else v
 
 
 def field_name(value: str) -> str:
@@ -86,10 +106,10 @@ class LineTransformer(Transformer):
 
     # ---- shared pieces
     def gb(self, c):
-        return GiB(_num(c[0]))
+        return GiB(_float(c[0]))
 
     def secs(self, c):
-        return Seconds(_num(c[0]))
+        return Seconds(_float(c[0]))
 
     def int_list(self, c):
         return [_num(t) for t in c]
@@ -103,7 +123,7 @@ class LineTransformer(Transformer):
         else:
             m = re.fullmatch(r"(-?[\d.]+(?:[eE][+-]?\d+)?)(?: GB)?", raw)
             if m:
-                value = _num(m.group(1))
+                value = _num(m.group(1)) if read_number(m.group(1)) is not None or has_foreign_digits(raw) else raw
         return (key, value)
 
     def kvlist(self, c):
@@ -127,7 +147,10 @@ class LineTransformer(Transformer):
         return ("tag", str(c[0]))
 
     def bracket_word(self, c):
-        return ("word", str(c[0]))
+        word = str(c[0])
+        if _TAG_LIKE.fullmatch(word):  # TP１: a rank tag in another script's digits is no rank
+            raise ForeignDigits(word)
+        return ("word", word)
 
     def level_loc(self, c):
         return {"level": str(c[0]).strip(), "pyloc": str(c[1])}
@@ -136,7 +159,7 @@ class LineTransformer(Transformer):
         return ("prefix", {"stamp": None, "tags": [f"TP{_num(c[0])}"], "old_rank": True})
 
     def gpu_tag(self, c):
-        return ("gpu", int(_num(c[0])))
+        return ("gpu", _int(c[0]))
 
     def start(self, c):
         prefix: dict[str, Any] = {}
@@ -180,12 +203,12 @@ class LineTransformer(Transformer):
         return ("memory_baseline", {"mem_usage_gb": float(c[0])}, None)
 
     def comm_warmup(self, c):
-        f = {"seconds": float(_num(c[1]))}
+        f = {"seconds": _float(c[1])}
         f.update(c[2])
         return ("comm_warmup", f, str(c[0]))
 
     def lm_head_warmup(self, c):
-        f = {"seconds": float(_num(c[0]))}
+        f = {"seconds": _float(c[0])}
         f.update(c[1])
         return ("comm_warmup", f, "lm_head")
 
@@ -258,7 +281,7 @@ class LineTransformer(Transformer):
                 if v.type == "DTYPE":
                     f["dtype"] = str(v)
                 elif v.type == "NUMBER":
-                    f["tokens"] = int(_num(v))
+                    f["tokens"] = _int(v)
         return f
 
     def _kv(self, c, form):
@@ -277,39 +300,39 @@ class LineTransformer(Transformer):
         return self._kv(c, "va_upper_bound")
 
     def kv_noop(self, c):
-        return ("kv_alloc", {"tokens": int(_num(c[0])), "placeholder_kb": float(_num(c[1]))}, "noop")
+        return ("kv_alloc", {"tokens": _int(c[0]), "placeholder_kb": _float(c[1])}, "noop")
 
     def kv_post_capture(self, c):
         return (
             "kv_alloc",
-            {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]), "avail_gb": float(c[3])},
+            {"dtype": str(c[0]), "tokens": _int(c[1]), "kv_gb": float(c[2]), "avail_gb": float(c[3])},
             "post_capture",
         )
 
     def kv_post_capture_draft(self, c):
         return (
             "kv_alloc",
-            {"dtype": str(c[0]), "tokens": int(_num(c[1])), "kv_gb": float(c[2]), "worker": "draft"},
+            {"dtype": str(c[0]), "tokens": _int(c[1]), "kv_gb": float(c[2]), "worker": "draft"},
             "post_capture_draft",
         )
 
     def kv_post_capture_free(self, c):
-        return ("kv_post_capture_info", {"max_total_num_tokens": int(_num(c[0])), "free_gb": float(c[1])}, "free")
+        return ("kv_post_capture_info", {"max_total_num_tokens": _int(c[0]), "free_gb": float(c[1])}, "free")
 
     def kv_post_capture_swa(self, c):
-        return ("kv_post_capture_info", {"full_tokens": int(_num(c[0])), "swa_tokens": int(_num(c[1]))}, "swa")
+        return ("kv_post_capture_info", {"full_tokens": _int(c[0]), "swa_tokens": _int(c[1])}, "swa")
 
     def kv_post_capture_reqs(self, c):
         return (
             "kv_post_capture_info",
-            {"max_running_requests_from": int(_num(c[0])), "max_running_requests_to": int(_num(c[1]))},
+            {"max_running_requests_from": _int(c[0]), "max_running_requests_to": _int(c[1])},
             "reqs",
         )
 
     def kv_post_capture_headroom(self, c):
         return (
             "kv_post_capture_info",
-            {"decode_max_bs": int(_num(c[0])), "max_running_requests": int(_num(c[1]))},
+            {"decode_max_bs": _int(c[0]), "max_running_requests": _int(c[1])},
             "headroom",
         )
 
@@ -317,17 +340,17 @@ class LineTransformer(Transformer):
         return ("kv_post_capture_info", {"canary_workspace_gb": float(c[0])}, "canary")
 
     def mamba_extra(self, c):
-        nums = [float(_num(t)) for t in c if isinstance(t, Token) and t.type == "NUMBER"]
+        nums = [_float(t) for t in c if isinstance(t, Token) and t.type == "NUMBER"]
         return {"intermediate_ssm_gb": nums[0], "intermediate_conv_gb": nums[1]}
 
     def mamba_alloc(self, c):
         nums = [t for t in c if isinstance(t, Token) and t.type == "NUMBER"]
         f: dict[str, Any] = {}
         if len(nums) == 3:
-            f["max_mamba_cache_size"] = int(_num(nums[0]))
+            f["max_mamba_cache_size"] = _int(nums[0])
             nums = nums[1:]
-        f["conv_gb"] = float(_num(nums[0]))
-        f["ssm_gb"] = float(_num(nums[1]))
+        f["conv_gb"] = _float(nums[0])
+        f["ssm_gb"] = _float(nums[1])
         for v in c:
             if isinstance(v, dict):
                 f.update(v)
@@ -335,15 +358,15 @@ class LineTransformer(Transformer):
 
     def swa_tokens(self, c):
         form = "capital" if str(c[0]).startswith("Use Sliding") else None
-        return ("swa_tokens", {"full_tokens": int(_num(c[1])), "swa_tokens": int(_num(c[2]))}, form)
+        return ("swa_tokens", {"full_tokens": _int(c[1]), "swa_tokens": _int(c[2])}, form)
 
     def swa_tokens_all(self, c):
-        return ("swa_tokens", {"swa_tokens": int(_num(c[0]))}, "all_swa")
+        return ("swa_tokens", {"swa_tokens": _int(c[0])}, "all_swa")
 
     def swakv_pool(self, c):
         return (
             "swakv_pool",
-            {"mem_gb": float(_num(c[1])), "swa_size": int(_num(c[2])), "full_size": int(_num(c[3]))},
+            {"mem_gb": _float(c[1]), "swa_size": _int(c[2]), "full_size": _int(c[3])},
             "va" if str(c[0]).startswith("VA") else None,
         )
 
@@ -354,14 +377,14 @@ class LineTransformer(Transformer):
         return ("pool_end", {"avail_gb": float(c[0])}, None)
 
     def max_total_tokens_capped(self, c):
-        return ("max_total_tokens_capped", {"user_limit": int(_num(c[0])), "profiled": int(_num(c[1]))}, None)
+        return ("max_total_tokens_capped", {"user_limit": _int(c[0]), "profiled": _int(c[1])}, None)
 
     # ---- graphs
     def g_backend(self, c):
         return ("backend", str(c[0]))
 
     def g_tokens_per_req(self, c):
-        return ("num_tokens_per_req", int(_num(c[0])))
+        return ("num_tokens_per_req", _int(c[0]))
 
     def g_num_tokens(self, c):
         return ("num_tokens", c[0])
@@ -370,7 +393,7 @@ class LineTransformer(Transformer):
         return ("bs", c[0])
 
     def g_step(self, c):
-        return ("step", int(_num(c[0])))
+        return ("step", _int(c[0]))
 
     def g_elapsed(self, c):
         return ("elapsed_s", float(c[0]))
@@ -452,7 +475,7 @@ class LineTransformer(Transformer):
         return (key, val)
 
     def summary(self, c):
-        f: dict[str, Any] = {"max_total_num_tokens": int(_num(c[0]))}
+        f: dict[str, Any] = {"max_total_num_tokens": _int(c[0])}
         for item in c[1:]:
             if isinstance(item, Token):  # BATCH_TRAIL: 0.1.17 ends the line with ", "
                 continue
@@ -466,24 +489,24 @@ class LineTransformer(Transformer):
 
     # ---- hicache (decimal GB)
     def hicache_alloc(self, c):
-        return ("hicache_alloc", {"host_gb": float(_num(c[0])), "label": "kv"}, None)
+        return ("hicache_alloc", {"host_gb": _float(c[0]), "label": "kv"}, None)
 
     def hicache_alloc_other(self, c):
         what = str(c[1])
         label = "mamba" if "Mamba" in what else "other"
-        return ("hicache_alloc", {"host_gb": float(_num(c[0])), "label": label, "what": what}, "other")
+        return ("hicache_alloc", {"host_gb": _float(c[0]), "label": label, "what": what}, "other")
 
     def packed_layers(self, c):
         return c[0]
 
     def hicache_pool(self, c):
-        f = {"label": str(c[0]), "tokens": int(_num(c[1])), "host_gb": float(_num(c[2]))}
+        f = {"label": str(c[0]), "tokens": _int(c[1]), "host_gb": _float(c[2])}
         if len(c) > 3:
             f["packed"] = c[3]
         return ("hicache_alloc", f, "pool")
 
     def hicache_not_enough(self, c):
-        return ("hicache_not_enough", {"requested_gb": float(_num(c[0])), "available_gb": float(_num(c[1]))}, None)
+        return ("hicache_not_enough", {"requested_gb": _float(c[0]), "available_gb": _float(c[1])}, None)
 
     def hicache_not_enough_other(self, c):
         return ("hicache_not_enough", {"text": str(c[0])}, "other")
@@ -506,7 +529,7 @@ class LineTransformer(Transformer):
         for v in c:
             if isinstance(v, Token):
                 if v.type == "BATCH_ITER":
-                    f["iteration"] = int(str(v).strip()[1:-1])
+                    f["iteration"] = _num(str(v).strip()[1:-1])
                 elif v.type == "BATCH_SEP":
                     form_bits.append("dot" if str(v).startswith(".") else "comma")
                 elif v.type == "MIXED":
@@ -567,7 +590,7 @@ class LineTransformer(Transformer):
 
     # ---- failures
     def mem_frac_value(self, c):
-        return float(_num(c[1]))
+        return _float(c[1])
 
     def not_enough_memory(self, c):
         f: dict[str, Any] = {"error": "Not enough memory. Please try to increase --mem-fraction-static."}
@@ -582,9 +605,9 @@ class LineTransformer(Transformer):
         return (
             "failure",
             {
-                "mem_fraction_static": float(_num(c[0])),
-                "suggested_mem_fraction_static": float(_num(c[1])),
-                "minimum_mem_fraction_static": float(_num(c[2])),
+                "mem_fraction_static": _float(c[0]),
+                "suggested_mem_fraction_static": _float(c[1]),
+                "minimum_mem_fraction_static": _float(c[2]),
             },
             "weights_no_memory",
         )
@@ -631,15 +654,15 @@ class LineTransformer(Transformer):
         return ("child_failed", {}, "sigquit")
 
     def scheduler_dead(self, c):
-        return ("child_failed", {"rank": int(_num(c[0]))}, "scheduler_dead")
+        return ("child_failed", {"rank": _int(c[0])}, "scheduler_dead")
 
     def scheduler_died(self, c):
-        return ("child_failed", {"rank": int(_num(c[0])), "exit_code": int(_num(c[1]))}, "scheduler_died")
+        return ("child_failed", {"rank": _int(c[0]), "exit_code": _int(c[1])}, "scheduler_died")
 
     def subprocess_crashed(self, c):
         return (
             "child_failed",
-            {"name": str(c[0]), "pid": int(_num(c[1])), "exit_code": int(_num(c[2]))},
+            {"name": str(c[0]), "pid": _int(c[1]), "exit_code": _int(c[2])},
             "subprocess_crashed",
         )
 
@@ -704,7 +727,7 @@ class LineTransformer(Transformer):
         return ("ready", {}, None)
 
     def uvicorn_started(self, c):
-        return ("started", {"pid": int(_num(c[0]))})
+        return ("started", {"pid": _int(c[0])})
 
     def uvicorn_running(self, c):
         return ("running", {"url": str(c[0])})
@@ -731,7 +754,7 @@ class LineTransformer(Transformer):
         return ("startup_timings", _parse_timings(str(c[0])), None)
 
     def launch_dp(self, c):
-        return ("launch_dp", {"dp_rank": int(_num(c[0])), "gpu": int(_num(c[1]))}, None)
+        return ("launch_dp", {"dp_rank": _int(c[0]), "gpu": _int(c[1])}, None)
 
     def draft_load_format(self, c):
         return ("draft_load_format", {"load_format": str(c[0]).strip("'")}, None)
@@ -742,14 +765,10 @@ def batch_value(raw: str) -> Any:
     raw = raw.strip()
     if raw in ("True", "False"):
         return raw == "True"
-    s = raw[:-1] if raw.endswith("%") else raw
-    try:
-        return int(s)
-    except ValueError:
-        try:
-            return float(s)
-        except ValueError:
-            return raw
+    value = read_number(raw[:-1] if raw.endswith("%") else raw)
+    if value is None and has_foreign_digits(raw):
+        raise ForeignDigits(raw)  # the line is a near miss, not a number read silently
+    return raw if value is None else value
 
 
 def _parse_timings(text: str) -> dict[str, Any]:
@@ -760,13 +779,13 @@ def _parse_timings(text: str) -> dict[str, Any]:
     stack: list[tuple[str, dict]] = []
     cur = out
     for ch in text + ",":
-        if ch == "{":
+        if ch == "{" and len(stack) < MAX_DEPTH:  # deeper: text (a walk of the fields stays shallow)
             stack.append((key, cur))
             new: dict[str, Any] = {}
             cur[key.strip()] = new
             cur = new
             key, buf = "", ""
-        elif ch == "}":
+        elif ch == "}" and stack:
             if key.strip():
                 cur[key.strip()] = batch_value(buf)
             _, cur = stack.pop()
@@ -797,5 +816,9 @@ def parse_line(text: str) -> tuple[dict[str, Any], int | None, tuple[str, dict[s
         raise LineParseError(first_line_of(exc)) from None
     try:
         return _TRANSFORMER.transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, ValueError):  # a number the grammar matched that is none (ForeignDigits)
+            raise LineParseError(str(exc.orig_exc)) from None
+        raise LineParseError(f"transform failed: {first_line_of(exc)}") from None
     except LarkError as exc:  # a transformer bug surfaces as VisitError: report, never crash
         raise LineParseError(f"transform failed: {first_line_of(exc)}") from None

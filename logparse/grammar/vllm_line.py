@@ -13,13 +13,15 @@ fields end in ``_gb`` and hold GiB.  Token counts are read with or without thous
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import LarkError
+from lark.exceptions import LarkError, VisitError
 
+from logparse.grammar.bounds import ForeignDigits, ascii_number
 from logparse.grammar.lalr import build_parser, first_line_of
 from logparse.vllm_prefix import LOG_PREFIX_RE, PROC_TAG_RE, RANK_PREFIX_RE
 
@@ -36,19 +38,23 @@ def line_parser() -> Lark:
 
 
 def _num(tok: Any) -> int | float:
-    s = str(tok).replace(",", "")
-    try:
-        return int(s)
-    except ValueError:
-        return float(s)
+    """A number token (thousands separators allowed) as int or float: ASCII digits only."""
+    return ascii_number(str(tok).replace(",", ""))
 
 
 def _f(tok: Any) -> float:
-    return float(_num(tok))
+    """A number token as a float (an int too large for one is ``inf``: out of every bound)."""
+    v = _num(tok)
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
-def _i(tok: Any) -> int:
-    return int(_num(tok))
+def _i(tok: Any) -> int | float:
+    """A number token as an int (a fraction dropped); ``inf`` and ``nan`` stay, for the bounds."""
+    v = _num(tok)
+    return int(v) if isinstance(v, float) and math.isfinite(v) else v
 
 
 def _match(rx: re.Pattern, text: str) -> re.Match:
@@ -501,7 +507,7 @@ class VllmTransformer(Transformer):
         items = _RANK_ITEM.findall(str(c[2]))
         f: dict[str, Any] = {"rank": _i(c[0]), "world_size": _i(c[1])}
         for name, value in items:
-            f[name.lower() + "_rank"] = int(value)
+            f[name.lower() + "_rank"] = _i(value)
         return ("vllm_rank_assign", f, ",".join(name for name, _ in items))
 
     # ---- ready (§2.8)
@@ -551,7 +557,7 @@ class VllmTransformer(Transformer):
         rest = " ".join(str(t) for t in _toks(c, "REST"))
         est = _ESTIMATED_LEN.search(rest)
         if est:
-            f["estimated_max_model_len"] = int(est.group(1))
+            f["estimated_max_model_len"] = _i(est.group(1))
         return self._failure("max_len_exceeds_kv:" + variant, c, **f)
 
     def free_memory_at_start(self, c):
@@ -639,5 +645,9 @@ def parse_line(text: str) -> tuple[dict[str, Any], None, tuple[str, dict[str, An
         raise VllmLineParseError(first_line_of(exc)) from None
     try:
         return _TRANSFORMER.transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, ForeignDigits):
+            raise VllmLineParseError(str(exc.orig_exc)) from None
+        raise VllmLineParseError(f"transform failed: {exc}") from None
     except (LarkError, IndexError, ValueError, StopIteration, AttributeError) as exc:
         raise VllmLineParseError(f"transform failed: {exc}") from None

@@ -16,20 +16,23 @@ memory figures are then folded by :mod:`logparse.launches.ranks`.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from logparse.grammar import versions
+from logparse.grammar.bounds import MAX_DIGITS, OUT_OF_RANGE, RANK, out_of_range_warning, shown
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import (
     LiteralParseError,
     ReprRecord,
-    json_safe,
+    json_safe_notes,
     parse_literal,
     parse_literal_prefix,
     whole_number,
 )
+from logparse.launches.figures import check_launch, event_warnings
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
@@ -155,8 +158,14 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
     """Fill rank fields and timestamp of an event from the parsed line prefix."""
     for tag in prefix.get("tags", ()):
         for name, attr in _TAG_FIELDS.items():
-            if tag.startswith(name) and (tag[len(name) :].lstrip("-").isdigit()):
-                setattr(event, attr, int(tag[len(name) :]))
+            digits = tag[len(name) :]
+            if tag.startswith(name) and digits.lstrip("-").isascii() and digits.lstrip("-").isdigit():
+                rank = int(digits) if len(digits) <= MAX_DIGITS else None
+                if rank is None or not RANK.holds(rank):  # TP99999999999: no rank (nor a range to build)
+                    notes = event.fields.setdefault(OUT_OF_RANGE, {})
+                    notes[f"rank tag {shown(tag)}"] = RANK.problem(rank) if rank is not None else "too long"
+                    break
+                setattr(event, attr, rank)
                 event.tagged = True
                 break
     if gpu is not None:
@@ -165,6 +174,10 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
     stamp = prefix.get("stamp")
     if stamp:
         event.ts = stamp.replace(" ", "T") if len(stamp) > 8 else stamp
+
+
+#: Batch lines with a figure out of range whose warning a launch keeps (the rest are counted).
+MAX_IGNORED_KEPT = 5
 
 
 class RuntimeAgg:
@@ -179,7 +192,9 @@ class RuntimeAgg:
     __slots__ = (
         "batch_lines",
         "first_at",
+        "ignored",
         "last_at",
+        "n_ignored",
         "peak_queue_req",
         "peak_running_req",
         "peak_token_usage",
@@ -196,6 +211,9 @@ class RuntimeAgg:
         self.retractions = 0
         self.first_at: str | None = None
         self.last_at: str | None = None
+        #: warnings for the first batch figures out of their bounds (:mod:`logparse.grammar.bounds`), and how many
+        self.ignored: list[str] = []
+        self.n_ignored = 0
 
     def _ts(self, ts: str | None) -> None:
         if ts:
@@ -204,9 +222,14 @@ class RuntimeAgg:
             if self.last_at is None or ts > self.last_at:
                 self.last_at = ts
 
-    def add_batch(self, kind: str, f: dict[str, Any], ts: str | None) -> None:
+    def add_batch(self, kind: str, f: dict[str, Any], ts: str | None, line_no: int = 0) -> None:
         self.batch_lines += 1
         self._ts(ts)
+        notes = f.get(OUT_OF_RANGE)
+        if notes:
+            self.n_ignored += 1
+            if len(self.ignored) < MAX_IGNORED_KEPT:
+                self.ignored.extend(out_of_range_warning(line_no, k, v) for k, v in notes.items())
         self.merge_peaks(
             f.get("running_req"),
             f.get("token_usage", f.get("full_token_usage")),
@@ -240,6 +263,12 @@ class RuntimeAgg:
         )
         self._ts(other.get("first_runtime_at"))
         self._ts(other.get("last_runtime_at"))
+
+    def warnings(self) -> list[str]:
+        """The launch's warnings for batch lines whose figures are out of their bounds."""
+        more = self.n_ignored - MAX_IGNORED_KEPT
+        tail = [f"{more} more batch line(s) with a figure out of range: ignored"] if more > 0 else []
+        return self.ignored + tail
 
     def to_dict(self) -> dict[str, Any]:
         if not self.batch_lines and not self.retractions:
@@ -307,7 +336,7 @@ class LaunchAssembler:
 
     def add(self, ev: Event) -> None:
         if ev.kind in ("decode_batch", "prefill_batch"):
-            self.runtime.add_batch(ev.kind, ev.fields, ev.ts)
+            self.runtime.add_batch(ev.kind, ev.fields, ev.ts, ev.line_no)
             return
         if ev.kind == "retract":
             self.runtime.add_retract(ev.ts)
@@ -360,6 +389,8 @@ class LaunchAssembler:
         self._role(launch, evs)
         self._version(launch, evs, evidence, sglang_version)
         self._sanity(launch)
+        launch.warnings.extend(event_warnings(evs) + self.runtime.warnings())
+        check_launch(launch)
         launch.launch_id = launch_id(launch)
         return launch
 
@@ -380,11 +411,16 @@ class LaunchAssembler:
         if value is None:
             return
         launch.server_args_form = "dataclass" if isinstance(value, ReprRecord) else "dict"
-        launch.server_args = json_safe(value)
+        launch.server_args, notes = json_safe_notes(value)
+        launch.warnings.extend(f"line {ev.line_no}: server_args field {note}" for note in notes)
         evidence.extend(_server_args_evidence(launch.server_args_form, launch.server_args, whole))
         for attr, names, convert in _LAUNCH_ARGS:
             arg = next((launch.server_args[n] for n in names if launch.server_args.get(n) is not None), None)
-            setattr(launch, attr, convert(arg) if convert else arg)
+            setattr(launch, attr, convert(arg))
+            if arg is not None and getattr(launch, attr) is None:
+                launch.warnings.append(
+                    f"line {ev.line_no}: server_args field {attr}={shown(arg)} is not a figure: ignored"
+                )
 
     @staticmethod
     def _summary(launch: Launch, evs: list[Event]) -> None:
@@ -544,6 +580,8 @@ class LaunchAssembler:
         """Values that parse but make no sense are flagged, not stored as truth silently."""
         for r in launch.ranks:
             who = f"{r.worker} rank tp{r.tp_rank}" + (f" dp{r.dp_rank}" if r.dp_rank is not None else "")
+            # figures out of their bounds (NaN, 1e308, 10^13 tokens) were set aside where they were
+            # read (logparse.grammar.bounds); memory cannot be free below zero
             for name in (
                 "avail_before_load_gb",
                 "avail_after_load_gb",
@@ -552,10 +590,8 @@ class LaunchAssembler:
                 "kv_size_gb",
             ):
                 v = getattr(r, name)
-                if v is not None and (v != v or v < 0 or v > 1e6):
+                if v is not None and v < 0:
                     launch.warnings.append(f"{who}: {name}={v} is not a plausible memory figure")
-            if r.kv_tokens is not None and (r.kv_tokens < 0 or r.kv_tokens > 10**12):
-                launch.warnings.append(f"{who}: kv_tokens={r.kv_tokens} is not plausible")
             if (
                 r.avail_before_load_gb is not None
                 and r.avail_after_load_gb is not None
@@ -566,8 +602,6 @@ class LaunchAssembler:
                     f"({r.avail_before_load_gb} -> {r.avail_after_load_gb} GB); "
                     "another process freed memory, or the log is not what it seems"
                 )
-        if launch.max_total_num_tokens is not None and not (0 <= launch.max_total_num_tokens <= 10**12):
-            launch.warnings.append(f"max_total_num_tokens={launch.max_total_num_tokens} is not plausible")
 
 
 class _WorkerAssigner:
@@ -724,31 +758,43 @@ def _float(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:  # beyond every bound: check_launch says so
+            return math.inf
     return None
 
 
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _text(v: Any) -> str | None:
+    """An argument as the text the launch keeps (the store's column is text: the same value)."""
+    return v if isinstance(v, str) or v is None else str(v)
+
+
 #: Launch fields read from ``server_args``: (launch attribute, the argument names tried in
-#: order, the first one set wins; conversion, None to keep the value as printed).
-_LAUNCH_ARGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any] | None], ...] = (
-    ("model_path", ("model_path",), None),
+#: order, the first one set wins; conversion to the field's type: None when it is not of it).
+_LAUNCH_ARGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
+    ("model_path", ("model_path",), _text),
     ("tp_size", ("tp_size",), whole_number),
     ("dp_size", ("dp_size",), whole_number),
     ("pp_size", ("pp_size",), whole_number),
     ("ep_size", ("ep_size", "moe_ep_size"), whole_number),
     ("mem_fraction_static", ("mem_fraction_static",), _float),
-    ("kv_cache_dtype", ("kv_cache_dtype",), None),
+    ("kv_cache_dtype", ("kv_cache_dtype",), _text),
     ("page_size", ("page_size",), whole_number),
     ("context_length", ("context_length",), whole_number),
     ("chunked_prefill_size", ("chunked_prefill_size",), whole_number),
     ("max_running_requests", ("max_running_requests",), whole_number),
     ("max_total_tokens", ("max_total_tokens",), whole_number),
-    ("speculative_algorithm", ("speculative_algorithm",), None),
-    ("enable_hierarchical_cache", ("enable_hierarchical_cache",), None),
+    ("speculative_algorithm", ("speculative_algorithm",), _text),
+    ("enable_hierarchical_cache", ("enable_hierarchical_cache",), _bool),
     ("hicache_ratio", ("hicache_ratio",), _float),
     ("hicache_size", ("hicache_size",), _float),
-    ("enable_dp_attention", ("enable_dp_attention",), None),
-    ("device", ("device",), None),
+    ("enable_dp_attention", ("enable_dp_attention",), _bool),
+    ("device", ("device",), _text),
 )
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.grammar.events import Event
+from logparse.launches.figures import mark_rank, settle_marks
 from logparse.launches.model import RankMemory
 
 
@@ -81,7 +83,7 @@ def _kv_pool(rank: RankMemory, f: dict, form: str | None) -> None:
     """One KV pool line.  A rank may print several (``Full`` and ``SWA`` pools): its KV size is their sum."""
     label = f.get("label")
     size = f.get("kv_gb")
-    if size is None and f.get("k_gb") is not None:
+    if size is None and f.get("k_gb") is not None and f.get("v_gb") is not None:
         size = round(f["k_gb"] + f["v_gb"], 2)
     pools = rank.extra.setdefault("pools", [])
     pools.append(
@@ -99,7 +101,8 @@ def _kv_pool(rank: RankMemory, f: dict, form: str | None) -> None:
         rank.kv_tokens = f.get("tokens", rank.kv_tokens)
         rank.k_size_gb = f.get("k_gb", rank.k_size_gb)
         rank.v_size_gb = f.get("v_gb", rank.v_size_gb)
-    rank.kv_size_gb = round(sum(p["kv_gb"] for p in pools if p["kv_gb"] is not None), 2)
+    sizes = [p["kv_gb"] for p in pools if p["kv_gb"] is not None]
+    rank.kv_size_gb = round(sum(sizes), 2) if sizes else None  # a size out of range is not known, not 0
     if f.get("dtype"):
         rank.kv_dtype = f["dtype"]
 
@@ -142,8 +145,13 @@ def _summary(table: _RankTable, ev: Event) -> None:
         table.of(ev)
 
 
+def _figures(ev: Event) -> dict:
+    """The event's fields without its notes of figures set aside (those are the launch's warnings)."""
+    return {k: v for k, v in ev.fields.items() if k != OUT_OF_RANGE}
+
+
 def _hicache_alloc(table: _RankTable, ev: Event) -> None:
-    table.of(ev).extra.setdefault("hicache", []).append(dict(ev.fields))
+    table.of(ev).extra.setdefault("hicache", []).append(_figures(ev))
 
 
 def _init_end(table: _RankTable, ev: Event) -> None:
@@ -160,7 +168,7 @@ def _copy_to_extra(extra_key: str) -> Callable[[_RankTable, Event], None]:
     """A handler that keeps the event's fields, as they are, under ``extra[extra_key]``."""
 
     def handler(table: _RankTable, ev: Event) -> None:
-        table.of(ev).extra[extra_key] = dict(ev.fields)
+        table.of(ev).extra[extra_key] = _figures(ev)
 
     return handler
 
@@ -190,11 +198,14 @@ def rank_memory(evs: list[Event]) -> list[RankMemory]:
         handler = _HANDLERS.get(ev.kind)
         if handler is not None:
             handler(table, ev)
+            if OUT_OF_RANGE in ev.fields:
+                mark_rank(table.of(ev), ev)
     # Only rank 0 prints "Using KV cache dtype": it holds for every rank whose pool line names none.
     kv_dtype_line = next((e.fields["dtype"] for e in evs if e.kind == "kv_dtype"), None)
     for rank in table.ranks.values():
         if rank.kv_dtype is None and rank.kv_tokens is not None:
             rank.kv_dtype = kv_dtype_line
+        settle_marks(rank)
     return sorted(
         table.ranks.values(),
         key=lambda r: (r.worker != "target", r.dp_rank or 0, r.pp_rank or 0, r.tp_rank or 0, r.ep_rank or 0),

@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.grammar.bounds import RANK
 from logparse.grammar.events import Event
+from logparse.launches.figures import check_launch, event_warnings, mark_rank, settle_marks
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
 from logparse.launches.vllm_figures import fill_launch
@@ -63,7 +65,7 @@ WORKER_KINDS = frozenset(
         "vllm_rank_assign",
     }
 )
-_PARTS_RE = re.compile(r"(DP|PP|PCP|TP|DCP|EP)(\d+)")
+_PARTS_RE = re.compile(r"(DP|PP|PCP|TP|DCP|EP)([0-9]{1,5})(?![0-9])")
 _PART_FIELDS = {"DP": "dp_rank", "PP": "pp_rank", "TP": "tp_rank", "EP": "ep_rank"}
 
 
@@ -83,20 +85,27 @@ def apply_vllm_prefix(event: Event, prefix: dict[str, Any]) -> None:
 
 def _ranks_from_tag(event: Event, name: str) -> None:
     if name.startswith("VllmWorker rank="):
-        event.tp_rank = int(name.split("=", 1)[1])
-    elif name.startswith("VllmWorker-") and name[11:].isdigit():
-        event.tp_rank = int(name[11:])
+        event.tp_rank = _rank(name.split("=", 1)[1])
+    elif name.startswith("VllmWorker-") and _rank(name[11:]) is not None:
+        event.tp_rank = _rank(name[11:])
     elif name.startswith(("Worker_", "VllmWorker ")):
         for part, value in _PARTS_RE.findall(name.split("_", 1)[-1] if name.startswith("Worker_") else name[11:]):
             if part in _PART_FIELDS:
                 setattr(event, _PART_FIELDS[part], int(value))
     elif name.startswith("EngineCore_"):
         digits = name.rsplit("_", 1)[-1].lstrip("DP")
-        if digits.isdigit():
-            event.dp_rank = int(digits)
+        if _rank(digits) is not None:
+            event.dp_rank = _rank(digits)
     else:
         return
     event.tagged = True
+
+
+def _rank(digits: str) -> int | None:
+    """A rank written in ASCII digits within :data:`~logparse.grammar.bounds.RANK`, else None."""
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 6):
+        return None
+    return int(digits) if RANK.holds(int(digits)) else None
 
 
 def proc_of(ev: Event) -> tuple[str | None, int] | None:
@@ -152,6 +161,8 @@ class VllmLaunchAssembler:
         fill_launch(launch, evs)
         if self.runtime_lines:
             launch.runtime["stats_lines"] = self.runtime_lines
+        launch.warnings.extend(event_warnings(evs))
+        check_launch(launch)
         launch.launch_id = launch_id(launch)
         return launch
 
@@ -237,7 +248,10 @@ def vllm_rank_memory(evs: list[Event]) -> list[RankMemory]:
     for ev in evs:
         if ev.kind in WORKER_KINDS and ev.kind != "vllm_rank_assign":
             _fold(table.of(ev), ev)
+            mark_rank(table.of(ev), ev)
     _per_worker_tokens(evs, table)
+    for rank in table.ranks.values():
+        settle_marks(rank)
     return [table.ranks[k] for k in sorted(table.ranks, key=lambda k: (k[0] or 0, k[1] or 0, k[2]))]
 
 

@@ -19,7 +19,13 @@ from typing import Any
 
 from logparse.grammar import vllm_versions as vv
 from logparse.grammar.events import Event
-from logparse.grammar.pyliteral import LiteralParseError, json_safe, parse_literal, parse_literal_prefix, whole_number
+from logparse.grammar.pyliteral import (
+    LiteralParseError,
+    json_safe_notes,
+    parse_literal,
+    parse_literal_prefix,
+    whole_number,
+)
 from logparse.launches.model import Launch, RankMemory
 from logparse.vllm_prefix import split_head
 
@@ -60,9 +66,10 @@ def _args(launch: Launch, evs: list[Event]) -> dict[str, Any] | None:
         launch.warnings.append(f"line {ev.line_no}: the arguments line is not readable to its end (cut when pasted?)")
     if value is None:
         return None
-    args = json_safe(value)
+    args, notes = json_safe_notes(value)
     if not isinstance(args, dict):
         return None
+    launch.warnings.extend(f"line {ev.line_no}: argument {note}" for note in notes)
     # vLLM's arguments are the launch's server arguments: stored per argument, compared by history and diff
     launch.server_args = args
     launch.server_args_form = "vllm_" + (ev.form or "args")

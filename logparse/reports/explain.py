@@ -16,17 +16,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.budget import formula as fm
+from logparse.budget.config_check import check_launch
 from logparse.budget.formula import GiB
 from logparse.budget.model import Budget, RankBudget, launch_budget, physical_ranks
-from logparse.grammar import versions
+from logparse.budget.model_config import ModelConfig
 from logparse.launches.model import Launch
+from logparse.reports.advice import Advice, advise, fraction_result
 from logparse.reports.explain_text import sentences
+from logparse.reports.launch_facts import (
+    failure_kind,
+    from_release_after,
+    headroom_cell,
+    is_low_precision_kv,
+    target_rank_count,
+)
 
 #: Headroom left after startup that the default what-if aims for (GiB).
 DEFAULT_MARGIN_GB = 2.0
 
-_OOM_RE = re.compile(r"out of memory|OutOfMemory|OOM", re.I)
-_TOO_SMALL_RE = re.compile(r"Not enough memory|leave no GPU memory|increase --mem-fraction-static", re.I)
 _SGLANG_MINIMUM_RE = re.compile(r"Raise --mem-fraction-static above ([0-9.]+)")
 _MIN_VIABLE_RE = re.compile(r"minimum viable = 1 - available/pre = ([0-9.]+)")
 
@@ -48,10 +55,16 @@ class Explanation:
     sentences: list[str]
     warnings: list[str]
     groups: list[dict[str, Any]] = field(default_factory=list)
+    #: the short answer, the engine's reserve and the ranked recommendations (:mod:`logparse.reports.advice`)
+    advice: Advice | None = None
+    #: ``--model-config``: the config's bytes per token against the logged pool (:func:`attach_config_check`)
+    config_check: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.launch)
         out.update(self.budget.to_dict())
+        if self.advice is not None:
+            out.update(self.advice.to_dict())
         out.update(
             ranks=self.ranks,
             waterfall=self.waterfall,
@@ -62,6 +75,10 @@ class Explanation:
         )
         if self.groups:
             out["groups"] = self.groups
+        if self.config_check is not None:
+            out["config_bytes_per_token"] = self.config_check["bytes_per_token"]
+            out["config_consistent"] = self.config_check["consistent"]
+            out["config_check"] = self.config_check
         return out
 
     def rows(self) -> list[dict[str, Any]]:
@@ -103,8 +120,9 @@ def _end_label(outcome: str) -> str:
 
 
 # --------------------------------------------------------------------------- explain
-def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Explanation:
-    """The explain report of one launch."""
+def explain_launch(launch: Launch, margin_gb: float | None = None) -> Explanation:
+    """The explain report of one launch.  ``margin_gb``: the headroom (GiB) the fraction what-if and
+    recommendation aim for, at the user's request; None keeps the engine's own reserve."""
     b = launch_budget(launch)
     if launch.engine == "vllm":
         return _explain_vllm(launch, b, margin_gb)
@@ -123,26 +141,35 @@ def explain_launch(launch: Launch, margin_gb: float = DEFAULT_MARGIN_GB) -> Expl
         "summary_available_gb": launch.available_mem_gb,
     }
     hc = _hicache(launch, b)
+    adv = advise(launch, b, margin_gb=margin_gb, hicache_what_ifs=hc.get("what_if"))
     exp = Explanation(
         launch=head,
         budget=b,
         waterfall=waterfall(binding, b.reserved_gb, b.predicted_kv_gb, launch.outcome) if binding else [],
-        ranks=_rank_rows(launch, b, margin_gb),
+        ranks=_rank_rows(launch, b, margin_gb, adv),
         hicache=hc,
-        what_if=_what_ifs(launch, b, margin_gb) + _hicache_what_ifs(launch, hc.pop("what_if", [])),
+        what_if=_what_ifs(launch, b, margin_gb, adv) + _hicache_what_ifs(launch, hc.pop("what_if", [])),
         sentences=[],
         warnings=list(launch.warnings),
         groups=_group_reports(launch),
+        advice=adv,
     )
     exp.sentences = sentences(launch, b, hc)
     return exp
 
 
-def _explain_vllm(launch: Launch, b: Budget, margin_gb: float) -> Explanation:
+def attach_config_check(exp: Explanation, launch: Launch, cfg: ModelConfig) -> Explanation:
+    """``explain --model-config``: the config's bytes per token per rank against the logged pool."""
+    exp.config_check = check_launch(cfg, launch, exp.budget).to_dict()
+    return exp
+
+
+def _explain_vllm(launch: Launch, b: Budget, margin_gb: float | None) -> Explanation:
     """vLLM's report: its own formula and questions (:mod:`logparse.reports.explain_vllm`)."""
     from logparse.reports import explain_vllm as ev
 
     rank = ev.binding_rank(launch)
+    adv = advise(launch, b, margin_gb=margin_gb)
     head = {
         "launch_id": launch.launch_id,
         "source": launch.source,
@@ -169,20 +196,25 @@ def _explain_vllm(launch: Launch, b: Budget, margin_gb: float) -> Explanation:
             for r, m in zip(b.ranks, launch.ranks, strict=False)
         ],
         hicache={},
-        what_if=ev.vllm_what_ifs(launch, b, rank, margin_gb),
+        what_if=[advised_what_if(adv, "utilization")] + ev.vllm_what_ifs(launch, b, rank),
         sentences=ev.vllm_sentences(launch, b, rank),
         warnings=list(launch.warnings),
+        advice=adv,
     )
 
 
-def _rank_rows(launch: Launch, b: Budget, margin_gb: float) -> list[dict[str, Any]]:
+def _rank_rows(launch: Launch, b: Budget, margin_gb: float | None, adv: Advice) -> list[dict[str, Any]]:
     rows = []
     for (_, draft), rb in zip(physical_ranks(launch), b.ranks):
         row = rb.to_dict()
         row.update(
             mem_fraction_static=b.mem_fraction_static, reserved_gb=b.reserved_gb, predicted_kv_gb=b.predicted_kv_gb
         )
-        row["what_if"] = [_margin_what_if(b, rb.headroom_gb, margin_gb, has_draft=draft is not None)]
+        row["what_if"] = [
+            _margin_what_if(b, rb.headroom_gb, margin_gb, has_draft=draft is not None)
+            if margin_gb is not None
+            else _rank_fraction_what_if(adv, b, rb.headroom_gb, has_draft=draft is not None)
+        ]
         row["waterfall"] = waterfall(rb, b.reserved_gb, b.predicted_kv_gb, launch.outcome)
         rows.append(row)
     return rows
@@ -220,17 +252,6 @@ def _ceil3(x: float) -> float:
     return math.ceil(x * 1000 - 1e-9) / 1000
 
 
-def _headroom_cell(li: fm.LaunchInputs, has_draft: bool) -> float | None:
-    """Bytes of headroom one more pool token costs (draft KV grows with the pool outside the budget)."""
-    inp = li.inputs
-    if inp is None or inp.cell is None:
-        return None
-    c = inp.cell
-    if has_draft and not li.features.draft_in_budget and li.draft_bpt.value is not None:
-        c += li.draft_bpt.value
-    return c
-
-
 def _unsupported(change: str, reason: str, **kw: Any) -> dict[str, Any]:
     return {
         "change": change,
@@ -262,9 +283,9 @@ def _margin_what_if(b: Budget, headroom: float | None, margin: float, has_draft:
             f"the pool is capped by --max-total-tokens {inp.max_total_tokens:,}: mem_fraction_static does "
             "not change it while the cap holds (see the 'without --max-total-tokens' what-if)",
         )
-    ch = _headroom_cell(li, has_draft)
+    ch = headroom_cell(li, has_draft)
     if ch is None or inp.cell is None or pred.tokens is None or pred.tokens <= 0:
-        f_new = min(_floor3(inp.f + (headroom - margin) / inp.m_pre_gb), 0.999)
+        f_new = max(min(_floor3(inp.f + (headroom - margin) / inp.m_pre_gb), 0.999), 0.001)
         return _unsupported(
             f"mem_fraction_static {inp.f:g} → {f_new:g} (leave {margin:.2f} GiB)",
             "bytes per token unknown (the KV pool line is missing or too small to measure), so the tokens it "
@@ -274,7 +295,15 @@ def _margin_what_if(b: Budget, headroom: float | None, margin: float, has_draft:
         )
     d_rest = (headroom - margin) * GiB / ch * inp.cell / GiB
     f_new = min(_floor3(inp.f + d_rest / inp.m_pre_gb), 0.999)
+    if f_new <= 0:
+        return _unsupported(change, f"{margin:.2f} GiB of headroom is more than any fraction can leave (f ≤ 0)")
     p_new = fm.predict(inp.with_(f=f_new), li.features)
+    if p_new.tokens is None or p_new.tokens <= 0:
+        return _unsupported(
+            f"mem_fraction_static {inp.f:g} → {f_new:g} (leave {margin:.2f} GiB)",
+            f"not possible: at {f_new:g} the weights leave nothing for the KV pool",
+            mem_fraction_static=f_new,
+        )
     new_t = p_new.tokens if p_new.tokens is not None else pred.tokens
     cell_t = li.bpt.value or inp.cell
     out = {
@@ -295,30 +324,49 @@ def _margin_what_if(b: Budget, headroom: float | None, margin: float, has_draft:
     return out
 
 
-def failure_kind(launch: Launch, b: Budget) -> str | None:
-    """``too_small`` (no memory left for the KV pool), ``oom`` (out of memory after it), or None."""
-    err = launch.error or ""
-    if _TOO_SMALL_RE.search(err) or (
-        launch.outcome == "failed" and b.prediction is not None and b.prediction.not_enough
-    ):
-        return "too_small"
-    if launch.outcome == "failed" and _OOM_RE.search(err):
-        return "oom"
-    return None
-
-
-def _what_ifs(launch: Launch, b: Budget, margin: float) -> list[dict[str, Any]]:
+def _what_ifs(launch: Launch, b: Budget, margin: float | None, adv: Advice) -> list[dict[str, Any]]:
     kind = failure_kind(launch, b)
     out: list[dict[str, Any]] = []
     if kind == "too_small":
         out += _smallest_start(launch, b)
     elif kind == "oom":
-        out += _oom_way_out(b, margin)
+        out += _oom_way_out(b, DEFAULT_MARGIN_GB if margin is None else margin)
     else:
-        has_draft = b.draft_bytes_per_token is not None
-        out.append(_margin_what_if(b, b.headroom_gb, margin, has_draft=has_draft))
+        out.append(advised_what_if(adv, "fraction"))
     out += _cap_lifted(launch, b)
     return out + _unless_failed(launch, _fp8(launch, b))
+
+
+def advised_what_if(adv: Advice, kind: str) -> dict[str, Any]:
+    """The advice's fraction (or utilization) recommendation as a what-if: one computation for both."""
+    rec = next((r for r in adv.recommendations if r.kind == kind), None)
+    if rec is None:
+        return _unsupported(kind.replace("fraction", "mem_fraction_static"), "no such action for this launch")
+    if not rec.possible:
+        return _unsupported(rec.action, rec.reason)
+    name = "mem_fraction_static" if kind == "fraction" else "gpu_memory_utilization"
+    return {
+        "change": rec.action,
+        name: rec.value,
+        "kv_tokens": rec.kv_tokens,
+        "kv_gb": rec.kv_gb,
+        "headroom_gb": rec.headroom_gb,
+        "supported": True,
+        "note": rec.risk.get("why"),
+        "below_engine_reserve": rec.below_reserve,
+    }
+
+
+def _rank_fraction_what_if(adv: Advice, b: Budget, headroom: float | None, *, has_draft: bool) -> dict[str, Any]:
+    """One rank at the advised fraction: its own headroom after the change."""
+    item = advised_what_if(adv, "fraction")
+    f_new = item.get("mem_fraction_static")
+    if not item.get("supported") or f_new is None or headroom is None:
+        return item
+    res = fraction_result(b, f_new, has_draft=has_draft, headroom=headroom)
+    if isinstance(res, str):
+        return _unsupported(item["change"], res)
+    return item | {"headroom_gb": res[2]}
 
 
 def _hicache_what_ifs(launch: Launch, what_ifs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -388,7 +436,17 @@ def _oom_way_out(b: Budget, margin: float) -> list[dict[str, Any]]:
         return []
     inp = li.inputs
     f_new = _floor3(inp.f - margin / inp.m_pre_gb)
+    if f_new <= 0:
+        return [_unsupported("lower mem_fraction_static", f"{margin:.2f} GiB more is more than any fraction can free")]
     p_new = fm.predict(inp.with_(f=f_new), li.features)
+    if p_new.tokens is not None and p_new.tokens <= 0:
+        return [
+            _unsupported(
+                f"mem_fraction_static {inp.f:g} → {f_new:g}",
+                f"not possible: at {f_new:g} the weights leave nothing for the KV pool (use --margin below {margin:.2f})",
+                mem_fraction_static=f_new,
+            )
+        ]
     cell_t = li.bpt.value
     free = b.lowest_free_gb
     return [
@@ -426,7 +484,7 @@ def _cap_lifted(launch: Launch, b: Budget) -> list[dict[str, Any]]:
         item["kv_tokens"] = unc
         item["kv_gb"] = _r(fm.pool_gb(unc, inp.page_size, li.bpt.value))
         if head is not None:
-            ch = _headroom_cell(li, li.draft_bpt.value is not None) or li.bpt.value
+            ch = headroom_cell(li, li.draft_bpt.value is not None) or li.bpt.value
             item["headroom_gb"] = _r(head - (unc - cap) * ch / GiB)
     else:
         least = b.uncapped_kv_tokens_at_least
@@ -440,12 +498,6 @@ def _cap_lifted(launch: Launch, b: Budget) -> list[dict[str, Any]]:
             item["headroom_gb"] = _r(max(head - max(pred.rest_gb, 0.0), 0.0))
             item["note"] += "; headroom falls to about the held-back share"
     return [item]
-
-
-def is_low_precision_kv(launch: Launch, b: Budget) -> bool:
-    ranks = [r for r in launch.ranks if r.worker == "target"]
-    dtypes = " ".join([launch.kv_cache_dtype or ""] + [r.kv_dtype or "" for r in ranks])
-    return any(x in dtypes for x in ("fp8", "float8", "fp4", "float4"))
 
 
 def _fp8(launch: Launch, b: Budget) -> list[dict[str, Any]]:
@@ -482,10 +534,6 @@ def _fp8(launch: Launch, b: Budget) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- HiCache
-def target_rank_count(launch: Launch) -> int:
-    return len({(r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank) for r in launch.ranks if r.worker == "target"}) or 1
-
-
 def _host_pool(b: Budget, launch: Launch, tokens: int | None, ratio: float) -> tuple[int | None, float | None]:
     """Host tokens = device pool × ratio (or hicache_size / bytes), rounded to a page plus one page."""
     cell = b.inputs.bpt.value if b.inputs else None
@@ -538,9 +586,3 @@ def _hicache(launch: Launch, b: Budget) -> dict[str, Any]:
         what_if.append(item)
     out["what_if"] = what_if
     return out
-
-
-def from_release_after(launch: Launch, release: str) -> bool:
-    """Is the newest release the launch may be at least ``release``?"""
-    rng = launch.version_range
-    return rng is not None and versions.index(rng[1]) >= versions.index(release)

@@ -142,27 +142,13 @@ def _failure_sentences(launch: Launch, rank: RankMemory | None) -> list[str]:
     return []
 
 
-def vllm_what_ifs(launch: Launch, b: Budget, rank: RankMemory | None, margin_gb: float) -> list[dict[str, Any]]:
-    return [_utilization_what_if(launch, rank, margin_gb), _fp8_what_if(launch, b), _shorter_len_what_if(launch)]
+def vllm_what_ifs(launch: Launch, b: Budget, rank: RankMemory | None) -> list[dict[str, Any]]:
+    """fp8 and a shorter max_model_len (the utilization what-if is the advice's: :mod:`logparse.reports.advice`)."""
+    return [_fp8_what_if(launch, b), _shorter_len_what_if(launch)]
 
 
 def _unsupported(change: str, reason: str) -> dict[str, Any]:
     return {"change": change, "supported": False, "reason": reason}
-
-
-def _utilization_what_if(launch: Launch, rank: RankMemory | None, margin_gb: float) -> dict[str, Any]:
-    """The utilization that leaves ``margin_gb`` of KV on the binding rank (a failed start) or adds it."""
-    u = launch.gpu_memory_utilization
-    total = total_gb(launch, rank)
-    if u is None or total is None or rank is None or rank.kv_size_gb is None:
-        return _unsupported("raise gpu_memory_utilization", "needs u, the total GPU memory and the KV pool in GiB")
-    kv = rank.kv_size_gb
-    target = max(margin_gb, kv + margin_gb) if launch.outcome != "failed" else margin_gb
-    new_u = round(u + (target - kv) / total, 3)
-    note = f"each +0.01 adds {0.01 * total:.2f} GiB of KV per rank"
-    if new_u > 1:
-        return _unsupported(f"gpu_memory_utilization for a {target:.2f} GiB pool", f"it would need u = {new_u} > 1")
-    return {"change": f"gpu_memory_utilization {u:g} → {new_u:g}", "kv_gb": _r(target), "supported": True, "note": note}
 
 
 def total_gb(launch: Launch, rank: RankMemory | None) -> float | None:

@@ -128,8 +128,22 @@ def deployment_overview(rows: list[dict[str, Any]], db: str) -> DeploymentOvervi
         failed=[_history_point(r) for r in rows if r["outcome"] == "failed"],
     )
     la = resolve_launch(last["launch_id"], db)
+    ov.latest["warnings"] = list(la.warnings)  # figures out of range, pieces of a log...: what to trust
     ex = explain_launch(la).to_dict()
-    ov.explain = {k: ex.get(k) for k in ("waterfall", "sentences", "binding_rank", "kv_tokens", "headroom_gb")}
+    ov.explain = {
+        k: ex.get(k)
+        for k in (
+            "waterfall",
+            "sentences",
+            "binding_rank",
+            "kv_tokens",
+            "headroom_gb",
+            "answer",
+            "recommendations",
+            "engine_reserve_gb",
+            "engine_reserve_terms",
+        )
+    }
     prev = resolve_launch(rows[-2]["launch_id"], db) if len(rows) > 1 else None
     if prev is not None:
         ov.diff = _diff(prev, la)

@@ -15,9 +15,12 @@ from logparse.launches.deployment import deployment_key
 from logparse.launches.model import Launch
 from logparse.reports.check import previous_in_store, run_check
 from logparse.reports.diff import diff_launches
+from logparse.reports.explain import explain_launch
 from logparse.reports.explain_text import quote
 from logparse.store.refs import resolve_launch
 
+#: How many recommendations a block carries (the best ones; ``explain`` has them all).
+ADVICE_SHOWN = 3
 #: Budget figures a block shows.
 FIGURES = ("kv_tokens", "kv_pool_gb", "headroom_gb", "binding_rank", "weights_gb", "startup_s")
 
@@ -34,6 +37,9 @@ class LaunchBlock:
     attribution: list[dict[str, Any]] = field(default_factory=list)
     unexplained_tokens: int | None = None
     check: dict[str, Any] = field(default_factory=dict)
+    #: explain's short answer and its best recommendations (:mod:`logparse.reports.advice`)
+    answer: list[str] = field(default_factory=list)
+    recommendations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -76,6 +82,9 @@ def launch_block(launch_id: str, db: str | None) -> LaunchBlock:
         if att.get("supported"):
             block.attribution = [s for s in att.get("steps", []) if s.get("delta_tokens")]
             block.unexplained_tokens = att.get("unexplained_tokens")
+    ex = explain_launch(la).to_dict()
+    block.answer = list(ex.get("answer") or [])
+    block.recommendations = [r for r in ex.get("recommendations") or [] if r.get("possible")][:ADVICE_SHOWN]
     rep = run_check(la, prev, baseline_ref="previous launch in the store" if prev else None, db=db, notes=[note])
     block.check = {
         "status": rep.status,

@@ -85,6 +85,7 @@ from logparse.sources.lines import LineParser
 from logparse.sources.records import Record
 from logparse.sources.sniff import binary_kind, normalize_format, sniff_format
 from logparse.sources.years import year_resolver
+from logparse.text import valid_text
 
 __all__ = [
     "CHUNK_SIZE",
@@ -144,7 +145,10 @@ class Source:
         size: int | None = None,
         mtime: float | None = None,
     ):
-        self.name = name
+        #: what every launch, warning and ``sources`` row calls the input (valid text: :mod:`logparse.text`)
+        self.name = valid_text(name)
+        #: the name as given: the path of a file input, to stat and open (may hold lone surrogates)
+        self.path = name
         self._opener = opener
         self._fmt = normalize_format(fmt)
         self._crlf = False
@@ -506,16 +510,7 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterat
         yield _file_source(path, fmt)
 
 
-def _encoded(text: str) -> bytes:
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that stands for no byte (\ud800)
-        return text.encode("utf-8", "surrogatepass")
-
-
 def text_source(name: str, text: str | bytes, input_format: str | None = None, mtime: float | None = None) -> Source:
-    """A source over an in-memory string (tests, the Python API).  A str may hold lone surrogates
-    (a file's bytes decoded with ``surrogateescape``, a ``\\udcXX`` escape evaluated): they become
-    the bytes they stand for, else their ``surrogatepass`` encoding, never an error."""
-    data = _encoded(text) if isinstance(text, str) else text
+    """A source over an in-memory string (tests, the Python API)."""
+    data = valid_text(text).encode("utf-8") if isinstance(text, str) else text
     return Source(name, lambda: io.BytesIO(data), input_format, len(data), mtime)

@@ -124,7 +124,10 @@ def _coerce(value: Any, dtype: Any) -> Any:
         if isinstance(value, bool):
             return None
         if isinstance(value, (int, float)):
-            f = float(value)
+            try:
+                f = float(value)
+            except OverflowError:  # an int beyond any double (the parse bounded it before: a safety net)
+                return None
             return f if math.isfinite(f) else None
         return None
     if dtype == _S:

@@ -44,6 +44,7 @@ from logparse.store import rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import LaunchMeta, event_keys, frames, line_hash, to_json
 from logparse.store.runtime import BatchSpan
+from logparse.text import terminal_text, valid_text
 
 if TYPE_CHECKING:
     import threading
@@ -67,6 +68,11 @@ class IngestOptions:
     lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT
     input_format: str | None = None
     progress: bool | None = None  # None: when stderr is a terminal
+
+    def __post_init__(self) -> None:
+        # names from the command line: valid text before they are stored (logparse.text)
+        self.host = valid_text(self.host) if self.host is not None else None
+        self.labels = {valid_text(k): valid_text(v) for k, v in self.labels.items()}
 
 
 @dataclass
@@ -242,7 +248,8 @@ def source_kind(src) -> str:
         return "journal"
     if name == "-":
         return "stdin"
-    if name and Path(name).is_file():
+    path = getattr(src, "path", None) or name  # the name as given (a file name need not be valid text)
+    if path and Path(path).is_file():
         return "file"
     return "text"
 
@@ -252,7 +259,7 @@ def prehash(src) -> str | None:
     opener = getattr(src, "_opener", None)
     if opener is None or getattr(src, "name", "-") == "-" or getattr(src, "size", None) is None:
         return None
-    if not Path(src.name).is_file():
+    if not Path(getattr(src, "path", None) or src.name).is_file():
         return None
     h = hashlib.sha256()
     try:
@@ -312,7 +319,7 @@ class _Progress:
         )
 
         progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             DownloadColumn(),
             TransferSpeedColumn(),
@@ -323,7 +330,7 @@ class _Progress:
             transient=True,
         )
         name = Path(str(src.name)).name or str(src.name)
-        task = progress.add_task(name[-40:], total=size, lines=0, lps=0.0)
+        task = progress.add_task(terminal_text(name[-40:]), total=size, lines=0, lps=0.0)
         progress.start()
         stop = threading.Event()
         thread = threading.Thread(target=self._poll, args=(progress, task, stop), daemon=True)

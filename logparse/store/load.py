@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from logparse.grammar.bounds import bound_fields, out_of_range_warning
 from logparse.grammar.events import Event
+from logparse.launches.figures import check_launch
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch, RankMemory
 from logparse.store.meta import JSON_LAUNCH_COLUMNS, LaunchMeta
 
@@ -63,7 +66,39 @@ def launch_from_rows(
         meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
     launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
     meta.batch_edges = launch.runtime.pop("_batch_span", None)
+    _validated(launch)
     return launch, meta
+
+
+def _validated(launch: Launch) -> None:
+    """What was read back, checked as a parse checks it (:mod:`logparse.grammar.bounds`): a store
+    an older logparse wrote may hold text (``"inf"``) or figures beyond every bound where the
+    budget and the reports compute; each is set aside (None) with a warning, never computed with."""
+    if not isinstance(launch.runtime, dict):
+        launch.runtime = {}
+    for rank in launch.ranks:
+        if not isinstance(rank.extra, dict):
+            rank.extra = {}
+    for k in ("warnings", "version_evidence"):
+        if not isinstance(getattr(launch, k), list):
+            setattr(launch, k, [])
+    check_launch(launch, stored=True)
+    for ev in launch.events:
+        if _SUSPECT_JSON.search(ev.text) or any(_odd(v) for v in ev.fields.values()):
+            notes = bound_fields(ev.fields, ev.text, strings=True)
+            if notes:
+                launch.warnings.extend(
+                    f"stored figure {out_of_range_warning(ev.line_no, path, note)}" for path, note in notes.items()
+                )
+
+
+#: Event lines whose fields an older logparse may have stored out of bounds: a figure with an
+#: exponent, inf, nan or many digits.
+_SUSPECT_JSON = re.compile(r"[0-9][eE][+-]?[0-9]|\b(?:inf|nan)\b|[0-9]{13}", re.IGNORECASE)
+
+
+def _odd(v: Any) -> bool:
+    return isinstance(v, str) and v.lower().lstrip("+-") in ("inf", "nan", "infinity")
 
 
 def _launch_value(row: dict[str, Any], k: str) -> Any:

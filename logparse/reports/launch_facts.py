@@ -1,0 +1,54 @@
+"""Facts about a launch that several reports read (explain's what-ifs, the advice): how a start failed,
+whether its KV cache is already low-precision, its rank count, its release, and what one more pool
+token costs in headroom.  Each is defined here once."""
+
+from __future__ import annotations
+
+import re
+
+from logparse.budget import formula as fm
+from logparse.budget.model import Budget
+from logparse.grammar import versions
+from logparse.launches.model import Launch
+
+_OOM_RE = re.compile(r"out of memory|OutOfMemory|OOM", re.I)
+_TOO_SMALL_RE = re.compile(r"Not enough memory|leave no GPU memory|increase --mem-fraction-static", re.I)
+
+
+def failure_kind(launch: Launch, b: Budget) -> str | None:
+    """``too_small`` (no memory left for the KV pool), ``oom`` (out of memory after it), or None."""
+    err = launch.error or ""
+    if _TOO_SMALL_RE.search(err) or (
+        launch.outcome == "failed" and b.prediction is not None and b.prediction.not_enough
+    ):
+        return "too_small"
+    if launch.outcome == "failed" and _OOM_RE.search(err):
+        return "oom"
+    return None
+
+
+def is_low_precision_kv(launch: Launch, b: Budget | None = None) -> bool:
+    ranks = [r for r in launch.ranks if r.worker == "target"]
+    dtypes = " ".join([launch.kv_cache_dtype or ""] + [r.kv_dtype or "" for r in ranks])
+    return any(x in dtypes for x in ("fp8", "float8", "fp4", "float4"))
+
+
+def target_rank_count(launch: Launch) -> int:
+    return len({(r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank) for r in launch.ranks if r.worker == "target"}) or 1
+
+
+def from_release_after(launch: Launch, release: str) -> bool:
+    """Is the newest release the launch may be at least ``release``?"""
+    rng = launch.version_range
+    return rng is not None and versions.index(rng[1]) >= versions.index(release)
+
+
+def headroom_cell(li: fm.LaunchInputs, has_draft: bool) -> float | None:
+    """Bytes of headroom one more pool token costs (draft KV grows with the pool outside the budget)."""
+    inp = li.inputs
+    if inp is None or inp.cell is None:
+        return None
+    c = inp.cell
+    if has_draft and not li.features.draft_in_budget and li.draft_bpt.value is not None:
+        c += li.draft_bpt.value
+    return c

@@ -1,0 +1,365 @@
+"""``logparse plan`` for vLLM: its budget ``u × T`` less what its profile charges (the vLLM catalogue §4,
+:mod:`logparse.budget.vllm`), the pool turned into the tokens vLLM prints (:func:`~logparse.budget.vllm.pool_tokens`).
+
+Before a launch the charged terms are estimates, each named with its range: the weights from the
+model's size, the activation peak of the profile run (``max_num_batched_tokens`` tokens through the
+widest layer, and the sampler's logits), non-torch memory (CUDA context, NCCL), and from 0.20.0 the
+CUDA-graph estimate.  With ``--from`` the launch's own figures replace them: its pool is the anchor and
+only what the flags change moves it (``u``, the GPU's total, the weights at another TP, the graph
+estimate entering or leaving the budget with the release).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from logparse.budget import model_kv as mk
+from logparse.budget import vllm as vb
+from logparse.budget.config_check import launch_kv_dtype
+from logparse.budget.model import Budget
+from logparse.budget.model_config import ModelConfig
+from logparse.budget.vllm_reserve import VllmReserve, VllmReserveInputs, graphs_in_budget, vllm_reserve
+from logparse.grammar import vllm_versions as vv
+from logparse.launches.model import Launch
+from logparse.launches.vllm_figures import release_of
+from logparse.reports.explain_vllm import total_gb
+from logparse.reports.plan_memory import GpuMemory, PlanError
+from logparse.reports.plan_types import EnginePlan, PlanFlags, r2
+
+#: vLLM's default max_num_batched_tokens for an API server on a large GPU (V1), and max_num_seqs.
+DEFAULT_BATCHED_TOKENS = 8192
+DEFAULT_MAX_SEQS = 256
+
+
+@dataclass(frozen=True)
+class VSettings:
+    release: str
+    tp: int
+    pp: int
+    kv_dtype: str
+    block_size: int
+    max_model_len: int | None
+    utilization: float
+    utilization_source: str
+    batched_tokens: int
+    spec: str | None
+
+
+def vsettings(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> VSettings:
+    rel = flags.release or (release_of(launch) if launch is not None else None) or vv.LAST
+    if not vv.is_release(rel):
+        raise PlanError(f"--release {rel}: not a vLLM release logparse knows ({vv.FIRST} – {vv.LAST})")
+    if flags.gpu_memory_utilization is not None:
+        u, src = flags.gpu_memory_utilization, "--gpu-memory-utilization"
+    elif launch is not None and launch.gpu_memory_utilization is not None:
+        u, src = launch.gpu_memory_utilization, f"the launch's ({launch.gpu_memory_utilization_source or 'arguments'})"
+    else:
+        u, src = vv.default_utilization(rel), f"vLLM {rel}'s default"
+    spec = flags.speculative_algorithm or None
+    return VSettings(
+        release=rel,
+        tp=flags.tp or (launch.tp_size if launch else None) or 1,
+        pp=flags.pp or (launch.pp_size if launch else None) or 1,
+        kv_dtype=flags.kv_cache_dtype or (launch_kv_dtype(launch) if launch else "auto"),
+        block_size=flags.page_size or (launch.block_size if launch else None) or 16,
+        max_model_len=flags.context_length or (launch.max_model_len if launch else None) or cfg.max_position_embeddings,
+        utilization=u,
+        utilization_source=src,
+        batched_tokens=flags.chunked_prefill_size or DEFAULT_BATCHED_TOKENS,
+        spec=None if spec is None or spec.upper() in ("NONE", "OFF") else spec.upper(),
+    )
+
+
+def vcell(cfg: ModelConfig, s: VSettings) -> mk.Cell:
+    try:
+        return mk.vllm_cell(cfg, mk.VllmShape(s.tp, s.pp, s.kv_dtype, s.block_size))
+    except mk.KvDtypeError as exc:
+        raise PlanError(f"--kv-cache-dtype: {exc}") from None
+
+
+def tokens_of(kv_gb: float, cell: mk.Cell, s: VSettings, cfg: ModelConfig) -> int:
+    return vb.pool_tokens(
+        kv_gb, cell.value / max(cell.groups, 1), s.block_size, groups=cell.groups, release=s.release,
+        max_model_len=s.max_model_len, swa_groups=cell.swa_groups, window=cfg.sliding_window,
+    )  # fmt: skip
+
+
+@dataclass
+class Terms:
+    """What vLLM's profile charges to ``u × T`` (GiB per rank) and each term's range."""
+
+    total_gb: float | None
+    weights_gb: float
+    activation_gb: float
+    non_torch_gb: float
+    graphs_gb: float
+    graphs_in_budget: bool
+    errors: dict[str, tuple[float, float]] = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+
+    def charged(self) -> float:
+        return (
+            self.weights_gb
+            + self.activation_gb
+            + self.non_torch_gb
+            + (self.graphs_gb if self.graphs_in_budget else 0.0)
+        )
+
+
+def estimate_terms(cfg: ModelConfig, s: VSettings, mem: GpuMemory) -> Terms:
+    """The profile's terms before a launch (named estimates)."""
+    w = mk.weights_per_rank(cfg, s.tp, s.pp)
+    h, b = cfg.hidden_size, cfg.dtype_bytes
+    inter = cfg.intermediate_size if cfg.moe is None else cfg.moe.expert_intermediate * cfg.moe.experts_per_token
+    act = (2.5 * s.batched_tokens * (2 * h + 3 * inter / s.tp) * b + 2 * DEFAULT_MAX_SEQS * cfg.vocab_size * 4) / float(
+        1 << 30
+    )
+    non_torch = 0.25 + (0.35 if s.tp > 1 else 0.0)
+    layers = math.ceil(cfg.layers / s.pp)
+    graphs = 0.4 + 0.015 * layers
+    inside = graphs_in_budget(s.release)
+    t = Terms(mem.total_gb, w.gb, act, non_torch, graphs, inside)
+    t.errors = {
+        "weights": ((w.lo_gb or w.gb) - w.gb, (w.hi_gb or w.gb) - w.gb),
+        "activation": (-0.4 * act, 0.6 * act),
+        "non_torch": (-0.2, 0.3),
+    }
+    if inside:
+        t.errors["graphs"] = (-0.5 * graphs, 0.6 * graphs)
+    t.assumptions = [
+        mem.source.split(";")[0] + " (vLLM's budget is u × this total)",
+        f"weights per rank ≈ {w.gb:.2f} GiB: {w.source}",
+        f"activation peak ≈ {act:.2f} GiB: the profile run of {s.batched_tokens:,} batched tokens "
+        f"(max_num_batched_tokens) and {DEFAULT_MAX_SEQS} sequences' logits (−40%/+60%)",
+        f"non-torch memory ≈ {non_torch:.2f} GiB (CUDA context{', NCCL' if s.tp > 1 else ''}; ±0.3)",
+        f"CUDA graphs ≈ {graphs:.2f} GiB "
+        + ("(estimated inside the budget from 0.20.0)" if inside else "(captured outside the budget before 0.20.0)"),
+    ]
+    return t
+
+
+@dataclass
+class Anchor:
+    """A launch's pool and terms, the base that ``--from`` moves."""
+
+    kv_gb: float
+    tokens: int | None
+    total_gb: float | None
+    weights_gb: float
+    graphs_gb: float
+    settings: VSettings
+    launch_id: str
+
+
+def anchor_of(cfg: ModelConfig, launch: Launch, b: Budget) -> Anchor:
+    rank = vb.pool_rank(launch) or (launch.ranks[0] if launch.ranks else None)
+    s = vsettings(cfg, PlanFlags(), launch)
+    kv = rank.kv_size_gb if rank is not None else None
+    if kv is None and b.kv_tokens:
+        # the pool's GiB is not printed (V0 before 0.6.4, V1 before 0.9.1): its tokens × the config's bytes
+        kv = b.kv_tokens * vcell(cfg, s).value / float(1 << 30)
+    if kv is None:
+        raise PlanError(
+            f"{launch.launch_id}: the log prints neither a KV pool in GiB nor its tokens: nothing to calibrate on"
+        )
+    x = (rank.extra if rank is not None else None) or {}
+    graphs = x.get("graph_estimate_gb") if x.get("graph_estimate_gb") is not None else (rank.graph_gb if rank else None)
+    weights = (
+        rank.weights_gb if rank is not None and rank.weights_gb is not None else mk.weights_per_rank(cfg, s.tp, s.pp).gb
+    )
+    return Anchor(kv, b.kv_tokens, total_gb(launch, rank), weights, graphs or 0.0, s, launch.launch_id)
+
+
+def moved_kv(cfg: ModelConfig, a: Anchor, s: VSettings, mem: GpuMemory | None) -> tuple[float, list[str], float]:
+    """The anchor's pool moved by what the settings change, the words, and the added uncertainty."""
+    words, err = [], 0.0
+    t_old = a.total_gb
+    t_new = mem.total_gb if mem is not None and mem.total_gb is not None else t_old
+    if t_old is None and (s.utilization != a.settings.utilization or t_new is not None):
+        if t_new is None:
+            raise PlanError(
+                "the launch's log does not print the GPU's total memory: give --gpu or --gpu-memory to model a new utilization"
+            )
+        t_old = t_new
+        words.append(f"the launch's GPU total is not printed: assumed {t_new:g} GiB as for the planned GPU")
+    dkv = 0.0
+    if t_old is not None and t_new is not None:
+        dkv += s.utilization * t_new - a.settings.utilization * t_old
+        if t_new != t_old:
+            err += 0.05
+    if (s.tp, s.pp) != (a.settings.tp, a.settings.pp):
+        w_new = (
+            a.weights_gb
+            * mk.weights_per_rank(cfg, s.tp, s.pp).gb
+            / mk.weights_per_rank(cfg, a.settings.tp, a.settings.pp).gb
+        )
+        dkv -= w_new - a.weights_gb
+        words.append(f"weights per rank {a.weights_gb:.2f} → {w_new:.2f} GiB (tp {a.settings.tp} → {s.tp})")
+        err += 0.02 * w_new + 0.2
+    g_old, g_new = graphs_in_budget(a.settings.release), graphs_in_budget(s.release)
+    if g_old != g_new:
+        dkv += a.graphs_gb if g_old else -a.graphs_gb
+        words.append(
+            f"the CUDA-graph estimate ({a.graphs_gb:.2f} GiB) {'leaves' if g_old else 'enters'} the budget ({a.settings.release} → {s.release})"
+        )
+    return a.kv_gb + dkv, words, err
+
+
+def vllm_plan(
+    cfg: ModelConfig, flags: PlanFlags, mem: GpuMemory | None, launch: Launch | None = None, b: Budget | None = None
+) -> EnginePlan:
+    """vLLM's plan (see the module documentation)."""
+    s = vsettings(cfg, flags, launch)
+    cell = vcell(cfg, s)
+    if launch is not None and b is not None:
+        return _calibrated(cfg, s, cell, mem if (flags.gpu or flags.gpu_memory_gb) else None, launch, b)
+    if mem is None or mem.total_gb is None:
+        raise PlanError("give --gpu NAME or --gpu-memory GIB (or --from LAUNCH): the GPU's memory is not known")
+    t = estimate_terms(cfg, s, mem)
+    kv = s.utilization * (t.total_gb or 0.0) - t.charged()
+    lo_err = sum(e[1] for e in t.errors.values())
+    hi_err = -sum(e[0] for e in t.errors.values())
+    out = _result(cfg, s, cell, kv, kv - lo_err, kv + hi_err, t.total_gb, t.weights_gb, t.graphs_gb, 0)
+    out.assumptions = t.assumptions + out.assumptions
+    out.steps.insert(0, _kv_step(s, t))
+    out.terms.update(
+        activation_gb=t.activation_gb, non_torch_gb=t.non_torch_gb, graphs_gb=t.graphs_gb if t.graphs_in_budget else 0.0
+    )
+    _reserve(
+        out,
+        s,
+        VllmReserveInputs(
+            t.total_gb,
+            None,
+            s.utilization,
+            t.weights_gb,
+            t.activation_gb,
+            t.non_torch_gb,
+            None,
+            t.graphs_gb,
+            t.graphs_gb,
+        ),
+    )
+    return out
+
+
+def _kv_step(s: VSettings, t: Terms) -> str:
+    g = f" − {t.graphs_gb:.2f} (CUDA graphs)" if t.graphs_in_budget else ""
+    kv = s.utilization * (t.total_gb or 0.0) - t.charged()
+    return (
+        f"KV = u·T − weights − activation − non-torch{' − graphs' if t.graphs_in_budget else ''} = {s.utilization:g} × {t.total_gb:g} − "
+        f"{t.weights_gb:.2f} − {t.activation_gb:.2f} − {t.non_torch_gb:.2f}{g} = {kv:.2f} GiB"
+    )
+
+
+def _calibrated(
+    cfg: ModelConfig, s: VSettings, cell: mk.Cell, mem: GpuMemory | None, launch: Launch, b: Budget
+) -> EnginePlan:
+    a = anchor_of(cfg, launch, b)
+    kv, words, err = moved_kv(cfg, a, s, mem)
+    old_cell = vcell(cfg, a.settings)
+    residual = 0
+    if a.tokens is not None and a.kv_gb > 0:
+        residual = a.tokens - tokens_of(a.kv_gb, old_cell, a.settings, cfg)
+    e = 0.005 + err
+    total = mem.total_gb if mem is not None and mem.total_gb is not None else a.total_gb
+    out = _result(cfg, s, cell, kv, kv - e, kv + e, total, a.weights_gb, a.graphs_gb, residual)
+    out.calibrated_from, out.logged_kv_tokens = a.launch_id, a.tokens
+    out.assumptions = (
+        [
+            f"calibrated on launch {a.launch_id} ({launch.source or 'stored'}): its KV pool {a.kv_gb:.2f} GiB"
+            + (f", {a.tokens:,} tokens logged" if a.tokens is not None else "")
+        ]
+        + (words or ["no setting changed: the launch's own pool"])
+        + out.assumptions
+    )
+    if residual:
+        out.steps.append(
+            f"calibration: the launch's token count differs from the config's by {residual:+,}: carried over"
+        )
+    out.steps.insert(
+        0,
+        f"KV = the launch's {a.kv_gb:.2f} GiB {'moved by the changes' if words else ''} = {kv:.2f} GiB".replace(
+            "  ", " "
+        ),
+    )
+    pool = vb.pool_rank(launch)
+    x = (pool.extra or {}) if pool is not None else {}
+    _reserve(
+        out,
+        s,
+        VllmReserveInputs(
+            total,
+            x.get("free_gb"),
+            s.utilization,
+            a.weights_gb,
+            None,
+            None,
+            x.get("consumed_gb"),
+            a.graphs_gb,
+            a.graphs_gb,
+        ),
+    )
+    return out
+
+
+def _result(
+    cfg: ModelConfig,
+    s: VSettings,
+    cell: mk.Cell,
+    kv: float,
+    kv_lo: float,
+    kv_hi: float,
+    total: float | None,
+    weights: float,
+    graphs: float,
+    residual: int,
+) -> EnginePlan:
+    out = EnginePlan("vllm", s.release, None, None, None, None, cell.value, vv.default_utilization(s.release))
+    out.fraction, out.fraction_name, out.fraction_source = s.utilization, "gpu_memory_utilization", s.utilization_source
+    out.tp, out.pp, out.kv_cache_dtype, out.context_length = s.tp, s.pp, s.kv_dtype, s.max_model_len
+    out.gpu_total_gb, out.weights_gb, out.kv_budget_gb = total, r2(weights), r2(kv)
+    out.terms = {"base_gb": total, "fraction": s.utilization, "weights_gb": weights, "kv_gb": kv}
+    out.steps.append(f"bytes per printed token: {cell.describe()}")
+    out.notes = list(cell.notes)
+    if s.spec:
+        out.notes.append(
+            f"speculative decoding ({s.spec}): the draft's KV layers are not modelled for vLLM (its pool holds them too)"
+        )
+    if kv <= 0:
+        out.kv_tokens, out.kv_tokens_range, out.kv_pool_gb = (
+            0,
+            [0, max(tokens_of(kv_hi, cell, s, cfg) + residual, 0)],
+            0.0,
+        )
+        out.not_possible = f"no memory for the KV cache: u × T leaves {kv:.2f} GiB after the weights and the profile (raise --gpu-memory-utilization, more TP, or a larger GPU)"
+        return out
+    tokens = max(tokens_of(kv, cell, s, cfg) + residual, 0)
+    lo = max(tokens_of(kv_lo, cell, s, cfg) + residual, 0)
+    hi = max(tokens_of(kv_hi, cell, s, cfg) + residual, 0)
+    out.kv_tokens, out.kv_tokens_range, out.kv_pool_gb = tokens, [min(lo, tokens), max(hi, tokens)], r2(kv)
+    if s.max_model_len:
+        out.max_concurrency = round(tokens / s.max_model_len, 2)
+    if total is not None:
+        outside = 0.0 if graphs_in_budget(s.release) else graphs
+        h = (1 - s.utilization) * total - outside
+        out.headroom_gb, out.headroom_gb_range = r2(h), [r2(h - 0.5) or 0.0, r2(h + 0.1) or 0.0]
+        out.assumptions.append(
+            "headroom: vLLM prints no free memory after its setup; estimated as (1 − u) × T"
+            + (f" less the CUDA graphs captured outside the budget ({graphs:.2f} GiB)" if outside else "")
+            + " (other processes and allocator slack not counted)"
+        )
+    return out
+
+
+def _reserve(out: EnginePlan, s: VSettings, inp: VllmReserveInputs) -> VllmReserve:
+    r = vllm_reserve(s.release, inp)
+    out.engine_reserve_gb = r.reserve_gb
+    out.fraction_keeping_reserve = r.max_utilization
+    if r.max_utilization is not None and s.utilization > r.max_utilization:
+        out.notes.insert(
+            0,
+            f"gpu_memory_utilization {s.utilization:g} is above {r.max_utilization:g}, the most that leaves vLLM's own margins: it may fail at start or under load",
+        )
+    return r
