@@ -396,3 +396,16 @@ def test_a_rank_tag_beyond_any_cluster_is_no_rank_and_builds_no_range():
     _, launch = parsed_launch(text)
     assert [r.tp_rank for r in launch.ranks] == [0] and launch.tp_size == 1
     assert "line 2: rank tag TP99999999999 out of range (> 65,536): ignored" in launch.warnings
+
+
+@pytest.mark.parametrize(("gpu", "why"), [("nan", "not finite"), ("1e+308", "out of range"), ("9" * 40, "out of range")])
+def test_a_gpu_id_tag_that_is_no_rank_is_set_aside(gpu, why):
+    """0.1-0.2's ``[gpu_id=N]``: the grammar reads any number there; ``nan`` crashed the assembly
+    (``range(nan)``) and 10^308 built a range of that many ranks (found by the fuzz tests)."""
+    text = (
+        f"[gpu_id={gpu}] Load weight begin. avail mem=51.06 GB\n"
+        f"[gpu_id={gpu}] Load weight end. type=MixtralForCausalLM, avail mem=41.06 GB\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert [r.tp_rank for r in launch.ranks] == [0] and launch.tp_size == 1
+    assert any(w.startswith("line 1: rank tag gpu_id=") and why in w for w in launch.warnings), launch.warnings
