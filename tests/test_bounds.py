@@ -398,7 +398,9 @@ def test_a_rank_tag_beyond_any_cluster_is_no_rank_and_builds_no_range():
     assert "line 2: rank tag TP99999999999 out of range (> 65,536): ignored" in launch.warnings
 
 
-@pytest.mark.parametrize(("gpu", "why"), [("nan", "not finite"), ("1e+308", "out of range"), ("9" * 40, "out of range")])
+@pytest.mark.parametrize(
+    ("gpu", "why"), [("nan", "not finite"), ("1e+308", "out of range"), ("9" * 40, "out of range")]
+)
 def test_a_gpu_id_tag_that_is_no_rank_is_set_aside(gpu, why):
     """0.1-0.2's ``[gpu_id=N]``: the grammar reads any number there; ``nan`` crashed the assembly
     (``range(nan)``) and 10^308 built a range of that many ranks (found by the fuzz tests)."""
