@@ -659,3 +659,15 @@ def test_a_json_pretty_object_is_still_collected_over_its_lines():
     src = text_source("pretty", obj + obj[:30] + "\n" + obj)
     recs = [r for r in src.records() if not r.marker and r.unit == "u.service"]
     assert [r.text for r in recs] == ["[2026-11-29 08:09:15] hello"] * 2
+
+
+def test_json_escapes_of_lone_surrogates_become_valid_text():
+    """JSON's ``\\ud800`` decodes to a lone surrogate, which no store or terminal takes: in a journal
+    field (host, unit, boot) it failed the whole ingest ("cannot encode str as UTF-8"); it is kept
+    as the escape, as logparse.text says. A pair that names one character stays that character."""
+    obj = '{"MESSAGE":"[2026-11-29 08:09:15] caf\\udce9 \\ud83d\\ude00","_HOSTNAME":"h\\ud800","_SYSTEMD_UNIT":"u\\uDFFF"}'
+    (rec,) = list(text_source("j", obj + "\n").records())
+    assert (rec.host, rec.unit) == ("h\\ud800", "u\\udfff")
+    assert rec.text == "[2026-11-29 08:09:15] caf\\udce9 \U0001f600"
+    deep = '{"MESSAGE":"x","_PID":' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert [r.text for r in text_source("d", deep + "\n", "journal-json").records()] == [deep]
