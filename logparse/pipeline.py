@@ -23,6 +23,7 @@ from logparse.launches.vllm_assemble import OPENING_KINDS as VLLM_OPENING_KINDS
 from logparse.launches.vllm_assemble import VllmLaunchAssembler, apply_vllm_prefix
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
 from logparse.sources.records import Record
+from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
 MAX_UNRECOGNIZED_KEPT = 10_000
@@ -141,12 +142,33 @@ class StreamParser:
         #: launches of the source before this input begins (a window of a growing file): the
         #: ordinals go on from there, as in a parse of the whole file
         self.ordinal_base = 0
+        #: lines read without their time (it named none: month 13, Feb 30, hour 25), the first one
+        self._bad_times = 0
+        self._first_bad_time: tuple[int, str] | None = None
+
+    def _read_notes(self, rec: Record) -> None:
+        for note in rec.notes:
+            if note.startswith(_SURFACED_NOTES):
+                self._notes[note] = self._notes.get(note, 0) + 1
+            elif note.startswith(NOTE_BAD_TIME):
+                self._bad_time(rec.line_no, note)
+
+    def _bad_time(self, line_no: int, note: str) -> None:
+        """Count a line read without its time (it named no real time); the first one is shown."""
+        if not self._bad_times:
+            self._first_bad_time = (line_no, note)
+        self._bad_times += 1
+
+    def _checked_stamp(self, ev: Event, line_no: int) -> None:
+        """Drop the event's own stamp (SGLang's, vLLM's) when it names no real time: the line
+        keeps its figures and takes the outer time, if any (:func:`iso_stamp_ok`)."""
+        if ev.ts is not None and not iso_stamp_ok(ev.ts):
+            self._bad_time(line_no, bad_time_note(ev.ts.replace("T", " ")))
+            ev.ts = None
 
     def feed(self, rec: Record) -> None:
         if rec.notes:
-            for note in rec.notes:
-                if note.startswith(_SURFACED_NOTES):
-                    self._notes[note] = self._notes.get(note, 0) + 1
+            self._read_notes(rec)
         key = rec.stream_key()
         if key != self._last_key and key == _NO_STREAM and self._last_key is not None:
             # A line with no outer layer right after a journal line whose server_args payload is
@@ -188,9 +210,12 @@ class StreamParser:
             if prefix.get("engine") == "vllm":
                 apply_vllm_prefix(ev, prefix)
             ev.ts = _vllm_time(ev.ts, outer, self.mtime)
+            self._checked_stamp(ev, rec.line_no)
+            ev.ts = ev.ts or outer
             self._add_vllm_event(key, ev)
             return
         apply_prefix(ev, prefix, gpu)
+        self._checked_stamp(ev, rec.line_no)
         # no date in SGLang's prefix: use the outer layer's time
         if outer and (ev.ts is None or len(ev.ts) <= 12):
             ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
@@ -364,6 +389,14 @@ class StreamParser:
         make_distinct(launches)
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")
+        if self._first_bad_time is not None:
+            line_no, note = self._first_bad_time
+            n = self._bad_times
+            when = note.removeprefix(NOTE_BAD_TIME + " ").removesuffix(", read without it")
+            self.warnings.append(
+                f"{self.source_name}: {n} line{'s' if n != 1 else ''} with a time that names no real time "
+                f"(month 13, Feb 30, hour 25, ...), read without it (first: line {line_no}, {when})"
+            )
         if self._orphan_lines:
             self.warnings.append(
                 f"{self.source_name}: {self._orphan_lines} runtime line(s) belong to a launch "

@@ -111,3 +111,34 @@ def write(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(text)
     return path
+
+
+# --------------------------------------------------------------------------------- a second process
+
+
+class StoreHolder:
+    """Another process holding a store with a real DuckDB connection (read-only by default, as
+    ``query`` or ``report`` do) until :meth:`release`: a context manager."""
+
+    def __init__(self, db: str | Path, *, read_only: bool = True) -> None:
+        code = (
+            "import duckdb, sys\n"
+            f"con = duckdb.connect({str(db)!r}, read_only={read_only!r})\n"
+            "print('holding', flush=True)\n"
+            "sys.stdin.readline()\n"
+            "con.close()\n"
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "holding"
+
+    def release(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.communicate("\n", timeout=30)
+
+    def __enter__(self) -> StoreHolder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

@@ -409,6 +409,76 @@ def test_truncated_gzip_warns(tmp_path):
     assert recs and any("corrupt or truncated" in w for w in src.warnings)
 
 
+def _zstd_variants(data: bytes) -> dict[str, bytes]:
+    """``data`` compressed as zstd is met: with and without the content size in the frame header
+    (a stream: ``zstd < in > out``, ``journalctl | zstd``), with a checksum, in two frames, by the
+    real ``zstd`` and ``pzstd`` (a skippable frame first) when installed."""
+    import shutil
+    import subprocess
+
+    import zstandard
+
+    stream = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+    out = {
+        "content-size": zstandard.ZstdCompressor().compress(data),
+        "no-content-size": zstandard.ZstdCompressor(write_content_size=False).compress(data),
+        "stream-checksum": stream.compress(data) + stream.flush(),
+        "two-frames": zstandard.ZstdCompressor().compress(data[:3000])
+        + zstandard.ZstdCompressor(level=19).compress(data[3000:]),
+    }
+    for tool, args in (("zstd", ["-q", "-c", "-19"]), ("pzstd", ["-q", "-c", "-p", "2"])):
+        if shutil.which(tool):
+            out[tool] = subprocess.run([tool, *args], input=data, capture_output=True, check=True).stdout
+    assert zstandard.get_frame_parameters(out["no-content-size"]).content_size in (0, zstandard.CONTENTSIZE_UNKNOWN)
+    assert zstandard.get_frame_parameters(out["content-size"]).content_size == len(data)
+    return out
+
+
+def test_truncated_zstd_warns_like_gzip(tmp_path):
+    """A .zst cut anywhere (inside the frame header, a block, the checksum, between frames) says
+    so, as a cut .gz does; a whole one does not (issue 18: a cut .zst gave 0 lines and no word)."""
+    data = (DATA / "docker-timestamps.log").read_bytes() * 50
+    variants = _zstd_variants(data)
+    for kind, blob in variants.items():
+        whole = tmp_path / f"{kind}.zst"
+        whole.write_bytes(blob)
+        src = next(open_inputs([str(whole)]))
+        assert len(list(src.records())) == data.count(b"\n") and not src.warnings, kind
+        assert src.content_hash == hashlib.sha256(data).hexdigest()
+        for cut in sorted({4, 6, 12, len(blob) // 3, len(blob) // 2, len(blob) - 5, len(blob) - 1}):
+            p = tmp_path / f"{kind}-{cut}.zst"
+            p.write_bytes(blob[:cut])
+            src = next(open_inputs([str(p)]))
+            recs = list(src.records())
+            assert len(recs) <= data.count(
+                b"\n"
+            )  # what came before the cut (all of it when the cut is in the checksum)
+            assert any("corrupt or truncated" in w for w in src.warnings), (kind, cut, len(blob))
+    gz = tmp_path / "cut.gz"
+    gz.write_bytes(gzip.compress(data)[: len(variants["content-size"]) // 2])
+    src = next(open_inputs([str(gz)]))
+    list(src.records())
+    assert any("corrupt or truncated" in w for w in src.warnings)
+
+
+def test_zstd_frames_walker_on_every_cut():
+    """:class:`ZstdFrames` says complete exactly at the ends of frames, cut anywhere."""
+    import zstandard
+
+    from logparse.sources.streams import ZstdFrames
+
+    one = zstandard.ZstdCompressor(write_checksum=True).compress(b"x" * 5000 + bytes(range(256)) * 300)
+    two = zstandard.ZstdCompressor(write_content_size=False).compress(b"y" * 100)
+    skip = b"\x50\x2a\x4d\x18" + (3).to_bytes(4, "little") + b"abc"
+    blob = skip + one + two
+    ends = {len(skip) + len(one), len(blob)}  # a skippable frame alone holds nothing: not complete
+    for cut in range(len(blob) + 1):
+        walker = ZstdFrames()
+        walker.feed(blob[: cut // 2])
+        walker.feed(blob[cut // 2 : cut])
+        assert walker.complete is (cut in ends and cut > len(skip)), cut
+
+
 def test_directory_recursive_sorted(tmp_path):
     (tmp_path / "b").mkdir()
     (tmp_path / "a.log").write_text("[2026-11-29 08:08:05] a\n")

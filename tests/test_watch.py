@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import LOGPARSE, SAMPLES, cli_env, cli_process
+from helpers import LOGPARSE, SAMPLES, StoreHolder, cli_env, cli_process
 from journal_fixture import Entry, build_journal, export_stream, journal_remote, require_tools
 
 RESTARTS = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
@@ -390,3 +390,87 @@ def test_runtime_lines_of_a_long_running_launch_wait_in_proportion_to_their_cost
     assert write_due(runtime, p, idle=1.0, since_write=201.0, last_cost=10.0)
     assert write_due(startup, p, idle=1.0, since_write=1.0, last_cost=10.0)  # a new launch is not delayed
     assert not write_due(startup, p, idle=0.1, since_write=1.0, last_cost=0.0)  # still being written
+
+
+# ------------------------------------------------------------------------------ a busy store
+
+
+def _store_with_one_launch(db: Path) -> None:
+    """A store that exists (so that a second process can hold it) and holds another deployment."""
+    res = cli_process("ingest", SAMPLES / "sglang-0.5" / "crash-oom-0.5.6.log", "--db", db, "-q")
+    assert res.returncode == 0, res.stderr
+
+
+def test_watch_waits_for_a_reader_and_loses_nothing(tmp_path):
+    """A second process reads the store (a real read-only DuckDB connection) while the launches
+    become ready: watch says once that the store is busy, keeps what it read, never exits, and
+    writes it all once the reader is gone: the store is a plain ingest's (issue 18, item 5)."""
+    log, db, plain = tmp_path / "sglang.log", tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
+    for store in (db, plain):
+        _store_with_one_launch(store)
+    log.write_bytes(b"")
+    w = Watch(log, "--db", db, "--format", "ndjson", "--lock-timeout", "1")
+    try:
+        with StoreHolder(db) as holder:
+            log.write_bytes(RESTARTS.read_bytes())
+            w.note("the store is busy: another process (PID ")
+            time.sleep(3)  # watch keeps trying: it must neither exit nor say it again
+            assert w.proc.poll() is None
+            assert w.lines.empty()  # nothing written, so no block yet
+            holder.release()
+        blocks = [w.block() for _ in range(3)]
+        w.note("the store is free again")
+    finally:
+        rc, err = w.stop()
+    assert rc == 0, err
+    assert err.count("the store is busy") == 1, err
+    assert [b["launch"]["outcome"] for b in blocks] == ["ready"] * 3
+    assert cli_process("ingest", log, "--db", plain, "-q").returncode == 0
+    assert differences(store_state(db), store_state(plain)) == []
+
+
+def test_watch_stopped_while_the_store_is_busy_loses_nothing(tmp_path):
+    """SIGTERM while the store is held: watch stops as asked (exit 0), says what it did not write,
+    and the next watch stores it."""
+    log, db, plain = tmp_path / "sglang.log", tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
+    for store in (db, plain):
+        _store_with_one_launch(store)
+    log.write_bytes(RESTARTS.read_bytes())
+    with StoreHolder(db):
+        w = Watch(log, "--db", db, "--format", "ndjson", "--lock-timeout", "0.5")
+        w.note("the store is busy")
+        rc, err = w.stop()
+    assert rc == 0, err
+    assert "stopped while the store was busy" in err and "the next watch reads it again" in err
+    assert "Traceback" not in err
+    again = cli_process("watch", log, "--once", "--db", db, "--format", "ndjson")
+    assert again.returncode == 0, again.stderr
+    assert len(again.stdout.decode().splitlines()) == 3
+    assert cli_process("ingest", log, "--db", plain, "-q").returncode == 0
+    assert differences(store_state(db), store_state(plain)) == []
+
+
+def test_watch_journal_keeps_its_entries_while_the_store_is_busy(tmp_path):
+    """The journal: the entries read while the store is held stay in memory (the cursor is only
+    stored with them), and are all written once it is free."""
+    require_tools()
+    entries = _entries()
+    journal = build_journal(entries, tmp_path / "journal")
+    db, plain = tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
+    for store in (db, plain):
+        _store_with_one_launch(store)
+    with StoreHolder(db) as holder:
+        w = Watch("--journal", "--file", journal, "--db", db, "--format", "ndjson", "--lock-timeout", "1")
+        try:
+            w.note("the store is busy")
+            time.sleep(2)
+            assert w.proc.poll() is None and w.lines.empty()
+            holder.release()
+            blocks = [w.block() for _ in range(3)]
+        finally:
+            rc, err = w.stop()
+    assert rc == 0, err
+    assert [b["launch"]["pid"] for b in blocks] == [4101, 4102, 4103]
+    res = cli_process("ingest", "--journal", "--file", journal, "--db", plain, "-q")
+    assert res.returncode == 0, res.stderr
+    assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []

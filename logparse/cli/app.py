@@ -1,7 +1,8 @@
 """Command line: a thin layer over the library.
 
 Exit codes (documented in the README): 0 ok, 1 a regression or problem found,
-2 a usage or input error, 3 a store error.
+2 a usage or input error, 3 a store error, 4 a query stopped at its time limit, 5 a query
+stopped at its memory limit.
 
 Command modules register themselves on :data:`app`; heavy libraries (lark, polars,
 duckdb, matplotlib) are imported inside the commands so that ``logparse --help``
@@ -23,6 +24,8 @@ app = typer.Typer(
 )
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
+#: ``query`` past its bounds (``--timeout``, ``--memory-limit``).
+EXIT_TIMEOUT, EXIT_TOO_BIG = 4, 5
 
 #: Whether the running command leaves nothing to Python's teardown (see :func:`allow_quick_exit`).
 _quick_exit = False

@@ -16,10 +16,21 @@ from typing import Any, Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, allow_quick_exit, app, fail, say
+from logparse.cli.app import (
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_TIMEOUT,
+    EXIT_TOO_BIG,
+    EXIT_USAGE,
+    allow_quick_exit,
+    app,
+    fail,
+    say,
+)
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.grammar.bounds import OUT_OF_RANGE
+from logparse.store.bounds import DEFAULT_TIMEOUT_S
 from logparse.store.db import default_db_path
 
 DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
@@ -128,7 +139,12 @@ def ingest(
     sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     db: Optional[str] = _db_opt(),
-    lock_timeout: float = typer.Option(30.0, "--lock-timeout", help="Seconds to wait for another writer."),
+    lock_timeout: float = typer.Option(
+        30.0,
+        "--lock-timeout",
+        help="Seconds to wait while another process holds the store (a writer, or a reader: query, report, ...), "
+        "then 'store is busy' (exit 3).",
+    ),
     history_after: bool = typer.Option(False, "--history", help="Print the history table after ingesting."),
     metric: str = typer.Option("kv_tokens", "--metric", help="With --history: the metric to show."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors and the closing line."),
@@ -683,17 +699,41 @@ def query(
         "sources, unrecognized, launch_aliases, launch_sequence, launch_change, journal_cursors; views: launch_summary, history).",
     ),
     write: bool = typer.Option(False, "--write", help="Allow statements that change the store."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT_S, "--timeout", metavar="S", help="Stop the query after S seconds (0: no limit); exit 4."
+    ),
+    memory_limit: Optional[str] = typer.Option(
+        None,
+        "--memory-limit",
+        metavar="SIZE",
+        help="Memory the query may use (4GB, 512MiB, 25%% of the RAM; default 25%%); past it (and past a "
+        "spill of a quarter of the free disk by the store): exit 5.",
+    ),
     db: Optional[str] = _db_opt(),
     *,
     out: Output,
 ) -> None:
-    """Run SQL against the store (read-only unless --write)."""
+    """Run SQL against the store (read-only unless --write), within a time and a memory limit."""
     import duckdb
 
+    from logparse.store import QueryLimits, QueryTimeout, QueryTooBig
+    from logparse.store.bounds import parse_size
+
+    if timeout < 0:
+        raise fail(f"--timeout {timeout:g}: give a number of seconds (0: no limit)", EXIT_USAGE)
+    try:
+        memory = parse_size(memory_limit) if memory_limit else None
+    except ValueError as exc:
+        raise fail(f"--memory-limit: {exc}", EXIT_USAGE) from None
+    limits = QueryLimits(timeout_s=timeout or None, memory_bytes=memory)
     store = _store(db)
     with store_errors():
         try:
-            rows = store.query(sql, write=write, as_rows=True)
+            rows = store.query(sql, write=write, as_rows=True, limits=limits)
+        except QueryTimeout as exc:
+            raise fail(str(exc), EXIT_TIMEOUT) from None
+        except QueryTooBig as exc:
+            raise fail(str(exc), EXIT_TOO_BIG) from None
         except duckdb.Error as exc:
             raise fail(f"SQL error: {str(exc).strip().splitlines()[0]}", EXIT_USAGE) from None
     if rows is None:
@@ -728,7 +768,8 @@ def export(
 
 @app.command()
 def doctor(db: Optional[str] = _db_opt()) -> None:
-    """Check the store: schema version, referential integrity, counts.  Exit 0 when healthy, 3 otherwise."""
+    """Check the store: schema version, every table and index read in full, referential integrity, counts.
+    Exit 0 when healthy, 3 otherwise (each problem says which table or index)."""
     store = _store(db)
     with store_errors():
         rep = store.doctor()
@@ -739,6 +780,8 @@ def doctor(db: Optional[str] = _db_opt()) -> None:
     if rep.problems:
         for p in rep.problems:
             typer.echo(f"problem: {terminal_text(p)}")
+        for note in rep.notes:
+            typer.echo(f"note: {terminal_text(note)}")
         raise fail(f"the store has {len(rep.problems)} problem(s)", EXIT_STORE)
     typer.echo("healthy")
     raise typer.Exit(EXIT_OK)

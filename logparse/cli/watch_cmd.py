@@ -20,6 +20,10 @@ from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
 WATCH_FORMATS = ("table", "json", "ndjson")
+_LOCK_HELP = (
+    "Seconds another process (a writer, or any reader while watch writes) may hold the store before watch "
+    "says so, once; it keeps what it read and tries again until the store is free."
+)
 
 
 class _Stop:
@@ -68,7 +72,7 @@ def watch(
     sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the file's format."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    lock_timeout: float = typer.Option(30.0, "--lock-timeout", help="Seconds to wait for another writer."),
+    lock_timeout: float = typer.Option(30.0, "--lock-timeout", help=_LOCK_HELP),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only the blocks and errors (no progress, no notes)."),
     *,
     out: Output,
@@ -93,16 +97,37 @@ def watch(
         progress=False if quiet else None,
     )
     session = _Session(store, out, exec_cmd, exec_timeout, metrics_file, quiet)
-    writer = StoreWriter(store, opts)
     policy = Policy(runtime_interval_s=runtime_interval)
     with store_errors(), _Stop() as stop:
-        session.update_metrics()
-        if use_journal:
-            _watch_journal(writer, session, stop, policy, once, (unit, directory, jfile))
-        else:
-            _watch_file(str(path), writer, session, stop, policy, once, input_format)
+        writer = StoreWriter(store, opts, wait=_store_wait(session, stop))
+        query = (unit, directory, jfile) if use_journal else None
+        _follow(writer, session, stop, policy, once, query, (str(path), input_format))
     session.close()
     raise typer.Exit(EXIT_OK)
+
+
+def _follow(writer, session: _Session, stop: _Stop, policy, once: bool, query: tuple | None, file: tuple) -> None:
+    """The journal (``query``: unit, directory, file) or the file (``file``: path, format) into the store."""
+    from logparse.store.watch import StoppedWhileBusy
+
+    try:
+        session.update_metrics()
+        if query is not None:
+            _watch_journal(writer, session, stop, policy, once, query)
+        else:
+            _watch_file(file[0], writer, session, stop, policy, once, file[1])
+    except StoppedWhileBusy as exc:
+        typer.echo(f"logparse watch: {exc}", err=True)  # stopped as asked: nothing is lost
+
+
+def _store_wait(session: _Session, stop: _Stop):
+    """A busy store is waited for, never given up on: said once, on stderr (with -q too)."""
+    from logparse.store.watch import StoreWait
+
+    session.wait = StoreWait(
+        note=lambda msg: typer.echo(f"logparse watch: {msg}", err=True), stopping=lambda: stop.asked
+    )
+    return session.wait
 
 
 def _loop(session: _Session, stop: _Stop, policy):
@@ -161,6 +186,8 @@ class _Session:
         self.bar: Any = None
         self.reported: dict[str, None] = {}  # launch ids already reported (bounded, oldest dropped)
         self._fh: TextIO | None = None
+        #: how the store is waited for while another process holds it (set by watch)
+        self.wait: Any = None
 
     # -- progress and notes --------------------------------------------------------------------
     def start_bar(self, name: str, unit: str, total: int | None = None) -> None:
@@ -206,7 +233,8 @@ class _Session:
     def report(self, launch_id: str) -> None:
         from logparse.reports.watch_block import launch_block
 
-        block = launch_block(launch_id, str(self.store.path)).to_dict()
+        block = self._waiting(f"the block of launch {launch_id}", lambda: launch_block(launch_id, str(self.store.path)))
+        block = block.to_dict()
         self.print_block(block)
         if self.exec_cmd:
             self.run_exec(block)
@@ -251,9 +279,12 @@ class _Session:
         from logparse.reports.metrics import collect
 
         try:
-            write_atomic(self.metrics_file, exposition(collect(self.store.path)))
+            write_atomic(self.metrics_file, exposition(self._waiting("--metrics", lambda: collect(self.store.path))))
         except OSError as exc:
             raise fail(f"--metrics {self.metrics_file}: {exc.strerror or exc}", EXIT_STORE) from None
+
+    def _waiting(self, what: str, read):
+        return read() if self.wait is None else self.wait.run(what, read)
 
     def close(self) -> None:
         self.caught_up()

@@ -29,6 +29,7 @@ from typing import Any
 from logparse import sglang_prefix
 from logparse.grammar import bounds, bulk_export, bulk_template
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
+from logparse.sources import timestamps
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
 from logparse.sources.streams import gathered
@@ -652,20 +653,32 @@ def _classified(lf, fmt: str = "plain"):
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
     glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
+    batch = prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"])
     return lf.with_columns(
         prefixed=prefixed,
-        batch=prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"]),
+        batch=batch & _real_stamp(head),
         anchor=msg.str.contains_any(list(ANCHORS)),
         special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
         glog=glog,
     ).with_columns(
         python=(
             msg.is_null()
+            | (batch & ~pl.col("batch"))  # a stamp that names no real time: the record path says so
             | pl.col("special")
             | (~pl.col("prefixed") & ~pl.col("glog"))
             | (pl.col("anchor") & ~pl.col("batch"))
         ).fill_null(True)
     )
+
+
+#: SGLang's bracket opening with a stamp that names a real time (:data:`timestamps.REAL_STAMP`).
+_REAL_STAMP_PATTERN = rf"^\[(?:{timestamps.REAL_STAMP})[. \]]"
+
+
+def _real_stamp(head):
+    """Whether SGLang's stamp at the start of ``head`` names a real time (month 13, Feb 30 and hour
+    25 do not: :func:`logparse.sources.timestamps.civil_epoch`)."""
+    return head.str.contains(_REAL_STAMP_PATTERN)
 
 
 def _aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:

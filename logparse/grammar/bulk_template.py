@@ -296,9 +296,11 @@ def _bracket(b: Bytes, rows: Rows) -> None:
     number ``ts`` that sorts as its text does, and moves to its ``]``."""
     rows.keep(b.shape(rows.pos, "[DDDD-DD-DD DD:DD:DD"))
     pos = rows.pos
-    code = b.digits(pos + 1, 4)
-    for off in (6, 9, 12, 15, 18):
-        code = code * 100 + b.digits(pos + off, 2)
+    parts = [b.digits(pos + 1, 4)] + [b.digits(pos + off, 2) for off in (6, 9, 12, 15, 18)]
+    rows.keep(_real_time(*parts))  # a stamp that names no real time: the record path says so
+    code = parts[0]
+    for part in parts[1:]:
+        code = code * 100 + part
     milli = b.arr[pos + 20] == 46
     after = b.arr[pos + 24]
     ok = ~milli | (b.shape(pos + 21, "DDD") & ((after == 32) | (after == 93)))
@@ -308,6 +310,18 @@ def _bracket(b: Bytes, rows: Rows) -> None:
     rows.pos = pos + np.where(milli, 24, 20)
     rows.keep(ok)
     _items(b, rows)
+
+
+#: Days of each month (index 1-12) in a year without Feb 29.
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
+
+
+def _real_time(year, month, day, hour, minute, second) -> np.ndarray:
+    """Which stamps name a real time: :func:`logparse.sources.timestamps.civil_epoch`'s checks, vectorized."""
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    days = _MONTH_DAYS[np.clip(month, 0, 12)] + (leap & (month == 2))
+    dated = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= days)
+    return dated & (hour < 24) & (minute < 60) & (second < 60)
 
 
 def _items(b: Bytes, rows: Rows) -> None:
@@ -405,6 +419,10 @@ def header_rows(b: Bytes, starts: np.ndarray, ends: np.ndarray, reference: bytes
     pattern = "".join("D" if chr(c).isdigit() else chr(c) for c in reference[:gap])
     rows = Rows(np.arange(len(starts)), starts.copy(), ends, {})
     rows.keep(b.shape(rows.pos, pattern) & b.literal(rows.pos + gap, reference[gap:]))
+    if pattern.startswith("DDDD-DD-DDTDD:DD:DD"):  # a header time that names none: the record path says so
+        pos = rows.pos
+        parts = [b.digits(pos, 4)] + [b.digits(pos + off, 2) for off in (5, 8, 11, 14, 17)]
+        rows.keep(_real_time(*parts))
     rows.pos = rows.pos + len(reference)
     pid, n = b.number(rows.pos)
     rows.cols["pid"] = pid

@@ -49,6 +49,7 @@ from logparse.sources.formats.journal_json import PendingObject
 from logparse.sources.formats.systemd_units import NOTE_UNIT_FROM_STARTED, UNIT_SUFFIXES, UnitTracker
 from logparse.sources.layers import Layers, ProblemSink
 from logparse.sources.records import Record
+from logparse.sources.timestamps import bad_time_note
 
 _BOM = b"\xef\xbb\xbf"
 _SPACES: dict[int, bytes] = {}
@@ -260,6 +261,8 @@ class LineParser:
         ts = json_logs.docker_time(obj)
         if ts is not None:  # docker's time is the outer one
             r.ts = ts
+        elif obj.get("time"):
+            r.notes.append(bad_time_note(str(obj["time"])[:80]))
         if r.fmt == self.plain_fmt:
             r.fmt = "docker-json"
         return r
@@ -267,6 +270,8 @@ class LineParser:
     def _json_log(self, n: int, obj: dict) -> list[Record]:
         ts = json_logs.asctime(obj)
         notes = [json_logs.NOTE_TIME] if ts is not None else []
+        if ts is None and obj.get("asctime"):
+            notes = [bad_time_note(str(obj["asctime"])[:80])]
         lines, vllm_tagged = json_logs.log_lines(obj)
         if vllm_tagged:  # vLLM's own text: no outer layer to peel
             return [

@@ -2,7 +2,8 @@
 
 ``.gz`` and ``.zst`` content is recognised by its magic bytes (not the file name) and
 decompressed as a stream; a truncated or corrupt stream yields everything before the
-damage.  Lines are cut at ``\\n``; a line longer than the limit is cut into pieces.
+damage, and says so (zstandard's stream reader ends a truncated frame without a word:
+:class:`ZstdFrames` follows the frames as their bytes pass and tells).  Lines are cut at ``\\n``; a line longer than the limit is cut into pieces.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ class ByteCounter(Protocol):
 
 
 class ReplayReader(io.RawIOBase):
-    """The first block already read, then the rest of ``fh``; counts the raw bytes."""
+    """The first block already read, then the rest of ``fh``; counts the raw bytes (and hands
+    them to ``watch``, when given)."""
 
-    def __init__(self, first: bytes, fh: IO[bytes], counter: ByteCounter):
+    def __init__(self, first: bytes, fh: IO[bytes], counter: ByteCounter, watch: Callable[[bytes], None] | None = None):
         self._first = memoryview(first)
         self._fh = fh
         self._counter = counter
+        self._watch = watch
+        if watch is not None:
+            watch(first)
 
     def readable(self) -> bool:
         return True
@@ -40,8 +45,107 @@ class ReplayReader(io.RawIOBase):
         data = self._fh.read(len(b))
         k = len(data)
         self._counter.bytes_read += k
+        if self._watch is not None:
+            self._watch(data)
         b[:k] = data
         return k
+
+
+#: zstd's skippable frames: magic 0x184D2A50 to 0x184D2A5F (little-endian), then a 4-byte size.
+_SKIPPABLE = frozenset(bytes([0x50 + i, 0x2A, 0x4D, 0x18]) for i in range(16))
+#: Bytes of the frame header after its descriptor: dictionary id by its flag, content size by its flag.
+_DICT_ID_BYTES = (0, 1, 2, 4)
+_CONTENT_SIZE_BYTES = (0, 2, 4, 8)
+
+
+class ZstdFrames:
+    """The frames of a zstd stream followed as its compressed bytes pass (RFC 8878: frame header,
+    block headers, checksum), without decompressing: :attr:`complete` says whether the bytes so
+    far end where a frame ends.  A few bytes are held at a time; block contents are skipped."""
+
+    def __init__(self) -> None:
+        self._held = b""
+        self._want = 4  # bytes of the next header piece
+        self._skip = 0  # bytes of content to pass over first
+        self._state = "magic"
+        self._checksum = 0
+        self._data_frames = 0  # a stream of skippable frames only (pzstd's first, cut) holds nothing
+
+    @property
+    def complete(self) -> bool:
+        """The input ends between frames (or is something this walker does not follow: the
+        decompressor reports that)."""
+        if self._state == "lost":
+            return True
+        return self._state == "magic" and not self._held and not self._skip and self._data_frames > 0
+
+    def feed(self, data: bytes) -> None:
+        pos, n = 0, len(data)
+        while self._state != "lost":
+            if self._skip:
+                k = min(self._skip, n - pos)
+                self._skip -= k
+                pos += k
+                if self._skip:
+                    return
+            take = min(self._want - len(self._held), n - pos)
+            self._held += data[pos : pos + take]
+            pos += take
+            if len(self._held) < self._want:
+                return
+            piece, self._held = self._held, b""
+            self._step(piece)
+
+    def _step(self, piece: bytes) -> None:
+        state = self._state
+        if state == "magic":
+            if piece == ZSTD_MAGIC:
+                self._state, self._want = "descriptor", 1
+                self._data_frames += 1
+            elif piece in _SKIPPABLE:
+                self._state, self._want = "skippable", 4
+            else:
+                self._state = "lost"
+        elif state == "skippable":
+            self._skip = int.from_bytes(piece, "little")
+            self._state, self._want = "magic", 4
+        elif state == "descriptor":
+            fhd = piece[0]
+            single = fhd >> 5 & 1
+            fcs = _CONTENT_SIZE_BYTES[fhd >> 6] or single  # flag 0: 1 byte in a single segment
+            self._checksum = 4 if fhd & 4 else 0
+            self._skip = (0 if single else 1) + _DICT_ID_BYTES[fhd & 3] + fcs
+            self._state, self._want = "block", 3
+        elif state == "block":
+            header = int.from_bytes(piece, "little")
+            kind, size = header >> 1 & 3, header >> 3
+            self._skip = 1 if kind == 1 else size  # an RLE block holds one byte
+            if header & 1:  # the last block: then the checksum, then the next frame
+                self._skip += self._checksum
+                self._state, self._want = "magic", 4
+
+
+class _ZstdReader:
+    """zstandard's stream reader over every frame of the input, which raises EOFError when the
+    input ends inside a frame (a truncated file) instead of ending quietly."""
+
+    def __init__(self, reader, frames: ZstdFrames) -> None:
+        self._reader = reader
+        self._frames = frames
+
+    def read(self, n: int = -1) -> bytes:
+        return self._checked(self._reader.read(n))
+
+    def read1(self, n: int = -1) -> bytes:
+        return self._checked(self._reader.read1(n))
+
+    def _checked(self, chunk: bytes) -> bytes:
+        if not chunk and not self._frames.complete:
+            raise EOFError("the zstd stream ends inside a frame")
+        return chunk
+
+    def close(self) -> None:
+        self._reader.close()
 
 
 def read_first(fh: IO[bytes], chunk_size: int) -> bytes:
@@ -63,12 +167,12 @@ def decompressor(first: bytes, fh: IO[bytes], counter: ByteCounter, chunk_size: 
         import gzip
 
         return gzip.GzipFile(fileobj=io.BufferedReader(ReplayReader(first, fh, counter), chunk_size), mode="rb")
-    if first[:4] == ZSTD_MAGIC:
+    if first[:4] == ZSTD_MAGIC or first[:4] in _SKIPPABLE:  # pzstd starts with a skippable frame
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(
-            io.BufferedReader(ReplayReader(first, fh, counter), chunk_size), read_across_frames=True
-        )
+        frames = ZstdFrames()
+        raw = io.BufferedReader(ReplayReader(first, fh, counter, frames.feed), chunk_size)
+        return _ZstdReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), frames)
     return None
 
 

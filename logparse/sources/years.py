@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from logparse.sources.records import Record
-from logparse.sources.timestamps import day_epoch
+from logparse.sources.timestamps import bad_time_note, civil_epoch
 
 NOTE_YEAR_SGLANG = "year from the SGLang timestamp"
 NOTE_YEAR_MTIME = "year from the file's modification time"
@@ -88,6 +88,8 @@ class YearResolver:
         a = self._ym.get(ym)
         if a is None:
             a = (int(ym[:4]), int(ym[5:7])) if ym[:4].isdigit() and ym[5:7].isdigit() else (0, 0)
+            if not (1 <= a[1] <= 12 and ym.isascii()):  # not a real month: no anchor
+                a = (0, 0)
             if len(self._ym) > 1000:
                 self._ym.clear()
             self._ym[ym] = a
@@ -107,7 +109,12 @@ class YearResolver:
     def _set(r: Record, year: int, note: str) -> None:
         assert isinstance(r.ts, tuple)  # only year-less records are held for dating
         mon, day, sod = r.ts
-        r.ts = day_epoch(year, mon, day) + sod
+        start = civil_epoch(year, mon, day)
+        if start is None:  # Feb 29 of a year without one (or a year out of range)
+            r.ts = None
+            r.notes.append(bad_time_note(f"{year:04d}-{mon:02d}-{day:02d}"))
+            return
+        r.ts = start + sod
         r.notes.append(note)
 
     def _ref_year(self, mon: int, day: int) -> int:

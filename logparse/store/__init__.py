@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logparse.store.bounds import QueryBoundError, QueryLimits, QueryTimeout, QueryTooBig, bounded
 from logparse.store.db import (
     DEFAULT_LOCK_TIMEOUT,
     StoreBusy,
@@ -48,7 +49,11 @@ __all__ = [
     "METRIC_ALIASES",
     "SCHEMA_VERSION",
     "IngestReport",
+    "QueryBoundError",
+    "QueryLimits",
     "QueryRefused",
+    "QueryTimeout",
+    "QueryTooBig",
     "SourceOutcome",
     "Store",
     "StoreBusy",
@@ -229,10 +234,17 @@ class Store:
         """Nothing stays open between calls; kept for symmetry and ``with`` blocks."""
 
     # ------------------------------------------------------------------ connections
-    def connect(self, *, write: bool = False, create: bool = False, safe_read: bool = False):
+    def connect(
+        self, *, write: bool = False, create: bool = False, safe_read: bool = False, settings: dict | None = None
+    ):
         """A context manager giving a DuckDB connection (read-only unless ``write``)."""
         return connection(
-            self.path, write=write, lock_timeout=self.lock_timeout, create=create or write, safe_read=safe_read
+            self.path,
+            write=write,
+            lock_timeout=self.lock_timeout,
+            create=create or write,
+            safe_read=safe_read,
+            settings=settings,
         )
 
     def _df(self, sql: str, params: Sequence[Any] = ()):
@@ -442,10 +454,12 @@ class Store:
         sql += " ORDER BY deployment, launch_no"
         return self._rows(sql, params) if as_rows else self._df(sql, params)
 
-    def query(self, sql: str, *, write: bool = False, as_rows: bool = False):
-        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`).
+    def query(self, sql: str, *, write: bool = False, as_rows: bool = False, limits: QueryLimits | None = None):
+        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`), within ``limits``
+        (time, memory and spill: :mod:`logparse.store.bounds`; default 60 s and a quarter of the RAM).
 
-        A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values)."""
+        A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values).
+        Raises :class:`QueryTimeout` or :class:`QueryTooBig` past a bound."""
 
         def result(rel):
             if rel is None:
@@ -454,14 +468,16 @@ class Store:
                 return rel.pl()
             return Rows(list(rel.columns), rel.fetchall())
 
+        limits = limits or QueryLimits()
+        settings = limits.settings(self.path)
         if not write:
             check_read_only(sql)
-            with self.connect(safe_read=True) as con:
+            with self.connect(safe_read=True, settings=settings) as con, bounded(con, limits, self.path):
                 return result(con.sql(sql))
         import duckdb
 
         stmts = duckdb.extract_statements(sql)
-        with self.connect(write=True) as con:
+        with self.connect(write=True, settings=settings) as con, bounded(con, limits, self.path):
             rel = None
             for st in stmts:
                 rel = con.sql(st.query)
@@ -487,11 +503,24 @@ class Store:
             return export(con, Path(directory), on_table=on_table)
 
     def doctor(self) -> DoctorReport:
+        """The schema, every table and index read in full (:mod:`.fullscan`), the counts and the
+        consistency checks; each problem says what is wrong (``healthy`` when there is none)."""
+        from logparse.store import schema
+        from logparse.store.db import REPAIR_HINT
+        from logparse.store.fullscan import TABLE_HINT, damaged_parts
+
         rep = DoctorReport(self.path)
         with self.connect() as con:
             _doctor_schema(con, rep)
-            if rep.problems:
-                return rep
+        if rep.problems:
+            return rep
+        damaged = damaged_parts(self.connect, list(schema.TABLES))
+        if damaged:
+            rep.problems.extend(damaged)
+            tables = any(p.startswith("table ") for p in damaged)
+            rep.notes.append(TABLE_HINT if tables else f"an index is damaged: {REPAIR_HINT.split('; ', 1)[1]}")
+            return rep
+        with self.connect() as con:
             _doctor_counts(con, rep)
             for sql, what in _integrity_checks():
                 n = con.execute(sql).fetchall()[0][0]

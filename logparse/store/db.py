@@ -31,7 +31,12 @@ class StoreError(Exception):
 
 
 class StoreBusy(StoreError):
-    pass
+    """Another process holds the store (a writer, or a reader while this one would write)."""
+
+    def __init__(self, message: str, holder: str = "") -> None:
+        super().__init__(message)
+        #: " (held by PID N)" when DuckDB says, else ""
+        self.holder = holder
 
 
 class StoreCorrupt(StoreError):
@@ -109,17 +114,62 @@ def connect_file(path: Path, read_only: bool, lock_timeout: float, config: dict 
                         holder = " (held by PID " + msg.split("PID", 1)[1].strip(" )").split(")")[0] + ")"
                     raise StoreBusy(
                         f"store is busy: another process is using {path}{holder}; gave up after "
-                        f"{lock_timeout:g} s (--lock-timeout)"
+                        f"{lock_timeout:g} s (--lock-timeout)",
+                        holder,
                     ) from None
                 time.sleep(min(delay, max(0.0, deadline - now)) * (0.75 + random.random() / 2))
                 delay = min(delay * 2, 1.0)
+                continue
+            if _being_created(path, exc) and time.monotonic() < deadline:
+                time.sleep(0.05 + random.random() / 10)  # another process is writing its first blocks
                 continue
             raise StoreCorrupt(
                 f"{path}: DuckDB cannot open this file ({short_error(exc)}); it was left untouched"
             ) from None
 
 
-def short_error(exc: Exception) -> str:
+#: What to do with a store whose file is damaged (said by every command that meets the damage).
+REPAIR_HINT = (
+    "run 'logparse doctor' to see which table or index; to rebuild the store, 'logparse export DIR' "
+    "(it reads the tables, not the indexes) and 'logparse ingest --db NEW.duckdb DIR'"
+)
+
+
+def root_error(exc: BaseException) -> BaseException:
+    """The error behind DuckDB's "Current transaction is aborted" (raised by whatever ran after the
+    first failure in a transaction, e.g. a cleanup): the first failure, which says what happened."""
+    seen = 0
+    while "transaction is aborted" in str(exc) and exc.__context__ is not None and seen < 10:
+        exc = exc.__context__
+        seen += 1
+    return exc
+
+
+def damage(path: Path, exc: BaseException) -> StoreCorrupt | None:
+    """A :class:`StoreCorrupt` saying what to do when ``exc`` (or the error behind it) is the
+    store's file being damaged (a block whose checksum does not match, a block that cannot be
+    read), else None."""
+    import duckdb
+
+    root = root_error(exc)
+    text = str(root)
+    if isinstance(root, duckdb.Error) and ("Corrupt database file" in text or "does not match stored checksum" in text):
+        return StoreCorrupt(f"{path}: the store file is damaged ({short_error(root)}): {REPAIR_HINT}")
+    return None
+
+
+def _being_created(path: Path, exc: Exception) -> bool:
+    """DuckDB finds the file invalid while it was written a moment ago: another process is creating
+    the store (its headers are not all there yet), so opening is tried again, as for a lock."""
+    if "not a valid DuckDB database file" not in str(exc):
+        return False
+    try:
+        return time.time() - path.stat().st_mtime < 5.0
+    except OSError:
+        return False
+
+
+def short_error(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:300]
 
@@ -200,21 +250,37 @@ def open_store(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     create: bool = False,
     safe_read: bool = False,
+    settings: dict[str, str] | None = None,
 ):
     """A DuckDB connection to a valid store of the current schema version.
 
     ``write``: a read-write connection (migrates an older store, creates a missing one when
     ``create``).  Otherwise a read-only one; ``safe_read`` also disables file access from SQL
     (for user queries).  An older store is migrated first, which needs the write lock.
+    ``settings``: DuckDB settings of the connection (a query's bounds, :mod:`.bounds`).
     """
+    con = _open_store(
+        path, write=write, lock_timeout=lock_timeout, create=create, safe_read=safe_read, settings=settings
+    )
+    if write and settings:
+        try:
+            for name, value in settings.items():  # our own values: names and sizes, never user text
+                con.execute(f"SET {name} = '{value}'")
+        except BaseException:
+            con.close()
+            raise
+    return con
+
+
+def _open_store(path: Path, *, write: bool, lock_timeout: float, create: bool, safe_read: bool, settings):
     exists = check_file(path)
     if exists:
-        con = _reopen_validated(path, write=write, lock_timeout=lock_timeout, safe_read=safe_read)
+        con = _reopen_validated(path, write=write, lock_timeout=lock_timeout, safe_read=safe_read, settings=settings)
         if con is not None:
             return con
         # Validate read-only first: nothing is written to a file we cannot read.  A reader keeps
         # that connection when the store is of the current version (one open, not two).
-        con, version = _read_version(path, lock_timeout, keep=None if write else _read_config(safe_read))
+        con, version = _read_version(path, lock_timeout, keep=None if write else _read_config(safe_read, settings))
         if con is not None:
             _VALIDATED.add(str(path.resolve()))
             return con
@@ -233,15 +299,19 @@ def open_store(
         con.close()
     else:
         _VALIDATED.add(str(path.resolve()))
-    return connect_file(path, True, lock_timeout, _read_config(safe_read))
+    return connect_file(path, True, lock_timeout, _read_config(safe_read, settings))
 
 
-def _read_config(safe_read: bool) -> dict:
-    """DuckDB settings of a read-only connection (``safe_read``: no file access from SQL)."""
-    return {"enable_external_access": False, "lock_configuration": True} if safe_read else {}
+def _read_config(safe_read: bool, settings: dict[str, str] | None = None) -> dict:
+    """DuckDB settings of a read-only connection (``safe_read``: no file access from SQL, and
+    the configuration locked; ``settings`` first, as the configuration is then fixed)."""
+    config: dict = dict(settings or {})
+    if safe_read:
+        config.update(enable_external_access=False, lock_configuration=True)
+    return config
 
 
-def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read: bool):
+def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read: bool, settings=None):
     """A connection to a store this process validated before, if it is still of the current
     schema version; else None (and it is no longer taken as validated)."""
     import duckdb
@@ -249,12 +319,7 @@ def _reopen_validated(path: Path, *, write: bool, lock_timeout: float, safe_read
     key = str(path.resolve())
     if key not in _VALIDATED:
         return None
-    con = connect_file(
-        path,
-        not write,
-        lock_timeout,
-        {"enable_external_access": False, "lock_configuration": True} if safe_read and not write else None,
-    )
+    con = connect_file(path, not write, lock_timeout, None if write else _read_config(safe_read, settings) or None)
     try:
         version = schema_version_of(con)
     except duckdb.Error as exc:
@@ -318,13 +383,21 @@ def connection(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     create: bool = False,
     safe_read: bool = False,
+    settings: dict[str, str] | None = None,
 ) -> Iterator:
     import duckdb
 
-    con = open_store(path, write=write, lock_timeout=lock_timeout, create=create, safe_read=safe_read)
+    con = open_store(
+        path, write=write, lock_timeout=lock_timeout, create=create, safe_read=safe_read, settings=settings
+    )
     try:
         yield con
-    except duckdb.IOException as exc:
-        raise StoreCorrupt(f"{path}: reading the store failed ({short_error(exc)})") from None
+    except duckdb.Error as exc:
+        damaged = damage(path, exc)
+        if damaged is not None:
+            raise damaged from None
+        if isinstance(exc, duckdb.IOException):
+            raise StoreCorrupt(f"{path}: reading the store failed ({short_error(exc)})") from None
+        raise
     finally:
         con.close()

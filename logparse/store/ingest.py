@@ -1113,9 +1113,17 @@ def ingest_parsed(
 
     try:
         return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:  # the transaction was rolled back
         lease.close()
-        raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm.short_error(exc)})") from None
+        damaged = dbm.damage(lease.path, exc)
+        if damaged is not None:  # one clear line instead of "Current transaction is aborted"
+            raise damaged from None
+        root = dbm.root_error(exc)
+        if isinstance(root, duckdb.IOException):
+            raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm.short_error(root)})") from None
+        if root is not exc and isinstance(root, Exception):
+            raise root from None
+        raise
     except BaseException:
         lease.close()
         raise

@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from logparse.launches.identity import CONTENT_LINES, RUNTIME_KINDS
 from logparse.sources import Source, text_source
@@ -114,11 +114,72 @@ class ShiftedSource:
         return getattr(self.inner, name)
 
 
-class StoreWriter:
-    """Parses a source, then writes it in one transaction with the store open only meanwhile."""
+class StoppedWhileBusy(dbm.StoreError):
+    """watch was asked to stop while the store was busy: what it read since its last write is not
+    stored (the next watch reads it again: from the file, or from the stored journal cursor)."""
 
-    def __init__(self, store: Store, opts: IngestOptions, journal_scope_key: str | None = None) -> None:
+
+T = TypeVar("T")
+
+
+@dataclass
+class StoreWait:
+    """Runs an operation on the store until no other process holds it: watch keeps what it read and
+    tries again (each attempt waits up to the lock timeout, with DuckDB's lock tried again with
+    backoff), saying once that the store is busy and once that it is free again; never gives up,
+    except when ``stopping()`` (then :class:`StoppedWhileBusy`)."""
+
+    note: Callable[[str], None] = lambda _msg: None
+    stopping: Callable[[], bool] = lambda: False
+    #: pause between attempts (each attempt itself waits the lock timeout)
+    pause_s: float = 0.5
+
+    def run(self, what: str, operation: Callable[[], T]) -> T:
+        """``operation()`` once the store lets it; ``what``: what waits, for the notes."""
+        started = time.monotonic()
+        busy = False
+        while True:
+            try:
+                result = operation()
+            except dbm.StoreBusy as exc:
+                if not busy:
+                    who = exc.holder.replace(" (held by PID ", " (PID ")
+                    self.note(
+                        f"the store is busy: another process{who} holds it; {what} kept, trying again until it is free"
+                    )
+                    busy = True
+                self._pause(what)
+                continue
+            if busy:
+                self.note(f"the store is free again after {time.monotonic() - started:.0f} s")
+            return result
+
+    def _pause(self, what: str) -> None:
+        deadline = time.monotonic() + self.pause_s
+        while True:
+            if self.stopping():
+                raise StoppedWhileBusy(
+                    f"stopped while the store was busy: {what} not done; the next watch reads it again "
+                    "(the file from its start, the journal from the stored cursor)"
+                )
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.05)
+
+
+class StoreWriter:
+    """Parses a source, then writes it in one transaction with the store open only meanwhile;
+    while another process holds the store, keeps the parsed input and tries again (``wait``)."""
+
+    def __init__(
+        self,
+        store: Store,
+        opts: IngestOptions,
+        journal_scope_key: str | None = None,
+        wait: StoreWait | None = None,
+    ) -> None:
         self.store, self.opts, self.scope = store, opts, journal_scope_key
+        self.wait = wait or StoreWait()
 
     def parse(self, src, *, keep_unrecognized_after: int = 0) -> ParsedSource:
         ps = parse_source(src, self.opts)
@@ -129,16 +190,24 @@ class StoreWriter:
     def commit(self, ps: ParsedSource) -> Written:
         """Write a parsed input in one transaction; which launches it made ready or failed."""
         ids, procs = _candidates(ps)
-        before = self._outcomes(ids, procs)
-        lease = WriteLease(self.store.path, self.opts.lock_timeout)
-        try:
-            out = ingest_parsed(lease, ps, self.opts, journal_scope_key=self.scope)
-        finally:
-            lease.close()
-        after = self._outcomes(ids, procs) if out.status == "stored" else {}
+        lines = f"{ps.counts.total:,} line(s) read"
+        before = self.wait.run(lines, lambda: self._outcomes(ids, procs))
+        out = self.wait.run(lines, lambda: self._ingest(ps))
+        after = (
+            self.wait.run("the outcome of what was written", lambda: self._outcomes(ids, procs))
+            if out.status == "stored"
+            else {}
+        )
         finished = [lid for lid, o in after.items() if o in FINISHED and before.get(lid) not in FINISHED]
         warnings = ps.warnings if out.status == "stored" else []
         return Written(out, finished, ps.bytes or 0, ps.counts.total, list(warnings))
+
+    def _ingest(self, ps: ParsedSource) -> SourceOutcome:
+        lease = WriteLease(self.store.path, self.opts.lock_timeout)
+        try:  # the lock is taken before anything of ``ps`` is used: a busy store leaves it as it was
+            return ingest_parsed(lease, ps, self.opts, journal_scope_key=self.scope)
+        finally:
+            lease.close()
 
     def _outcomes(self, ids: list[str], procs: list[tuple]) -> dict[str, str]:
         if not ids and not procs:
@@ -302,7 +371,14 @@ class JournalWatch:
         self.ignore_cursor = False
 
     def start(self, *, follow: bool) -> JournalFollower:
-        cursor = None if self.ignore_cursor else self.writer.store.journal_cursor(self.unit, self.directory, self.file)
+        store = self.writer.store
+        cursor = (
+            None
+            if self.ignore_cursor
+            else self.writer.wait.run(
+                "reading the stored cursor", lambda: store.journal_cursor(self.unit, self.directory, self.file)
+            )
+        )
         self.follower = JournalFollower(self.unit, self.directory, self.file, cursor, follow=follow)
         self.follower.start()
         return self.follower
@@ -328,8 +404,8 @@ class JournalWatch:
         ps = self.writer.parse(ShiftedSource(inner, self.read_entries, "journal"))
         if not final and not self.full and young(ps):
             return None
+        written = self.writer.commit(ps)  # waits while the store is busy: the entries stay pending till then
         self.entries, self.size = [], 0
-        written = self.writer.commit(ps)
         self.read_entries += n
         if written.outcome.status == "skipped":  # the same bytes twice (cannot happen with cursors)
             written.outcome.message = "already in the store"

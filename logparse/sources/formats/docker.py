@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.layers import Layers
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds, offset_seconds
+from logparse.sources.timestamps import bad_time_note, offset_seconds, stamp_epoch
 
 FORMATS = ("docker",)
 ALIASES: dict[str, str] = {}
@@ -42,7 +42,9 @@ def peel_timestamp(line: Layers, fmt: str) -> bool:
     if m is None:
         return False
     date, hms, frac, tz = m.group("date", "hms", "frac", "tz")
-    line.ts = date_epoch(date) + hms_seconds(hms) + frac_seconds(frac) - offset_seconds(tz)
+    line.ts = stamp_epoch(date, hms, frac, offset_seconds(tz))
+    if line.ts is None:
+        line.notes.append(bad_time_note(raw[pos : m.end("tz")].decode()))
     line.fmt = line.fmt or fmt
     line.pos = m.end()
     return True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.layers import Layers
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds
+from logparse.sources.timestamps import bad_time_note, stamp_epoch
 
 FORMATS = ("docker-desktop",)
 ALIASES: dict[str, str] = {}
@@ -29,8 +29,9 @@ def peel(line: Layers) -> bool:
     if m is None:
         return False
     if line.ts is None:
-        line.ts = date_epoch(m.group("date")) + hms_seconds(m.group("hms")) + frac_seconds(m.group("frac"))
-        line.notes.append(NOTE_DESKTOP)
+        line.ts = stamp_epoch(m.group("date"), m.group("hms"), m.group("frac"))
+        when = m.string[m.start() : m.end() - 1].decode()
+        line.notes.append(NOTE_DESKTOP if line.ts is not None else bad_time_note(when))
     line.fmt = line.fmt or "docker-desktop"
     line.pos = m.end()
     return True

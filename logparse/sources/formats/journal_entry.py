@@ -25,7 +25,7 @@ import re
 
 from logparse.sources.layers import ProblemSink
 from logparse.sources.records import Record
-from logparse.sources.timestamps import fmt_utc
+from logparse.sources.timestamps import bad_time_note, epoch_of_micros, fmt_utc
 
 #: The journal fields the source layer reads.
 META_KEYS = (
@@ -83,6 +83,20 @@ def _to_int(s: str | None) -> int | None:
         return None
 
 
+def entry_time(source_rt: str | None, rt: str | None) -> tuple[float | None, tuple[str, ...]]:
+    """The entry's time (``_SOURCE_REALTIME_TIMESTAMP``, else ``__REALTIME_TIMESTAMP``) and the
+    notes on it: a value that is no time leaves the entry without one, with a note."""
+    ts, bad = epoch_of_micros(source_rt)
+    if ts:
+        return ts, ()
+    ts2, bad2 = epoch_of_micros(rt)
+    if ts2 is not None:
+        return ts2, ()
+    if bad or bad2:
+        return None, (bad_time_note(str(source_rt if bad else rt)[:80]),)
+    return None, ()
+
+
 def entry_records(n: int, f: dict, values: list, fmt: str, sink: ProblemSink) -> list[Record]:
     """Records of one journal entry.  ``f``: metadata fields as str; ``values``: the MESSAGE
     values (str, bytes, or None / :class:`Blob` when journalctl did not print it)."""
@@ -92,21 +106,20 @@ def entry_records(n: int, f: dict, values: list, fmt: str, sink: ProblemSink) ->
     cursor = get("__CURSOR")
     pid = _to_int(get("_PID")) or _to_int(get("SYSLOG_PID"))
     unit = entry_unit(f)
-    rt = _to_int(get("_SOURCE_REALTIME_TIMESTAMP")) or _to_int(get("__REALTIME_TIMESTAMP"))
-    ts = rt / 1e6 if rt is not None else None
+    ts, notes = entry_time(get("_SOURCE_REALTIME_TIMESTAMP"), get("__REALTIME_TIMESTAMP"))
     if cursor is not None:
         sink.last_cursor[(host, unit)] = cursor
     src = sink.name
     if not values:  # an entry without MESSAGE (``-o cat`` prints an empty line)
-        return [Record(n, "", src, ts, host, unit, pid, boot, cursor, False, None, fmt, [])]
+        return [Record(n, "", src, ts, host, unit, pid, boot, cursor, False, None, fmt, list(notes))]
     out = []
     for v in values:
         if v is None or v.__class__ is Blob:
             problem = _lost_message(v, unit, ts, sink)
-            out.append(Record(n, None, src, ts, host, unit, pid, boot, cursor, False, problem, fmt, []))
+            out.append(Record(n, None, src, ts, host, unit, pid, boot, cursor, False, problem, fmt, list(notes)))
             continue
         for text in message_lines(v):
-            out.append(Record(n, text, src, ts, host, unit, pid, boot, cursor, False, None, fmt, []))
+            out.append(Record(n, text, src, ts, host, unit, pid, boot, cursor, False, None, fmt, list(notes)))
     return out
 
 

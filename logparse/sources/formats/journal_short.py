@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from logparse.sources.timestamps import frac_seconds, hms_seconds, month_number
+from logparse.sources.timestamps import bad_time_note, civil_epoch, frac_seconds, hms_seconds, month_number
 
 FORMATS = ("journal-short", "journal-short-precise")
 ALIASES = {"short": "journal-short", "short-precise": "journal-short-precise"}
@@ -35,6 +35,11 @@ _TIME = rb" (?P<day>[ \d]\d) (?P<hms>\d\d:\d\d:\d\d)(?P<frac>\.\d{1,6})?"
 HEADER_RE = re.compile(rb"(?P<mon>[A-Z][a-z]{2})" + _TIME + TAIL)
 #: The same with a non-English month name (LC_TIME of the machine that rendered it).
 LOCALE_HEADER_RE = re.compile(rb"(?P<mon>[^\s\d:\[\](){}|]{2,16})" + _TIME + TAIL)
+
+
+#: A year with a Feb 29: a month and day are checked before their year is known (sources.years
+#: checks Feb 29 again once it is).
+LEAP_YEAR = 2000
 
 
 def match(raw: bytes, pos: int, journal: bool, compose: bool) -> re.Match | None:
@@ -56,4 +61,7 @@ def header_time(m: re.Match, primary: str, ident: str) -> tuple:
     if mon is None:
         name = m.group("mon").decode("utf-8", "replace")
         return None, fmt, f"month name {name!r} not understood: no timestamp (render with LC_ALL=C)"
-    return (mon, int(m.group("day")), hms_seconds(m.group("hms")) + frac_seconds(m.group("frac"))), fmt, None
+    day, sod = int(m.group("day")), hms_seconds(m.group("hms"))
+    if sod is None or civil_epoch(LEAP_YEAR, mon, day) is None:  # Nov 31, Feb 30, 25:00:00
+        return None, fmt, bad_time_note(m.string[m.start() : m.end("hms")].decode("utf-8", "replace"))
+    return (mon, day, sod + frac_seconds(m.group("frac"))), fmt, None

@@ -19,7 +19,7 @@ import re
 
 from logparse.sources.formats.journal_short import TAIL
 from logparse.sources.formats.systemd_units import UNIT_SUFFIXES
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds, zone_offset
+from logparse.sources.timestamps import bad_time_note, stamp_epoch, zone_offset
 
 FORMATS = ("journal-short-full", "journal-with-unit")
 ALIASES = {"short-full": "journal-short-full", "with-unit": "journal-with-unit"}
@@ -41,7 +41,9 @@ def header_time(m: re.Match, primary: str, ident: str) -> tuple:
     if off is None:
         off = 0
         note = f"time zone {tz.decode('utf-8', 'replace')!r} unknown: read as UTC"
-    ts = date_epoch(m.group("date")) + hms_seconds(m.group("hms")) + frac_seconds(m.group("frac")) - off
+    ts = stamp_epoch(m.group("date"), m.group("hms"), m.group("frac"), off)
+    if ts is None:
+        note = bad_time_note(m.string[m.start() : m.end("tz")].decode("utf-8", "replace"))
     if primary in FORMATS:
         fmt = primary
     else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.formats.journal_short import TAIL
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds, offset_seconds
+from logparse.sources.timestamps import bad_time_note, offset_seconds, stamp_epoch
 
 FORMATS = ("journal-short-iso", "journal-short-iso-precise")
 ALIASES = {"short-iso": "journal-short-iso", "short-iso-precise": "journal-short-iso-precise"}
@@ -38,5 +38,6 @@ def match(raw: bytes, pos: int, journal: bool, compose: bool) -> re.Match | None
 
 def header_time(m: re.Match, primary: str, ident: str) -> tuple:
     date, hms, frac, tz = m.group("date", "hms", "frac", "tz")
-    ts = date_epoch(date) + hms_seconds(hms) + frac_seconds(frac) - offset_seconds(tz)
-    return ts, "journal-short-iso-precise" if frac else "journal-short-iso", None
+    ts = stamp_epoch(date, hms, frac, offset_seconds(tz))
+    note = None if ts is not None else bad_time_note(m.group(0)[: m.end("tz") - m.start()].decode())
+    return ts, "journal-short-iso-precise" if frac else "journal-short-iso", note

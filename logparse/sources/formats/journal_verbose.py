@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from logparse.sources.formats.journal_entry import BLOB_RE, META_KEYS_BYTES, Blob
 from logparse.sources.formats.journal_export import is_field_name
 from logparse.sources.records import Record
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds, zone_offset
+from logparse.sources.timestamps import stamp_epoch, zone_offset
 
 FORMATS = ("journal-verbose",)
 ALIASES = {"verbose": "journal-verbose"}
@@ -47,8 +47,9 @@ def header_fields(m: re.Match) -> dict[str, str]:
             fields["_BOOT_ID"] = part[2:]
     if "__REALTIME_TIMESTAMP" not in fields:
         off = zone_offset(m.group("tz")) or 0
-        t = date_epoch(m.group("date")) + hms_seconds(m.group("hms")) + frac_seconds(m.group("frac")) - off
-        fields["__REALTIME_TIMESTAMP"] = str(round(t * 1e6))
+        t = stamp_epoch(m.group("date"), m.group("hms"), m.group("frac"), off)
+        # a printed time that is none stays as printed: the entry then has no time, with a note
+        fields["__REALTIME_TIMESTAMP"] = str(round(t * 1e6)) if t is not None else m.group(0).split(b" [")[0].decode()
     return fields
 
 

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from logparse.sources.formats.pylogging import NOTE_PYLOG_TIME
-from logparse.sources.timestamps import date_epoch, frac_seconds, hms_seconds, offset_seconds
+from logparse.sources.timestamps import offset_seconds, stamp_epoch
 
 FORMATS = ("docker-json", "json-log")
 ALIASES = {"json-file": "docker-json", "python-json": "json-log"}
@@ -59,7 +59,7 @@ def docker_time(obj: dict) -> float | None:
         return None
     date, hms, frac, tz = (g.encode() if g else None for g in m.groups())
     assert date is not None and hms is not None and tz is not None
-    return date_epoch(date) + hms_seconds(hms) + frac_seconds(frac) - offset_seconds(tz)
+    return stamp_epoch(date, hms, frac, offset_seconds(tz))
 
 
 def asctime(obj: dict) -> float | None:
@@ -68,7 +68,7 @@ def asctime(obj: dict) -> float | None:
     if m is None:
         return None
     ms = m.group(3)
-    return date_epoch(m.group(1).encode()) + hms_seconds(m.group(2).encode()) + (int(ms) / 10 ** len(ms) if ms else 0)
+    return stamp_epoch(m.group(1).encode(), m.group(2).encode(), ("." + ms).encode() if ms else None)
 
 
 def log_lines(obj: dict) -> tuple[list[str], bool]:

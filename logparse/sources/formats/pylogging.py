@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from logparse.sources.layers import Layers
-from logparse.sources.timestamps import date_epoch, hms_seconds
+from logparse.sources.timestamps import bad_time_note, stamp_epoch
 
 FORMATS = ("pylogging",)
 ALIASES: dict[str, str] = {}
@@ -28,13 +28,17 @@ PYLOG_RE = re.compile(
 )
 
 
+def _printed(m: re.Match) -> str:
+    return m.string[m.start() : m.end("ms")].decode()
+
+
 def peel(line: Layers) -> bool:
     m = PYLOG_RE.match(line.raw, line.pos)
     if m is None:
         return False
     if line.ts is None:
-        line.ts = date_epoch(m.group("date")) + hms_seconds(m.group("hms")) + int(m.group("ms")) / 1000
-        line.notes.append(NOTE_PYLOG_TIME)
+        line.ts = stamp_epoch(m.group("date"), m.group("hms"), b"." + m.group("ms"))
+        line.notes.append(NOTE_PYLOG_TIME if line.ts is not None else bad_time_note(_printed(m)))
     line.fmt = line.fmt or "pylogging"
     line.pos = m.end()
     return True
