@@ -15,9 +15,17 @@ def pytest_report_header(config):
     return [seed_line()]
 
 
+def pytest_collection_finish(session):
+    """Under -q (the README's test command) pytest prints no header: the seed goes first anyway."""
+    fuzzing = any(item.get_closest_marker("fuzz") is not None for item in session.items)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if fuzzing and reporter is not None and session.config.get_verbosity() < 0:
+        reporter.write_line(seed_line())
+
+
 def pytest_terminal_summary(terminalreporter):
-    """The figures of this run's fuzzing: inputs parsed, inputs and launches read back."""
-    if TALLY.parsed or TALLY.inputs:
+    """The figures of this run's fuzzing: inputs parsed, inputs and launches read back; the seed."""
+    if TALLY.tests:
         terminalreporter.write_line(TALLY.line())
 
 

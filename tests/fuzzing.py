@@ -47,7 +47,7 @@ class Tally:
     library, fuzzed inputs ingested and read back by every command, stored launches read back."""
 
     def __init__(self) -> None:
-        self.parsed = self.inputs = self.launches = 0
+        self.tests = self.parsed = self.inputs = self.launches = 0
 
     def line(self) -> str:
         return (
@@ -110,6 +110,7 @@ def fuzz(
             )(run)
             if fuzz_run == "seeded":
                 run = seed(SEED)(run)
+            TALLY.tests += 1
             try:
                 run()
             except BaseException as exc:
