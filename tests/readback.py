@@ -86,7 +86,18 @@ def parse_every_format(path: Path) -> dict:
 
 
 #: Figures a stored launch must show as the parse of its input gave them (one truth).
-SAME_STORED = ("outcome", "started_at", "ready_at", "model_path", "tp_size", "kv_tokens", "max_total_num_tokens")
+SAME_STORED = (
+    "outcome",
+    "started_at",
+    "ready_at",
+    "first_line",
+    "last_line",
+    "model_path",
+    "tp_size",
+    "kv_tokens",
+    "max_total_num_tokens",
+    "warnings",
+)
 
 
 def stored_launches(db: Path) -> list[dict]:
