@@ -12,6 +12,7 @@ what must hold of every command's output.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -39,10 +40,15 @@ def base_store() -> tuple[Path, frozenset[str]]:
     return db, frozenset(launch["launch_id"] for launch in stored_launches(db))
 
 
+#: A file name that is not UTF-8 (Python sees it with a lone surrogate, as sys.argv and os.listdir give it).
+NOT_UTF8 = os.fsdecode(b"caf\xe9-")
+
+
 def write_inputs(plans, tmp: Path) -> list[Path]:
+    """The mutated inputs as files; the first one's name is not UTF-8."""
     paths = []
     for k, plan in enumerate(plans):
-        path = tmp / f"{k}-{plan.path.name}"
+        path = tmp / f"{NOT_UTF8 if k == 0 else ''}{k}-{plan.path.name}"
         path.write_bytes(apply_plan(plan).data())
         paths.append(path)
     return paths
