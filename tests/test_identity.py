@@ -2,9 +2,10 @@
 
 * a journal holding the same startup text three times (same pid, different journal times) holds
   three launches, with three ids, in every rendering and in the store;
-* a rendering that lacks parts (``-o cat``: no host, pid or record time) read first, then a richer
-  one (``-o export``): the store keeps the first ids, fills in host, unit and pid, and the ids of
-  the richer rendering resolve to the same launches (aliases); ``launch_id`` stays a unique key;
+* a rendering that lacks parts (``-o cat``: no host, pid or record time) and a richer one
+  (``-o export``), in either order: the store holds the ids the richer one's lines mint, with host,
+  unit and pid, and the poorer one's ids resolve to the same launches (aliases); ``launch_id``
+  stays a unique key;
 * a log with no time at all: the ordinal completes the identity.
 """
 
@@ -75,23 +76,29 @@ def test_three_copies_in_the_store(three_copies, tmp_path):
     assert store.doctor().healthy
 
 
-def test_cat_first_then_export_keeps_ids_and_fills_the_process(three_copies, tmp_path):
+@pytest.mark.parametrize("first", ["cat", "export"])
+def test_either_rendering_first_gives_the_richer_ids_and_the_process(three_copies, tmp_path, first):
+    """``-o cat`` (no host, pid or record time) and ``-o export`` of one journal, in either order: the
+    store ends the same, with the ids the richer rendering's lines mint (what the union of the lines
+    says of the launch), host, unit and pid filled in; the ids the poorer rendering minted (and the
+    store may have given out) resolve to the same launches."""
+    other = "export" if first == "cat" else "cat"
     db = tmp_path / "h.duckdb"
     store = Store(db)
-    store.ingest_paths([str(three_copies["cat"])], progress=False)
-    first = store.launch_ids()
-    assert len(first) == 3
-    assert store.query("SELECT count(*) AS n FROM launches WHERE host IS NULL")["n"][0] == 3
-    store.ingest_paths([str(three_copies["export"])], progress=False)
-    assert store.launch_ids() == first  # no second id minted, none changed
+    store.ingest_paths([str(three_copies[first])], progress=False)
+    given = store.launch_ids()
+    assert len(given) == 3
+    store.ingest_paths([str(three_copies[other])], progress=False)
+    export_ids = [x.launch_id for x in parse_text(three_copies["export"].read_bytes(), name="export.txt").launches]
+    cat_ids = [x.launch_id for x in parse_text(three_copies["cat"].read_bytes(), name="cat.txt").launches]
+    assert sorted(store.launch_ids()) == sorted(export_ids)
     rows = store.query("SELECT host, unit, pid FROM launches").rows()
     assert set(rows) == {(HOST, UNIT, PID)}
-    # the ids the export rendering mints resolve to the stored launches
-    export_ids = [x.launch_id for x in parse_text(three_copies["export"].read_bytes(), name="export.txt").launches]
-    for lid in export_ids:
-        assert store.load_launch(lid).launch_id in first
-    for lid in first:
+    for cat_id, export_id in zip(cat_ids, export_ids):
+        assert store.load_launch(cat_id).launch_id == export_id
+    for lid in given:
         assert cli("show", lid[:10], "--events", "none", db=db).code == 0
+    assert store.doctor().healthy
 
 
 def test_launch_id_is_a_key(tmp_path):

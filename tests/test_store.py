@@ -89,13 +89,28 @@ def test_same_launches_in_another_input_are_not_duplicated(tmp_path, store):
     store.ingest_paths([write(tmp_path, "a.log", text)])
     before = snapshot(store)
     # other bytes (a trailing noise line), same launches: linked to the new input, nothing else changes
+    # but where their lines are read from: the longer input's copies (whatever came first)
     rep = store.ingest_paths([write(tmp_path, "b.log", text + "[2026-05-18 12:00:00] INFO:     Shutting down\n")])
     assert (rep.added, rep.updated, rep.unchanged) == (0, 0, 3)
     after = snapshot(store)
-    for t in ("launches", "rank_memory", "events", "runtime_stats", "launch_args"):
+    for t in ("rank_memory", "runtime_stats", "launch_args"):
         assert after[t] == before[t], t
+    with store.connect() as con:
+        assert {r[0] for r in con.execute("SELECT DISTINCT source FROM events").fetchall()} == {str(tmp_path / "b.log")}
+    assert _without_origin(store, after) == _without_origin(store, before)
     assert len(after["sources"]) == 2
     assert len(after["launch_sources"]) == 6
+
+
+def _without_origin(store: Store, snap: dict[str, list]) -> dict[str, list]:
+    """Launches and events as in ``snap``, without which input (and when) their lines were read from."""
+    where = {"source", "source_id", "updated_at", "ingested_at"}
+    out = {}
+    with store.connect() as con:
+        for t in ("launches", "events"):
+            keep = [i for i, r in enumerate(con.execute(f"DESCRIBE {t}").fetchall()) if r[0] not in where]
+            out[t] = sorted(tuple(row[i] for i in keep) for row in snap[t])
+    return out
 
 
 def test_incomplete_then_complete_updates_in_place(tmp_path, store):
@@ -708,7 +723,7 @@ def test_corpus_and_samples_ingest_into_one_store(tmp_path):
 def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch):
     store.ingest_text(three_launches(), name="first.log")
     before = snapshot(store)
-    from logparse.store import ingest as ingest_mod
+    from logparse.store import merge as ingest_mod
 
     real = ingest_mod.frames
 

@@ -76,7 +76,8 @@ _LATEST = """
 WITH latest AS (
     SELECT deployment, max(launch_no) AS launch_no FROM launch_sequence GROUP BY deployment
 ), counts AS (
-    SELECT q.deployment, count(*) AS launches, count(*) FILTER (WHERE l.outcome = 'failed') AS failed
+    SELECT q.deployment, count(q.launch_no) AS launches,
+        count(q.launch_no) FILTER (WHERE l.outcome = 'failed') AS failed
     FROM launch_sequence q JOIN launches l USING (launch_id) GROUP BY q.deployment
 )
 SELECT s.deployment, s.host, s.unit, s.model_path, s.engine, s.version, s.outcome, s.started_at,

@@ -200,7 +200,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
                 "SELECT launch_id FROM launches ORDER BY started_at NULLS FIRST, launch_id"
             ).fetchall()
         ]
-        links = fcon.execute("SELECT launch_id, source_id FROM launch_sources").fetchall()
+        links = _foreign_links(fcon)
         with (
             dbm.connection(path, write=True, lock_timeout=opts.lock_timeout, create=True) as con,
             dbm.transaction(con),
@@ -278,8 +278,9 @@ def _import_unrecognized(con, fcon, new_sources: list[str]) -> None:
 def _import_launches(con, fcon, ids: list[str], opts, *, batch: int, now: datetime) -> _Merged:
     """Merge the foreign launches, ``batch`` at a time, like any ingested input: the counts, and
     the id each foreign launch ended up under (``final_of``)."""
-    from logparse.store.ingest import Item, apply_items, is_continuation
+    from logparse.store.items import Item, is_continuation
     from logparse.store.load import fetch_launches
+    from logparse.store.merge import apply_items
     from logparse.store.runtime import BatchSpan
 
     merged = _Merged()
@@ -309,19 +310,34 @@ def _import_launches(con, fcon, ids: list[str], opts, *, batch: int, now: dateti
     return merged
 
 
-def _import_links(con, links: list[tuple[str, str]], final_of: dict[str, str]) -> None:
-    """Link the merged launches to their sources (under the id each launch ended up with)."""
-    import pyarrow as pa
+def _foreign_links(fcon) -> list[tuple]:
+    """The other store's ``launch_sources`` rows: (launch, source, first line, last line); a store
+    older than the line ranges has none."""
+    have = set(_columns(fcon, "launch_sources"))
+    ranges = "first_line, last_line" if {"first_line", "last_line"} <= have else "NULL, NULL"
+    return fcon.execute(f"SELECT launch_id, source_id, {ranges} FROM launch_sources").fetchall()
 
-    pairs = sorted({(final_of.get(lid, lid), sid) for lid, sid in links})
-    if not pairs:
+
+def _import_links(con, links: list[tuple], final_of: dict[str, str]) -> None:
+    """Link the merged launches to their sources, with their line ranges (under the id each launch
+    ended up with: a later batch may have merged it again, its earlier id then an alias)."""
+    from logparse.store.merge import merge_ranges, write_ranges
+
+    if not links:
         return
-    con.register("_ilinks", pa.table({"launch_id": [a for a, _ in pairs], "source_id": [b for _, b in pairs]}))
-    try:
-        con.execute(
-            "INSERT INTO launch_sources BY NAME SELECT l.* FROM _ilinks l WHERE "
-            "l.launch_id IN (SELECT launch_id FROM launches) AND NOT EXISTS (SELECT 1 FROM "
-            "launch_sources s WHERE s.launch_id = l.launch_id AND s.source_id = l.source_id)"
-        )
-    finally:
-        con.unregister("_ilinks")
+    alias = dict(con.execute("SELECT alias, launch_id FROM launch_aliases").fetchall())
+    live = {r[0] for r in con.execute("SELECT launch_id FROM launches").fetchall()}
+    per: dict[str, dict] = {}
+    for lid, sid, lo, hi in links:
+        final = final_of.get(lid, lid)
+        final = final if final in live else alias.get(final, alias.get(lid, final))
+        if final in live:
+            per[final] = merge_ranges(per.get(final, {}), {sid: (lo, hi)})
+    have: dict[str, dict] = {}
+    for lid, sid, lo, hi in con.execute(
+        "SELECT launch_id, source_id, first_line, last_line FROM launch_sources WHERE launch_id IN "
+        "(SELECT unnest(?::VARCHAR[]))",
+        [sorted(per)],
+    ).fetchall():
+        have.setdefault(lid, {})[sid] = (lo, hi)
+    write_ranges(con, {lid: merge_ranges(have.get(lid, {}), r) for lid, r in per.items()})

@@ -313,7 +313,8 @@ def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None)
         cols["batch_lines"].append(rt.get("batch_lines", 0))
         cols["first_runtime_at"].append(rt.get("first_runtime_at"))
         cols["last_runtime_at"].append(rt.get("last_runtime_at"))
-        cols["runtime"].append(to_json({**rt, "_batch_span": edges} if edges else rt))
+        # keys in a fixed order: the same runtime is the same JSON however it was merged
+        cols["runtime"].append(to_json(dict(sorted(({**rt, "_batch_span": edges} if edges else rt).items()))))
     if not cols["launch_id"]:
         return _empty(RUNTIME_COLUMNS)
     schema = dict(RUNTIME_COLUMNS, first_runtime_at=_S, last_runtime_at=_S)

@@ -19,7 +19,7 @@ _BUDGET_ROWS = """
 SELECT q.launch_id, q.launch_no, l.outcome, CAST(l.started_at AS VARCHAR) AS started_at, l.ingested_at, b.*
        EXCLUDE (launch_id, outcome)
 FROM launch_sequence q JOIN launches l USING (launch_id) LEFT JOIN launch_budget b USING (launch_id)
-WHERE q.deployment = ? {cut}
+WHERE q.deployment = ? AND q.launch_no IS NOT NULL {cut}
 ORDER BY q.launch_no
 """
 
@@ -33,7 +33,9 @@ def _rows(con, sql: str, params: list) -> list[dict[str, Any]]:
 def earlier_launches(con, launch: Launch) -> tuple[str, list[dict[str, Any]]]:
     """(the launch's deployment, the budget rows of the launches of it before this one, oldest first)."""
     row = con.execute(
-        "SELECT deployment, launch_no FROM launch_sequence WHERE launch_id = ?", [launch.launch_id]
+        "SELECT deployment, coalesce(launch_no, (SELECT s.launch_no FROM launch_sequence s "
+        "WHERE s.launch_id = q.same_start_as)) FROM launch_sequence q WHERE launch_id = ?",
+        [launch.launch_id],
     ).fetchall()
     if row:
         dep, no = row[0]

@@ -388,6 +388,7 @@ SELECT s.* EXCLUDE ({metrics}),
 FROM launch_summary s
 JOIN launch_sequence q USING (launch_id)
 LEFT JOIN launch_change c USING (launch_id)
+WHERE q.same_start_as IS NULL
 """
 
 
@@ -589,6 +590,41 @@ def _m9_launch_change(con) -> None:
     )
 
 
+#: ``pending_pieces`` as migration 10 created it (see :mod:`logparse.store.pending`).
+PENDING_PIECES_SQL = """
+CREATE TABLE pending_pieces (
+    piece_id VARCHAR NOT NULL PRIMARY KEY,
+    host VARCHAR,
+    unit VARCHAR,
+    boot VARCHAR,
+    pid BIGINT,
+    first_ts VARCHAR,
+    n_lines BIGINT,
+    line_hashes VARCHAR[],
+    events JSON,
+    span JSON,
+    ranges JSON,
+    updated_at TIMESTAMP
+)
+"""
+
+
+def _m10_order_free(con) -> None:
+    """The store no longer depends on the order of its inputs: ``launch_sources`` gains each source's
+    ``first_line`` / ``last_line`` of the launch (filled from the events each source still holds);
+    ``pending_pieces`` keeps pieces of launches whose start is not in the store yet;
+    ``launch_sequence.same_start_as`` marks another copy of a start (not a restart)."""
+    con.execute("ALTER TABLE launch_sources ADD COLUMN first_line BIGINT")
+    con.execute("ALTER TABLE launch_sources ADD COLUMN last_line BIGINT")
+    con.execute(
+        "UPDATE launch_sources SET first_line = e.lo, last_line = e.hi FROM (SELECT launch_id, source_id, "
+        "min(line_no) AS lo, max(line_no) AS hi FROM events GROUP BY launch_id, source_id) e "
+        "WHERE launch_sources.launch_id = e.launch_id AND launch_sources.source_id = e.source_id"
+    )
+    con.execute(PENDING_PIECES_SQL)
+    con.execute("ALTER TABLE launch_sequence ADD COLUMN same_start_as VARCHAR")
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -600,6 +636,7 @@ MIGRATIONS: list[Callable] = [
     _m7_argument_origins,
     _m8_engines,
     _m9_launch_change,
+    _m10_order_free,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -621,6 +658,7 @@ TABLES = (
     "launch_aliases",
     "launch_sequence",
     "launch_change",
+    "pending_pieces",
 )
 VIEWS = ("launch_summary", "history")
 #: Tables whose rows belong to one launch (referential integrity).

@@ -1,0 +1,754 @@
+"""Merging an input's launches into the store: which stored launch each one is, and what is stored.
+
+What the store holds does not depend on the order its inputs came in.  For each launch:
+
+* **its lines** are the union of the lines every input holds of it (:mod:`logparse.store.union`),
+  and the launch is assembled from that union, as a single parse of the whole log would assemble
+  it (outcome, ranks, budget, warnings);
+* **its id** is the one that union mints (:mod:`logparse.launches.identity`); every other id it was
+  known by (an input's own id for a piece of it, the id it had before a piece with its start
+  arrived, a poorer rendering's id) is an alias that still resolves;
+* **its sources** (``launch_sources``): every input holding a line of it, with the first and last
+  of those lines in that input;
+* **its batch lines** are merged by time span (:mod:`logparse.store.runtime`), pieces in time order.
+
+A piece of a launch whose start is in no input stored so far (a journal window that begins mid-run
+before the window with its start was ingested) is kept in ``pending_pieces``
+(:mod:`logparse.store.pending`) and joins its launch when an input that shares lines with it (or,
+in the journal, names the same process) is ingested.  Pieces sharing lines are kept as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from logparse.grammar.events import Event
+from logparse.launches.assemble import LaunchAssembler
+from logparse.launches.identity import identity
+from logparse.launches.model import Launch
+from logparse.launches.vllm_assemble import VllmLaunchAssembler
+from logparse.store import pending, rebuild, sequence
+from logparse.store import runtime as rtm
+from logparse.store.frames import event_keys, frames, line_hash
+from logparse.store.items import OPENING_KINDS, Item, Origin
+from logparse.store.meta import LaunchMeta
+from logparse.store.runtime import BatchSpan
+from logparse.store.union import Ranking, unite
+
+
+def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal: int | None = None) -> Launch:
+    """The launch a parse of these lines assembles.  What an earlier assembly wrote on the events is
+    cleared first: the variant that dates a wording is noted on the first line of it in the launch,
+    which a line read from a piece may have been and no longer is."""
+    for ev in events:
+        ev.variant = None
+    source = next((e.source for e in events if e.source), "")
+    if any(e.kind.startswith("vllm_") for e in events):
+        vasm = VllmLaunchAssembler(source, tuple(stream))
+        for ev in events:
+            vasm.add(ev)
+        return vasm.finish(ordinal=ordinal)
+    asm = LaunchAssembler(source, tuple(stream))
+    for ev in events:
+        asm.add(ev)
+    return asm.finish(version, ordinal=ordinal)
+
+
+class Options(Protocol):
+    """What the ingest adds to every launch it writes (the part of ``IngestOptions`` the merge reads)."""
+
+    labels: dict[str, str]
+    sglang_version: str | None
+
+
+# ---------------------------------------------------------------------------- matching
+
+
+class _UnionFind:
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, x):
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _record_start(item: Item) -> str | None:
+    return next((e.record_ts for e in item.events if e.record_ts), None)
+
+
+def _compatible(item: Item, host, pid, boot, record_started_at: str | None = None, headless: bool = False) -> bool:
+    """Can this item be (part of) the stored launch?  Every identity part both know must agree.
+
+    Two starts can print the same text (a journal that holds a start three times): the record's
+    own time tells them apart; a piece that continues a launch cannot begin before it, and the start
+    of a launch stored without its start (``headless``) cannot begin after it."""
+    ih, _, iboot, ipid = item.stream
+    ih = item.host or ih
+    if ih and host and ih != host:
+        return False
+    if ipid is not None and pid is not None and ipid != pid:
+        return False
+    if iboot and boot and iboot != boot:
+        return False
+    mine = _record_start(item)
+    if not mine or not record_started_at:
+        return True
+    if headless:
+        return item.continuation or mine <= record_started_at
+    return mine >= record_started_at if item.continuation else mine == record_started_at
+
+
+def _days_between(a: str, b: str) -> float:
+    try:
+        return abs((datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()) / 86400.0
+    except ValueError:
+        return 0.0
+
+
+def _match_ids(con, items: list[Item]) -> list[tuple[int, str]]:
+    """Items whose id is a stored launch's id, or an alias of one."""
+    ids = sorted({it.launch_id for it in items if it.launch_id})
+    if not ids:
+        return []
+    known = dict(
+        con.execute(
+            "SELECT launch_id, launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
+            "UNION ALL SELECT alias, launch_id FROM launch_aliases WHERE alias IN (SELECT unnest(?::VARCHAR[]))",
+            [ids, ids],
+        ).fetchall()
+    )
+    return [(i, known[it.launch_id]) for i, it in enumerate(items) if it.launch_id in known]
+
+
+def _server_args_hash(item: Item) -> str | None:
+    return next((line_hash(e.ts, e.text) for e in item.events if e.kind == "server_args"), None)
+
+
+def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
+    """Items sharing lines (same time and text) with a stored launch they are compatible with."""
+    import pyarrow as pa
+
+    probe_item, probe_hash, probe_record = [], [], []
+    for i, it in enumerate(items):
+        for ev in it.events:
+            if ev.ts:
+                probe_item.append(i)
+                probe_hash.append(line_hash(ev.ts, ev.text))
+                probe_record.append(ev.record_ts)
+    if not probe_item:
+        return []
+    probe = pa.table(
+        {
+            "item": pa.array(probe_item, pa.int64()),
+            "line_hash": probe_hash,
+            "record_ts": pa.array(probe_record, pa.string()),
+        }
+    )
+    con.register("_probe", probe)
+    try:
+        # the same line: the same time and text, and where both copies have one, the same record time
+        # to the second (a start a journal holds twice prints the same text at two record times)
+        rows = con.execute(
+            "WITH p AS (SELECT DISTINCT item, line_hash, date_trunc('second', TRY_CAST(record_ts AS TIMESTAMP)) AS rt "
+            "FROM _probe), "
+            "m AS (SELECT p.item, e.launch_id, list(DISTINCT p.line_hash) AS shared, "
+            "bool_or(p.rt IS NOT NULL AND e.record_ts IS NOT NULL) AS same_record "
+            "FROM p JOIN events e ON e.line_hash = p.line_hash "
+            "AND (p.rt IS NULL OR e.record_ts IS NULL OR p.rt = date_trunc('second', e.record_ts)) "
+            "GROUP BY p.item, e.launch_id) "
+            "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
+            "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args'), "
+            "l.source_ordinal, l.started_at_text, NOT EXISTS (SELECT 1 FROM events s WHERE "
+            "s.launch_id = l.launch_id AND s.kind IN (SELECT unnest(?::VARCHAR[]))), m.shared, m.same_record "
+            "FROM m JOIN launches l ON l.launch_id = m.launch_id",
+            [sorted(OPENING_KINDS)],
+        ).fetchall()
+    finally:
+        con.unregister("_probe")
+    candidates: dict[int, list[tuple]] = {}
+    for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started, headless, shared, same_record in rows:
+        # Two starts print one server_args line each: different ones are different launches,
+        # whatever other lines they share (the nodes of a multi-node launch start in step).
+        mine = _server_args_hash(items[i])
+        if mine and sa_hash and mine != sa_hash:
+            continue
+        # lines read at the same record time are the same lines, whatever the pieces begin with
+        if _compatible(items[i], host, pid, boot, None if same_record else record_start, headless):
+            exact = record_start is not None and record_start == _record_start(items[i])
+            candidates.setdefault(i, []).append((headless, not exact, started or "", ordinal or 0, lid, set(shared)))
+    return _assign(items, candidates)
+
+
+def _assign(items: list[Item], candidates: dict[int, list[tuple]]) -> list[tuple[int, str]]:
+    """The stored launches each item is part of.  Launches stored without their start that share a
+    line with the item are pieces of its launch.  Of those with a start (an opening line), the best
+    candidate (the same record time, else the earliest), and the others that hold other lines of the
+    item (pieces of it, each opened by its own line: server_args in one, the init lines in another);
+    two that hold the same line of the item are two copies of one start, of which the item is one
+    (matched in order: one stored launch per starting item, while pieces that continue a launch may
+    share one)."""
+    claimed: set[str] = set()
+    pairs = []
+    for i in sorted(candidates):
+        ranked = sorted(candidates[i], key=lambda c: c[:-1])
+        pairs += [(i, c[-2]) for c in ranked if c[0]]
+        held: set[str] = set()
+        for c in ranked:
+            lid, shared = c[-2], c[-1]
+            if c[0] or shared & held or (not items[i].continuation and lid in claimed):
+                continue
+            held |= shared
+            if not items[i].continuation:
+                claimed.add(lid)
+            pairs.append((i, lid))
+    return pairs
+
+
+def _match_process(con, item: Item) -> str | None:
+    """A continuation without shared lines: the latest stored launch of the same process."""
+    host, _unit, boot, pid = item.stream
+    host = item.host or host
+    if pid is None and not boot:
+        return None  # no process identity (a plain file): only shared lines can tell
+    rows = con.execute(
+        "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
+        "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
+        [host, pid],
+    ).fetchall()
+    first = item.first_ts()
+    for lid, started, _u, b in rows:
+        if _same_process_before(item, boot, b, started, first):
+            return lid
+    return None
+
+
+def _same_process_before(item: Item, boot, other_boot, started: str | None, first: str | None) -> bool:
+    """Can a launch of the item's host and pid (boot ``other_boot``, started at ``started``) be the one
+    the item continues?  Boot must agree when both know it.  The unit is not compared: a short
+    journal rendering names the syslog identifier (python3) unless systemd's "Started" line is in
+    the window.  Without a boot id, a pid is trusted for 30 days (pids are reused)."""
+    if boot and other_boot and other_boot != boot:
+        return False
+    if first is not None and started is not None and started > first:
+        return False
+    return not (not (boot and other_boot) and first and started and _days_between(started, first) > 30)
+
+
+def _match(con, items: list[Item]) -> list[tuple[int, str]]:
+    """(item index, stored launch_id) pairs: the same launch."""
+    pairs = _match_ids(con, items) + _match_lines(con, items)
+    matched = {i for i, _ in pairs}
+    for i, it in enumerate(items):
+        if i not in matched and it.continuation:
+            lid = _match_process(con, it)
+            if lid is not None:
+                pairs.append((i, lid))
+    return pairs
+
+
+def _item_links(items: list[Item]) -> list[tuple[int, int]]:
+    """Pairs of items that are one launch: a kept piece (``pending_id``) and the other items sharing a
+    line with it; without one, in the journal, the latest launch of its process that started before
+    it, and the other pieces of that process."""
+    kept = [i for i, it in enumerate(items) if it.pending_id is not None]
+    if not kept:
+        return []
+    hashes = [{line_hash(e.ts, e.text) for e in it.events if e.ts} for it in items]
+    pairs = []
+    for k in kept:
+        piece = items[k]
+        sharing = [
+            i
+            for i, it in enumerate(items)
+            if i != k and hashes[k] & hashes[i] and _compatible(piece, it.host, it.stream[3], it.stream[2])
+        ]
+        pairs += [(k, i) for i in sharing or _same_process(items, k)]
+    return pairs
+
+
+def _same_process(items: list[Item], k: int) -> list[int]:
+    """The items a kept piece joins by process: the latest launch of its host and pid that started
+    before it, and the other pieces without a start of that process."""
+    piece = items[k]
+    host, _u, boot, pid = piece.stream
+    if pid is None and not boot:
+        return []
+    first = piece.first_ts()
+    same = [i for i, it in enumerate(items) if i != k and it.host == (piece.host or host) and it.stream[3] == pid]
+    starts = [
+        i
+        for i in same
+        if items[i].launch is not None
+        and not items[i].continuation
+        and _same_process_before(piece, boot, items[i].stream[2], items[i].launch.started_at, first)  # type: ignore[union-attr]
+    ]
+    latest = max(starts, key=lambda i: items[i].launch.started_at or "", default=None)  # type: ignore[union-attr]
+    pieces = [i for i in same if items[i].continuation and items[i].launch is None]
+    return pieces + ([latest] if latest is not None else [])
+
+
+def groups(con, items: list[Item]) -> list[tuple[list[str], list[int]]]:
+    """Items and stored launches that are one launch: (stored ids, item indexes) per group."""
+    uf = _UnionFind()
+    for i in range(len(items)):
+        uf.find(("i", i))
+    for i, lid in _match(con, items):
+        uf.union(("i", i), ("s", lid))
+    for a, b in _item_links(items):
+        uf.union(("i", a), ("i", b))
+    found: dict[Any, list] = {}
+    for node in list(uf.parent):
+        found.setdefault(uf.find(node), []).append(node)
+    return [
+        (sorted(n[1] for n in nodes if n[0] == "s"), sorted(n[1] for n in nodes if n[0] == "i"))
+        for nodes in found.values()
+    ]
+
+
+# ---------------------------------------------------------------------------- applying
+
+#: Tables an ingest rewrites for a launch (``launch_sources`` is rewritten from the merged ranges).
+WRITTEN_TABLES = ("rank_memory", "events", "runtime_stats", "launch_args", "launch_budget", "rank_budget", "launches")
+
+#: A source's lines of one launch: (first line, last line) in that source; None where it holds none.
+Range = tuple[int | None, int | None]
+
+
+@dataclass
+class Result:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    dropped_lines: int = 0
+    kept_lines: int = 0  # lines of pieces kept in pending_pieces
+    touched: list[str] = field(default_factory=list)  # final launch ids (added, updated or unchanged)
+    final_of: dict[str, str] = field(default_factory=dict)  # an input launch id -> its id in the store
+
+
+def canonical_stream(streams: Sequence[tuple]) -> tuple:
+    """The richest process identity of several views of one launch: each part any of them knows (the
+    views agree where two know it; a unit name before a syslog identifier such as python3)."""
+    out = []
+    for n in range(4):
+        known = [s[n] for s in streams if len(s) > n and s[n] not in (None, "")]
+        if n == 1:
+            known.sort(key=lambda u: ("." not in str(u), str(u)))
+        else:
+            known.sort(key=str)
+        out.append(known[0] if known else None)
+    return tuple(out)
+
+
+def merge_ranges(*many: dict[str, Range]) -> dict[str, Range]:
+    """Ranges of several views of one launch, per source: the first and the last line any view holds."""
+    out: dict[str, Range] = {}
+    for ranges in many:
+        for sid, (lo, hi) in ranges.items():
+            olo, ohi = out.get(sid, (None, None))
+            out[sid] = (_min(olo, lo), _max(ohi, hi))
+    return out
+
+
+def _min(a, b):
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def span_key(span: BatchSpan) -> tuple:
+    return (span.first or "", span.last or "")
+
+
+def merged_span(stored: Sequence[BatchSpan], pieces: Sequence[BatchSpan]) -> BatchSpan:
+    """The batch lines of one launch: what the store has, then each new piece in time order (a piece
+    counted line by line, with its stamps, adds exactly what the store lacks)."""
+    span = BatchSpan()
+    for s in sorted(stored, key=span_key):
+        span = rtm.merge(span, s)
+    for s in sorted(pieces, key=span_key):
+        span = rtm.merge(span, s)
+    return span
+
+
+def same_span(a: BatchSpan, b: BatchSpan) -> bool:
+    return a.lines == b.lines and a.first == b.first and a.last == b.last and a.peaks == b.peaks
+
+
+@dataclass
+class _Group:
+    """One launch's views: its stored launches (id, launch, meta) and the items that are it."""
+
+    stored: list[tuple[str, Launch, LaunchMeta]]
+    items: list[Item]
+
+    @property
+    def ids(self) -> list[str]:
+        return [lid for lid, _, _ in self.stored]
+
+    def streams(self) -> list[tuple]:
+        return [(x.host, x.unit, x.boot, x.pid) for _, x, _ in self.stored] + [it.stream for it in self.items]
+
+
+class Merger:
+    """Merges groups of items into the store within one transaction (see :func:`apply_items`)."""
+
+    def __init__(
+        self, con, items: list[Item], source_id: str | None, opts: Options, now: datetime, cursors, source_name
+    ):
+        self.con, self.items, self.source_id, self.opts, self.now = con, items, source_id, opts, now
+        self.cursors, self.source_name = cursors or {}, source_name
+        self.res = Result()
+        self.finals: list[Launch] = []
+        self.metas: list[LaunchMeta] = []
+        self.delete_ids: set[str] = set()
+        self.aliases: list[tuple[str, str]] = []
+        self.stored: dict[str, tuple[Launch, LaunchMeta]] = {}
+        self.ranges: dict[str, dict[str, Range]] = {}  # final id -> its sources' ranges
+        self.kept: list[pending.Piece] = []
+        self.pending_done: set[str] = set()
+        self.origins: dict[int, Origin] = {}
+        for it in items:
+            self.origins.update(it.origins)
+            if it.meta is not None:
+                self.origins.update(it.meta.event_origin)
+        self.ranking = Ranking(self.origin, {})
+
+    def load(self, ids: list[str], source_lines: int | None) -> None:
+        """The stored launches of the groups, and the line counts of every source their lines are from."""
+        from logparse.store.load import fetch_launches
+
+        self.stored = fetch_launches(self.con, ids)
+        for _launch, meta in self.stored.values():
+            self.origins.update(meta.event_origin)
+        sids = sorted({o[0] for o in self.origins.values() if o[0]})
+        lines = dict(
+            self.con.execute(
+                "SELECT source_id, lines FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [sids]
+            ).fetchall()
+        )
+        if self.source_id:
+            lines[self.source_id] = source_lines or 0
+        self.ranking.source_lines = lines
+        self.stored_ranges = _stored_ranges(self.con, ids)
+
+    def origin(self, ev: Event) -> Origin:
+        o = self.origins.get(id(ev))
+        if o is not None:
+            return o
+        cursor = self.cursors.get(ev.line_no) if self.cursors and ev.source == self.source_name else None
+        return (self.source_id, cursor)
+
+    @staticmethod
+    def item_span(it: Item) -> BatchSpan:
+        if it.span is not None:
+            return it.span
+        if it.launch is not None:
+            return BatchSpan.from_runtime(it.launch.runtime, it.meta.batch_edges if it.meta else None)
+        return BatchSpan()
+
+    def item_ranges(self, it: Item) -> dict[str, Range]:
+        """The item's lines per source: a kept piece knows them; an input's own item, from its events."""
+        if it.pending_id is not None or it.meta is not None:
+            return dict(it.ranges)
+        if not self.source_id:
+            return {}
+        nos = [e.line_no for e in it.events if e.line_no]
+        return {self.source_id: (min(nos), max(nos)) if nos else (None, None)}
+
+    def merge(self, s_ids: list[str], idx: list[int]) -> None:
+        """One group: a new launch, a stored one updated (or unchanged), or a piece kept for later."""
+        group = _Group([(lid, *self.stored[lid]) for lid in s_ids if lid in self.stored], [self.items[i] for i in idx])
+        ranges = merge_ranges(
+            *(self.stored_ranges.get(lid, {}) for lid in group.ids), *map(self.item_ranges, group.items)
+        )
+        if not group.stored and all(it.launch is None for it in group.items):
+            self.keep(group.items, ranges)
+        elif not group.stored and len(group.items) == 1 and group.items[0].pending_id is None:
+            self.add_parsed(group.items[0], ranges)
+        else:
+            self.unite(group, ranges)
+
+    def add_parsed(self, it: Item, ranges: dict[str, Range]) -> None:
+        """A launch the store does not have, as the input has it."""
+        assert it.launch is not None
+        final = it.launch
+        span = self.item_span(it)
+        meta = _new_meta([it], self.source_id, self.opts, self.now)
+        meta.batch_edges = span.edges()
+        self.res.added += 1
+        self._finish(final, meta, [it], ranges)
+
+    def unite(self, group: _Group, ranges: dict[str, Range]) -> None:
+        """Stored launches and items that are one launch: assembled from the union of their lines."""
+        pieces = [x.events for _, x, _ in group.stored] + [it.events for it in group.items]
+        events = unite(pieces, self.ranking)
+        spans = [BatchSpan.from_runtime(x.runtime, m.batch_edges) for _, x, m in group.stored]
+        span = merged_span(spans, [self.item_span(it) for it in group.items])
+        stream = canonical_stream(group.streams())
+        labels, version = self._labels(group)
+        same = False  # the same launch as stored: the same lines, batch lines, process, labels
+        if len(group.stored) == 1:
+            lid, base, meta0 = group.stored[0]
+            same = (
+                event_keys(events) == event_keys(base.events)
+                and same_span(span, spans[0])
+                and stream == group.streams()[0]
+                and (labels, version) == (meta0.labels, meta0.sglang_version_given)
+            )
+            if same and [id(e) for e in events] == [id(e) for e in base.events]:
+                self._unchanged(lid, group.items, ranges)
+                return
+        first_sid = self.origin(events[0])[0] if events else None
+        final = reassemble(events, stream, version, _ordinal(group, first_sid, self.source_id))
+        final.runtime = rtm.apply(final.runtime, span)
+        final.launch_id = self._final_id(final, set(group.ids))
+        meta = LaunchMeta(
+            source_id=first_sid or self.source_id or next((m.source_id for _, _, m in group.stored), None),
+            labels=labels,
+            sglang_version_given=version,
+            ingested_at=min((m.ingested_at for _, _, m in group.stored if m.ingested_at), default=None)
+            or _imported_ingest(group.items)
+            or self.now,
+            updated_at=self.now,
+            batch_edges=span.edges(),
+        )
+        self.delete_ids.update(group.ids)
+        self.aliases += [(lid, final.launch_id) for lid in group.ids if lid != final.launch_id]
+        self.pending_done.update(it.pending_id for it in group.items if it.pending_id)
+        # the same launch whose lines are now the copies of a longer input: rewritten, not a change
+        if same:
+            self.res.unchanged += 1
+        elif group.stored:
+            self.res.updated += 1
+        else:
+            self.res.added += 1
+        self._finish(final, meta, group.items, ranges)
+
+    def _labels(self, group: _Group) -> tuple[dict[str, str], str | None]:
+        """The group's labels (the ingest's own last) and the SGLang version given for it."""
+        labels: dict[str, str] = {}
+        versions = []
+        for _lid, _x, m in group.stored:
+            labels.update(m.labels)
+            versions.append(m.sglang_version_given)
+        for it in group.items:
+            if it.meta is not None:
+                labels.update(it.meta.labels)
+                versions.append(it.meta.sglang_version_given)
+        labels.update(self.opts.labels)
+        given = sorted(v for v in versions if v)
+        return labels, self.opts.sglang_version or (given[0] if given else None)
+
+    def _final_id(self, final: Launch, group_ids: set[str]) -> str:
+        """The id the united lines mint, unless another launch has it (then with the ordinal)."""
+        ident = identity(final)
+        lid = ident.launch_id()
+        taken = {f.launch_id for f in self.finals}
+        rows = self.con.execute(
+            "SELECT launch_id FROM launches WHERE launch_id = ? UNION SELECT launch_id FROM launch_aliases WHERE alias = ?",
+            [lid, lid],
+        ).fetchall()
+        taken |= {r[0] for r in rows} - group_ids - self.delete_ids
+        return ident.launch_id(with_ordinal=True) if lid in taken else lid
+
+    def _unchanged(self, lid: str, its: list[Item], ranges: dict[str, Range]) -> None:
+        self.res.unchanged += 1
+        self.res.touched.append(lid)
+        self.ranges[lid] = ranges
+        self.pending_done.update(it.pending_id for it in its if it.pending_id)
+        self._alias_items(its, lid)
+
+    def _finish(self, final: Launch, meta: LaunchMeta, its: list[Item], ranges: dict[str, Range]) -> None:
+        for ev in final.events:
+            meta.event_origin.setdefault(id(ev), self.origin(ev))
+        self.finals.append(final)
+        self.metas.append(meta)
+        self.res.touched.append(final.launch_id)
+        self.ranges[final.launch_id] = ranges
+        self._alias_items(its, final.launch_id)
+
+    def _alias_items(self, its: list[Item], final_id: str) -> None:
+        for it in its:
+            if it.launch_id:
+                self.res.final_of[it.launch_id] = final_id
+                if it.launch_id != final_id:
+                    self.aliases.append((it.launch_id, final_id))
+
+    def keep(self, its: list[Item], ranges: dict[str, Range]) -> None:
+        """Pieces of a launch whose start the store does not have: kept until it arrives, when one of
+        them shares a line with it or names its process; a piece with neither is counted as dropped."""
+        events = unite([it.events for it in its], self.ranking)
+        span = merged_span([], [self.item_span(it) for it in its])
+        stream = canonical_stream([it.stream for it in its])
+        n_lines = len(events) + span.lines
+        if not events and stream[3] is None and not stream[2]:
+            self.res.dropped_lines += n_lines
+            return
+        self.pending_done.update(it.pending_id for it in its if it.pending_id)
+        self.kept.append(pending.Piece(stream, events, {id(e): self.origin(e) for e in events}, span, ranges))
+        self.res.kept_lines += n_lines
+
+    def write(self, with_changes: bool = True) -> None:
+        """Replace the launches written in the store, their sources' ranges, the pieces kept; refresh
+        the deployments' order (``with_changes``: and ``launch_change``; a store merge refreshes it
+        once, after its last batch)."""
+        con = self.con
+        gone = self.delete_ids | {launch.launch_id for launch in self.finals}
+        deployments = sequence.deployments_of(con, gone)
+        _delete_launch_rows(con, sorted(gone), sorted(gone | set(self.ranges)))
+        for table, df in frames(self.finals, self.metas).items():
+            if df.height:
+                con.register("_rows", df.to_arrow())
+                try:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+                finally:
+                    con.unregister("_rows")
+        rebuild.add_aliases(con, self.aliases, reason="the same launch, read again")
+        con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT launch_id FROM launches)")
+        write_ranges(con, self.ranges)
+        pending.replace(con, sorted(self.pending_done), self.kept, self.now)
+        deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
+        sequence.refresh(con, deployments, with_changes=with_changes)
+
+
+def _ordinal(group: _Group, first_sid: str | None, source_id: str | None) -> int | None:
+    """The launch's position in the source of its first line (a log without time is told apart by it)."""
+    found = [x.source_ordinal for _, x, m in group.stored if m.source_id == first_sid and x.source_ordinal]
+    if first_sid is not None and first_sid == source_id:
+        found += [it.launch.source_ordinal for it in group.items if it.launch is not None and it.launch.source_ordinal]
+    if found:
+        return min(found)
+    every = [x.source_ordinal for _, x, _ in group.stored] + [
+        it.launch.source_ordinal for it in group.items if it.launch
+    ]
+    known = [o for o in every if o]
+    return min(known) if known else None
+
+
+def _imported_ingest(items: list[Item]) -> datetime | None:
+    times = [it.meta.ingested_at for it in items if it.meta is not None and it.meta.ingested_at]
+    return min(times) if times else None
+
+
+def _stored_ranges(con, ids: list[str]) -> dict[str, dict[str, Range]]:
+    if not ids:
+        return {}
+    rows = con.execute(
+        "SELECT launch_id, source_id, first_line, last_line FROM launch_sources "
+        "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
+        [sorted(ids)],
+    ).fetchall()
+    out: dict[str, dict[str, Range]] = {}
+    for lid, sid, lo, hi in rows:
+        out.setdefault(lid, {})[sid] = (lo, hi)
+    return out
+
+
+def _delete_launch_rows(con, ids: list[str], linked: list[str]) -> None:
+    """The rows of the launches rewritten (``ids``), and the source links of those and of the
+    launches left unchanged whose sources change (``linked``)."""
+    import pyarrow as pa
+
+    if not linked:
+        return
+    con.register("_del", pa.table({"launch_id": linked, "rewritten": [lid in set(ids) for lid in linked]}))
+    try:
+        for table in WRITTEN_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT launch_id FROM _del WHERE rewritten)")
+        con.execute("DELETE FROM launch_sources WHERE launch_id IN (SELECT launch_id FROM _del)")
+    finally:
+        con.unregister("_del")
+
+
+def write_ranges(con, ranges: dict[str, dict[str, Range]]) -> None:
+    """``launch_sources`` rows of these launches (each source's first and last line of it), and each
+    of those sources' count of launches."""
+    import pyarrow as pa
+
+    rows = [(lid, sid, lo, hi) for lid, per in sorted(ranges.items()) for sid, (lo, hi) in sorted(per.items())]
+    if not rows:
+        return
+    table = pa.table(
+        {
+            "launch_id": [r[0] for r in rows],
+            "source_id": [r[1] for r in rows],
+            "first_line": pa.array([r[2] for r in rows], pa.int64()),
+            "last_line": pa.array([r[3] for r in rows], pa.int64()),
+        }
+    )
+    con.register("_links", table)
+    try:
+        con.execute(
+            "DELETE FROM launch_sources WHERE (launch_id, source_id) IN (SELECT (launch_id, source_id) FROM _links)"
+        )
+        con.execute("INSERT INTO launch_sources BY NAME SELECT * FROM _links")
+        con.execute(
+            "UPDATE sources SET n_launches = c.n FROM (SELECT source_id, count(*)::INTEGER AS n FROM launch_sources "
+            "WHERE source_id IN (SELECT source_id FROM _links) GROUP BY source_id) c WHERE sources.source_id = c.source_id"
+        )
+    finally:
+        con.unregister("_links")
+
+
+def apply_items(
+    con,
+    items: list[Item],
+    *,
+    source_id: str | None,
+    opts: Options,
+    now: datetime,
+    cursors: dict[int, str] | None = None,
+    source_name: str | None = None,
+    source_lines: int | None = None,
+    with_changes: bool = True,
+) -> Result:
+    """Merge items into the store inside the caller's transaction; bulk writes through Arrow.
+    Pieces kept from earlier inputs that these items continue join them.
+    ``with_changes``: also refresh ``launch_change`` for the deployments written (see ``Merger.write``)."""
+    items = items + pending.relevant(con, items)
+    merger = Merger(con, items, source_id, opts, now, cursors, source_name)
+    if not items:
+        return merger.res
+    found = groups(con, items)
+    merger.load([lid for s_ids, _ in found for lid in s_ids], source_lines)
+    for s_ids, idx in found:
+        merger.merge(s_ids, idx)
+    merger.write(with_changes)
+    return merger.res
+
+
+def _new_meta(its: list[Item], source_id: str | None, opts: Options, now: datetime) -> LaunchMeta:
+    imported = next((it.meta for it in its if it.meta is not None), None)
+    if imported is not None:
+        meta = LaunchMeta(
+            source_id=imported.source_id,
+            labels={**imported.labels, **opts.labels},
+            sglang_version_given=opts.sglang_version or imported.sglang_version_given,
+            ingested_at=imported.ingested_at or now,
+            updated_at=now,
+        )
+        for it in its:
+            if it.meta is not None:
+                meta.event_origin.update(it.meta.event_origin)
+        return meta
+    return LaunchMeta(
+        source_id=source_id,
+        labels=dict(opts.labels),
+        sglang_version_given=opts.sglang_version,
+        ingested_at=now,
+        updated_at=now,
+    )
