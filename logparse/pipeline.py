@@ -30,7 +30,7 @@ MAX_UNRECOGNIZED_KEPT = 10_000
 #: Text kept of one unrecognized line.
 MAX_UNRECOGNIZED_TEXT = 4_000
 #: Record notes that change how figures should be read: said once per source, with a count.
-_SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging")
+_SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging", "month name")
 
 
 #: Parsed kinds any Python program may print (an exception line, uvicorn's own lines, ``Killed``):

@@ -58,6 +58,9 @@ def test_query_memory_limit_stops_a_huge_aggregate(small_store):
     assert proc.returncode == 5, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert "--memory-limit" in line and "191 MiB" in line  # 200 MB is 191 MiB
+    # the rows of a result count too (they are Python's, fetched a part at a time, RSS checked)
+    rows = cli_process("query", "--db", small_store, "--memory-limit", "200MB", "-f", "csv", "SELECT * FROM range(5000000)", text=True, timeout=300)  # fmt: skip
+    assert rows.returncode == 5 and "its result does not fit" in rows.stderr, rows.stderr
     ok = cli_process("query", "--db", small_store, "--format", "json", "SELECT count(*) AS n FROM launches", text=True)
     assert ok.returncode == 0 and '"n": 3' in ok.stdout
 

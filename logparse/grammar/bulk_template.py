@@ -121,6 +121,20 @@ class Bytes:
             ok &= (word & _U(fixed)) == _U(value)
         return ok
 
+    def stamp_parts(self, pos: np.ndarray) -> list[np.ndarray]:
+        """Year, month, day, hour, minute, second of ``YYYY-MM-DD?HH:MM:SS`` at each offset (its
+        digits already checked), read from three words a row."""
+        words = [self.w8[pos + k].astype(np.int64) for k in (0, 8, 16)]
+
+        def digit(word: int, byte: int) -> np.ndarray:
+            return ((words[word] >> (8 * byte)) & 0xFF) - 48
+
+        def two(word: int, byte: int) -> np.ndarray:
+            return digit(word, byte) * 10 + digit(word, byte + 1)
+
+        year = two(0, 0) * 100 + two(0, 2)
+        return [year, two(0, 5), two(1, 0), two(1, 3), two(1, 6), two(2, 1)]
+
     def digits(self, pos: np.ndarray, count: int) -> np.ndarray:
         """The number written with ``count`` digits at each offset (digits already checked)."""
         value = np.zeros(len(pos), np.int64)
@@ -296,7 +310,7 @@ def _bracket(b: Bytes, rows: Rows) -> None:
     number ``ts`` that sorts as its text does, and moves to its ``]``."""
     rows.keep(b.shape(rows.pos, "[DDDD-DD-DD DD:DD:DD"))
     pos = rows.pos
-    parts = [b.digits(pos + 1, 4)] + [b.digits(pos + off, 2) for off in (6, 9, 12, 15, 18)]
+    parts = b.stamp_parts(pos + 1)
     rows.keep(_real_time(*parts))  # a stamp that names no real time: the record path says so
     code = parts[0]
     for part in parts[1:]:
@@ -312,16 +326,22 @@ def _bracket(b: Bytes, rows: Rows) -> None:
     _items(b, rows)
 
 
-#: Days of each month (index 1-12) in a year without Feb 29.
-_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
+#: Whether month m (0-99) and day d (0-99) make a date of some year, at ``m * 100 + d`` (Feb 29 too:
+#: its year is looked at only for the few rows that have it).
+_MONTH_DAY = np.zeros(100 * 100, bool)
+for _m, _n in enumerate((31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31), 1):
+    _MONTH_DAY[_m * 100 + 1 : _m * 100 + _n + 1] = True
 
 
 def _real_time(year, month, day, hour, minute, second) -> np.ndarray:
-    """Which stamps name a real time: :func:`logparse.sources.timestamps.civil_epoch`'s checks, vectorized."""
-    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-    days = _MONTH_DAYS[np.clip(month, 0, 12)] + (leap & (month == 2))
-    dated = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= days)
-    return dated & (hour < 24) & (minute < 60) & (second < 60)
+    """Which stamps name a real time: :func:`logparse.sources.timestamps.civil_epoch`'s checks,
+    vectorized (rows whose shape did not match hold any numbers: clipped)."""
+    ok = _MONTH_DAY[np.clip(month * 100 + day, 0, 9999)] & (hour < 24) & (minute < 60) & (second < 60) & (year >= 1)
+    feb29 = np.flatnonzero((month == 2) & (day == 29))
+    if len(feb29):
+        y = year[feb29]
+        ok[feb29] &= (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    return ok
 
 
 def _items(b: Bytes, rows: Rows) -> None:
@@ -420,9 +440,7 @@ def header_rows(b: Bytes, starts: np.ndarray, ends: np.ndarray, reference: bytes
     rows = Rows(np.arange(len(starts)), starts.copy(), ends, {})
     rows.keep(b.shape(rows.pos, pattern) & b.literal(rows.pos + gap, reference[gap:]))
     if pattern.startswith("DDDD-DD-DDTDD:DD:DD"):  # a header time that names none: the record path says so
-        pos = rows.pos
-        parts = [b.digits(pos, 4)] + [b.digits(pos + off, 2) for off in (5, 8, 11, 14, 17)]
-        rows.keep(_real_time(*parts))
+        rows.keep(_real_time(*b.stamp_parts(rows.pos)))
     rows.pos = rows.pos + len(reference)
     pid, n = b.number(rows.pos)
     rows.cols["pid"] = pid

@@ -461,27 +461,30 @@ class Store:
         A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values).
         Raises :class:`QueryTimeout` or :class:`QueryTooBig` past a bound."""
 
-        def result(rel):
-            if rel is None:
-                return None
+        def result(con, query: str, bound):
             if not as_rows:
-                return rel.pl()
-            return Rows(list(rel.columns), rel.fetchall())
+                import polars as pl
+
+                rel = con.sql(query)
+                return None if rel is None else pl.from_arrow(bound.arrow(rel))
+            cur = con.execute(query)
+            if cur.description is None:
+                return None
+            return Rows([d[0] for d in cur.description], bound.rows(cur))
 
         limits = limits or QueryLimits()
         settings = limits.settings(self.path)
         if not write:
             check_read_only(sql)
-            with self.connect(safe_read=True, settings=settings) as con, bounded(con, limits, self.path):
-                return result(con.sql(sql))
+            with self.connect(safe_read=True, settings=settings) as con, bounded(con, limits, self.path) as bound:
+                return result(con, sql, bound)
         import duckdb
 
         stmts = duckdb.extract_statements(sql)
-        with self.connect(write=True, settings=settings) as con, bounded(con, limits, self.path):
-            rel = None
-            for st in stmts:
-                rel = con.sql(st.query)
-            return result(rel)
+        with self.connect(write=True, settings=settings) as con, bounded(con, limits, self.path) as bound:
+            for st in stmts[:-1]:
+                con.execute(st.query)
+            return result(con, stmts[-1].query, bound) if stmts else None
 
     def load_launch(self, ref: str):
         """A full Launch (ranks, server_args, runtime, warnings, events) by reference; see :mod:`logparse.store.refs`."""

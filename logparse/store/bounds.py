@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -123,16 +124,81 @@ class QueryLimits:
         }
 
 
+#: Rows fetched at a time: the bounds are checked between two fetches (the rows are Python's, not DuckDB's).
+FETCH_ROWS = 20_000
+
+
+def rss_bytes() -> int | None:
+    """This process's resident memory now (None where /proc does not say)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Bound:
+    """The bounds of one running query: :meth:`check` between the fetches of its result."""
+
+    def __init__(self, limits: QueryLimits, store: Path) -> None:
+        self.limits, self.store = limits, store
+        self.fired = threading.Event()
+        self.deadline = time.monotonic() + limits.timeout_s if limits.timeout_s else None
+        self.baseline = rss_bytes()
+
+    def check(self) -> None:
+        if self.fired.is_set() or (self.deadline is not None and time.monotonic() > self.deadline):
+            raise self.timeout()
+        now = rss_bytes()
+        if now is not None and self.baseline is not None and now - self.baseline > self.limits.memory:
+            raise self.too_big("its result does not fit")
+
+    def timeout(self) -> QueryTimeout:
+        return QueryTimeout(
+            f"query stopped after {self.limits.timeout_s:g} s (--timeout): narrow it (WHERE, LIMIT, fewer joins) "
+            "or give it longer"
+        )
+
+    def too_big(self, why: str) -> QueryTooBig:
+        return QueryTooBig(
+            f"query needs more memory than its limit of {gib(self.limits.memory)} (--memory-limit), or more "
+            f"disk to spill to than {gib(self.limits.temp_bytes(self.store))} (a quarter of the free space by "
+            f"the store): narrow it or raise --memory-limit ({why})"
+        )
+
+    def rows(self, cursor) -> list[tuple]:
+        """The rows of an executed query (``cursor``), fetched a part at a time within the bounds."""
+        out: list[tuple] = []
+        while True:
+            part = cursor.fetchmany(FETCH_ROWS)
+            self.check()
+            if not part:
+                return out
+            out.extend(part)
+
+    def arrow(self, rel):
+        """The result as an Arrow table, fetched a batch at a time within the bounds."""
+        import pyarrow as pa
+
+        reader = rel.to_arrow_reader(FETCH_ROWS)
+        batches = []
+        for batch in reader:
+            self.check()
+            batches.append(batch)
+        return pa.Table.from_batches(batches, schema=reader.schema)
+
+
 @contextmanager
-def bounded(con, limits: QueryLimits, store: Path) -> Iterator[None]:
-    """Run the block's query on ``con`` within ``limits``: interrupted when its time is up
-    (:class:`QueryTimeout`); past its memory and spill, :class:`QueryTooBig`."""
+def bounded(con, limits: QueryLimits, store: Path) -> Iterator[Bound]:
+    """Run the block's query on ``con`` within ``limits`` (fetch its result through the
+    :class:`Bound` given): interrupted when its time is up (:class:`QueryTimeout`); past its
+    memory and spill, :class:`QueryTooBig`."""
     import duckdb
 
-    fired = threading.Event()
+    bound = Bound(limits, store)
 
     def stop() -> None:
-        fired.set()
+        bound.fired.set()
         con.interrupt()
 
     timer = threading.Timer(limits.timeout_s, stop) if limits.timeout_s else None
@@ -140,20 +206,13 @@ def bounded(con, limits: QueryLimits, store: Path) -> Iterator[None]:
         timer.daemon = True
         timer.start()
     try:
-        yield
+        yield bound
     except duckdb.InterruptException:
-        if not fired.is_set():
+        if not bound.fired.is_set():
             raise
-        raise QueryTimeout(
-            f"query stopped after {limits.timeout_s:g} s (--timeout): narrow it (WHERE, LIMIT, fewer joins) "
-            "or give it longer"
-        ) from None
+        raise bound.timeout() from None
     except duckdb.OutOfMemoryException as exc:
-        raise QueryTooBig(
-            f"query needs more memory than its limit of {gib(limits.memory)} (--memory-limit), or more "
-            f"disk to spill to than {gib(limits.temp_bytes(store))} (a quarter of the free space by the store): "
-            f"narrow it or raise --memory-limit ({_first_line(exc)})"
-        ) from None
+        raise bound.too_big(_first_line(exc)) from None
     finally:
         if timer is not None:
             timer.cancel()

@@ -3,7 +3,8 @@
 Every line goes through the same parser and the same merge as ``ingest`` (one transaction per
 write, the store opened only for that write, so ``launches``, ``query`` and another ``ingest``
 keep working in between).  What a write changed is reported as the launches that became
-``ready`` or ``failed`` with it.
+``ready`` or ``failed`` with it.  While another process holds the store, a write waits
+(:class:`StoreWait`): what was read stays pending and is written once the store is free.
 
 **A file** (:class:`FileWatch`) is written in *windows*: bytes from the first line of the launch
 in progress (per host and unit) to the last complete line.  Each window holds the whole launch
