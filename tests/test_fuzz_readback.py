@@ -108,7 +108,9 @@ def read_back(plans) -> None:
         by_id = single_source(parsed) if not updated else {}  # one launch made of two inputs'
 
         new = [launch_id for launch_id in ids if launch_id not in base_ids]
-        assert len(new) == added, (added, new)
+        # A launch one input added may be united with another input's launch of the same run by
+        # a later input (two starts found one): the closing line counts it once per input.
+        assert 0 < len(new) <= added or not added, (added, new)
         assert_every_parsed_launch_found(db, parsed, set(ids))
         for k, launch_id in enumerate(new):  # the base launches are read back in every example's report
             read_back_launch(db, launch_id, new[k - 1] if k else min(base_ids), by_id.get(launch_id))
