@@ -14,6 +14,7 @@ import json
 import math
 import random
 import time
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -206,7 +207,14 @@ def test_literal_grammar_round_trips_python_reprs(value):
     assert parse_literal(repr(value)) == value or repr(parse_literal(repr(value))) == repr(value)
 
 
-@fuzz(st.text(alphabet="()[]{}'\",:=.0123456789abcNTFeuxU \\-", max_size=300))
+#: Escapes a damaged repr may hold: cut short (``\\x4``), beyond Unicode, named, unknown.
+BAD_ESCAPES = ("'\\x'", "'\\x4'", "'\\u12'", "'\\U99999999'", "'\\N'", "'\\N{x}'", "'\\q'", "'\\'")
+
+
+@fuzz(
+    st.text(alphabet="()[]{}'\",:=.0123456789abcNTFeuxU \\-", max_size=300),
+    examples=tuple((e,) for e in BAD_ESCAPES),
+)
 def test_literal_grammar_garbage(text):
     """Garbage is refused with LiteralParseError, or read as Python reads it: a value Python's own
     ``ast.literal_eval`` gives for the same text (tuples and sets read as lists), whose repr reads back."""
@@ -215,9 +223,23 @@ def test_literal_grammar_garbage(text):
     except LiteralParseError:
         return
     assert parse_literal(repr(value)) == value or repr(parse_literal(repr(value))) == repr(value)
-    with contextlib.suppress(ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    with (
+        contextlib.suppress(ValueError, SyntaxError, TypeError, MemoryError, RecursionError),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")  # Python's own "invalid escape sequence"
         python = ast.literal_eval(text)
         assert json.dumps(value, default=repr) == json.dumps(python, default=lambda v: repr(sorted(v, key=repr)))
+
+
+@pytest.mark.parametrize("escape", BAD_ESCAPES[:-1])  # the last one escapes its closing quote
+def test_a_bad_escape_in_server_args_stays_as_written(escape):
+    """Found by the fuzz tests: ``'/m/x\\x'`` in server_args raised ValueError (int('', 16)) and lost
+    the whole input. An escape Python would not have printed stays as the log has it."""
+    path = escape[1:-1]
+    text = f"[2026-10-20 08:01:00] server_args=ServerArgs(model_path='/m/{path}', tp_size=1)\n"
+    (launch,) = parse_text(text + "[2026-10-20 08:01:06] The server is fired up and ready to roll!\n").launches
+    assert launch.model_path == "/m/" + path and launch.tp_size == 1
 
 
 def test_fifty_megabyte_single_line_is_bounded():
