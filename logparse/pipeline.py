@@ -120,7 +120,7 @@ class StreamParser:
         self._notes: dict[str, int] = {}
         #: Runtime-only fragments (assemblers with ``.stream`` and ``.events``) of a launch that
         #: started before this input begins: not launches here, kept for the store to attach.
-        self.orphans: list[LaunchAssembler] = []
+        self.orphans: list[LaunchAssembler | VllmLaunchAssembler] = []
         #: after finish(): the assembler of each launch, in the order of the launches
         self.assemblers: list[LaunchAssembler | VllmLaunchAssembler] = []
         #: lines per unit of a journal or capture (other programs' lines are counted apart)
@@ -366,6 +366,23 @@ class StreamParser:
         if asm is not None:
             self._done.append((asm.order, asm))  # type: ignore[attr-defined]
 
+    def _held_vllm_orphans(self) -> None:
+        """vLLM lines of a stream on which no vLLM launch opened (a piece of a log that begins after
+        the launch's first lines) are a piece of a launch that started before the input, like the
+        runtime lines of one: counted and kept with the other lines of that stream before it, so
+        the store can join them to their launch."""
+        for key, held in self._held_vllm.items():
+            if not held:
+                continue
+            piece = VllmLaunchAssembler(self.source_name, key)
+            others = [o for o in self.orphans if tuple(o.stream) == tuple(key)]
+            self.orphans = [o for o in self.orphans if tuple(o.stream) != tuple(key)]
+            for ev in sorted([*held, *(e for o in others for e in o.events)], key=lambda e: e.line_no):
+                piece.add(ev)
+            self._orphan_lines += len(held)
+            self.orphans.append(piece)
+        self._held_vllm.clear()
+
     def finish(self) -> tuple[list, LineCounts, list[Unrecognized], list[str]]:
         for key in list(self._open):
             self._close(key)
@@ -386,6 +403,7 @@ class StreamParser:
                 continue
             self.assemblers.append(asm)
             launches.append(asm.finish(self.sglang_version, ordinal=self.ordinal_base + len(launches) + 1))
+        self._held_vllm_orphans()
         make_distinct(launches)
         for note, n in self._notes.items():
             self.warnings.append(f"{self.source_name}: {note} ({n} line{'s' if n != 1 else ''})")

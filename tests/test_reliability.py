@@ -316,11 +316,11 @@ def test_bad_files_and_paths_exit_codes(tmp_path, clean_store):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     (tmp_path / "empty").mkdir()
     assert cli("ingest", "--db", tmp_path / "a.duckdb", tmp_path / "empty").returncode == 2
-    unreadable = tmp_path / "secret.log"
-    unreadable.write_text("x\n")
-    unreadable.chmod(0)
-    if os.geteuid() != 0:  # root reads anything
-        assert cli("parse", unreadable).returncode == 2
+    (tmp_path / "unreadable").mkdir()
+    for bad in _unreadable_files(tmp_path / "unreadable"):  # as root too (a read that fails with EIO)
+        proc = cli("parse", bad)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert b"Traceback" not in proc.stderr and str(bad).encode() in proc.stderr
     # 3: store errors: a corrupt / truncated DuckDB file is refused and never overwritten
     corrupt = tmp_path / "corrupt.duckdb"
     corrupt.write_bytes(b"this is not a database" * 100)
@@ -335,6 +335,62 @@ def test_bad_files_and_paths_exit_codes(tmp_path, clean_store):
         proc = cli(*cmd, "--db", truncated)
         assert proc.returncode == 3 and b"Traceback" not in proc.stderr, (cmd, proc.stderr)
     assert truncated.read_bytes() == before
+
+
+def _unreadable_files(d: Path) -> list[Path]:
+    """Files on which reading fails for every user, root included (how CI runs): a link to
+    ``/proc/self/mem``, a regular file (so a directory walk takes it) that opens and then fails its
+    first read with EIO, as a file on a failing disk or a dead network mount does (``chmod 0`` does
+    not stop root, and a FIFO or a dangling link is no file: the walk skips them); and, when not
+    root, a file with no read permission."""
+    out = []
+    if Path("/proc/self/mem").is_file():
+        (d / "b-disk-error.log").symlink_to("/proc/self/mem")
+        out.append(d / "b-disk-error.log")
+    if os.geteuid() != 0:
+        secret = d / "b-secret.log"
+        secret.write_text("[2026-05-18 09:12:07] server_args=ServerArgs(model_path='/m/x', tp_size=1)\n")
+        secret.chmod(0)
+        out.append(secret)
+    return out
+
+
+def test_a_run_that_fails_on_some_inputs_stores_the_others_and_names_them(tmp_path):
+    """Issue 18 item 8: a directory with an unreadable file between readable ones.  Every readable
+    input is stored (each in its own transaction), each unreadable one is named on stderr on one
+    line and in the closing line, and the run exits 0 (something useful was done); named alone,
+    an unreadable file exits 2 with one line, and the store is unchanged."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    (d / "a.log").write_bytes((SAMPLES / "sglang-0.5" / "restarts-0.5.12.log").read_bytes())
+    bad = _unreadable_files(d)
+    if not bad:
+        pytest.skip("no file here fails its read (/proc/self/mem missing, and running as root)")
+    (d / "c.log").write_bytes((SAMPLES / "kimi-k25" / "launch-1-baseline.log").read_bytes())
+    db = tmp_path / "h.duckdb"
+    proc = cli("ingest", "--db", db, d)
+    err = proc.stderr.decode().strip().splitlines()
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in proc.stderr
+    for f in bad:
+        assert sum(str(f) in line for line in err) == 2, err  # its own line, and the closing line
+        assert [line for line in err if str(f) in line and line.startswith("logparse: ")], err
+    assert f"{len(bad)} input(s) could not be read, not stored" in err[-1]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        paths = sorted(Path(r[0]).name for r in con.execute("SELECT path FROM sources").fetchall())
+    finally:
+        con.close()
+    assert paths == ["a.log", "c.log"]
+    assert cli("doctor", "--db", db).returncode == 0
+    before = snapshot(db)
+    for f in bad:
+        alone = cli("ingest", "--db", db, f)
+        assert alone.returncode == 2 and len(alone.stderr.strip().splitlines()) == 1, alone.stderr
+        assert str(f) in alone.stderr.decode()
+    again = cli("ingest", "--db", db, d)  # the others are already stored; the bad ones named again
+    assert again.returncode == 0 and b"2 input(s) skipped" in again.stderr
+    assert snapshot(db) == before
 
 
 #: What the store holds before the disk fills: launches of one deployment (fits in the tmpfs).

@@ -226,3 +226,88 @@ def test_the_issue_s_two_overlapping_pieces_in_either_order(tmp_path):
     assert row["outcome"] == "ready"
     ranges = sorted((r["first_line"], r["last_line"]) for r in map(json.loads, got[0].tables["launch_sources"]))
     assert ranges == [(8, 47), (12, 69)]
+
+
+def _damaged_copies(lines: list[bytes]) -> dict[str, bytes]:
+    """Copies of one genuine log as a probe damages them: a digit of server_args flipped, a line
+    dropped, a digit of the KV line flipped."""
+    sa = next(n for n, ln in enumerate(lines) if b"server_args=" in ln)
+    kv = next(n for n, ln in enumerate(lines) if b"KV Cache is allocated" in ln)
+    flipped = list(lines)
+    flipped[sa] = lines[sa].replace(b"'mem_fraction_static': 0.3", b"'mem_fraction_static': 0.8")
+    assert flipped[sa] != lines[sa]
+    kv_flip = list(lines)
+    kv_flip[kv] = lines[kv].replace(b"#tokens: 26508152", b"#tokens: 26508752")
+    assert kv_flip[kv] != lines[kv]
+    return {
+        "args-flipped.log": b"".join(flipped),
+        "line-dropped.log": b"".join(lines[: kv - 1] + lines[kv:]),
+        "kv-flipped.log": b"".join(kv_flip),
+    }
+
+
+def test_damaged_copies_are_no_restarts(tmp_path):
+    """Issue 18 item 8: damaged copies of one log, in either order with the log itself.  A copy whose
+    first lines differ (a flipped server_args digit) is another launch by identity (its content
+    differs), but it began at the same moment in the same (unnamed) process: the same start, which
+    ``history`` counts once (``same_start_as``); a copy missing a line adds nothing; a copy with a
+    flipped figure does not change the launch's figures: its line is not kept, with a warning."""
+    log = CORPUS / "sglang-0.5.23" / "server-memfrac0.3.log"
+    if not log.is_file():
+        pytest.skip("genuine corpus not available")
+    lines = split_lines(log.read_bytes())
+    inputs = [("server.log", b"".join(lines)), *_damaged_copies(lines).items()]
+    snaps = []
+    for n, order in enumerate((inputs, inputs[::-1])):
+        db = tmp_path / f"{n}.duckdb"
+        store = Store(db)
+        store.ingest_sources([text_source(name, text) for name, text in order])
+        assert store.doctor().healthy
+        snaps.append(snapshot(db))
+        seq = store.query("SELECT launch_no, same_start_as FROM launch_sequence ORDER BY launch_no NULLS LAST").rows()
+        assert [r[0] for r in seq] == [1, None] and seq[1][1] is not None
+        history = store.history(metric="kv_tokens").rows()
+        assert len(history) == 1
+        (own,) = whole(log)[0].launches  # the log's own launch: one of the two, its figures its own
+        kept = store.query(
+            "SELECT l.mem_fraction_static, b.kv_tokens, l.warnings::VARCHAR FROM launches l "
+            f"JOIN launch_budget b USING (launch_id) WHERE l.launch_id = '{own}'"
+        ).rows()
+        (mem_frac, kv_tokens, warnings) = kept[0]
+        assert (mem_frac, kv_tokens) == (0.3, 26508152)
+        assert "kv-flipped.log not kept" in warnings
+    assert snaps[0].tables == snaps[1].tables
+
+
+def test_a_piece_ingested_before_its_start_is_kept_and_joins_it(tmp_path):
+    """The tail of a journal (batch and shutdown lines of a launch, no startup line) ingested before
+    the rest: its lines are kept (``pending_pieces``, the input reported as such), not dropped, and
+    join the launch when the piece with its start arrives (the same process); the store then
+    equals the whole journal's, and the other order's."""
+    log = CORPUS / "journal" / "0.5.23-restart" / "short-iso.txt"
+    if not log.is_file():
+        pytest.skip("genuine corpus not available")
+    lines = split_lines(log.read_bytes())
+    tail, cut = len(lines) - 20, len(lines) - 15
+    pieces = {"tail.log": (tail, len(lines)), "head.log": (0, cut)}
+    snaps = []
+    for n, names in enumerate((["tail.log", "head.log"], ["head.log", "tail.log"])):
+        db = tmp_path / f"{n}.duckdb"
+        store = Store(db)
+        first = store.ingest_sources([text_source(names[0], b"".join(lines[slice(*pieces[names[0]])]))])
+        if names[0] == "tail.log":
+            (out,) = first.sources
+            batch = sum(b" batch, #" in ln for ln in lines[tail:])
+            assert out.status == "pending" and out.kept_lines == batch > 0, out
+            assert "start is not in the store" in first.summary()
+            assert store.query("SELECT count(*) AS n FROM pending_pieces")["n"][0] == 1
+            assert store.launch_ids() == []
+        store.ingest_sources([text_source(names[1], b"".join(lines[slice(*pieces[names[1]])]))])
+        assert store.doctor().healthy
+        offset = {name: a for name, (a, _b) in pieces.items()}
+        snaps.append(snapshot(db, offset))
+    want, _ = whole(log)
+    for got in snaps:
+        _same_as_whole(got, want, "tail/head")
+        assert got.tables["pending_pieces"] == []
+    assert snaps[0].tables == snaps[1].tables

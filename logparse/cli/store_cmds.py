@@ -98,6 +98,9 @@ def parse_labels(labels: list[str] | None) -> dict[str, str]:
 
 def _show_outcome(quiet: bool):
     def show(outcome) -> None:
+        if outcome.status == "failed":  # even with --quiet: an error
+            typer.echo(f"logparse: {outcome.message}; not stored", err=True)
+            return
         if quiet:
             return
         if outcome.status in ("skipped", "binary"):
@@ -166,13 +169,15 @@ def ingest(
         else None
     )
     report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
+    if report.sources and len(report.failed) == len(report.sources):
+        raise typer.Exit(EXIT_USAGE)  # nothing could be read: each input's line said why
     if not quiet:
         for w in dict.fromkeys(report.warnings):
             say(f"warning: {w}")
     say(report.summary() + f" [{store.path}]")
     if history_after:
         _print_history(store, metric, None, None, None, Output("table", None), None)
-    if report.sources and all(s.status == "empty" for s in report.sources) and not use_journal:
+    if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not use_journal:
         raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
 

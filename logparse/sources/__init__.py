@@ -99,6 +99,7 @@ __all__ = [
     "open_inputs",
     "sniff_format",
     "text_source",
+    "unreadable",
 ]
 
 # Limits, read when a source is read (tests lower them through this module).
@@ -326,9 +327,13 @@ class Source:
 
     def _hashed(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         update = self._hash.update
-        for chunk in chunks:
-            update(chunk)
-            yield chunk
+        try:
+            for chunk in chunks:
+                update(chunk)
+                yield chunk
+        except OSError as e:  # a read that fails (EIO: a bad disk, a dead mount): the input is not read
+            what = e.strerror or str(e)
+            raise InputError(f"{self.name}: {what} (reading failed after {self.bytes_read:,} bytes)") from None
 
     def _lines(self, chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
         return streams.split_lines(chunks, self._crlf, MAX_LINE, lambda: self.note_problem("long-line"))
@@ -486,28 +491,56 @@ def _looks_like_log(f: Path, top: Path) -> bool:
     return f.suffix.lower() not in _NOT_LOGS
 
 
-def open_inputs(paths: Sequence[str], input_format: str | None = None) -> Iterator[Source]:
+def open_inputs(paths: Sequence[str], input_format: str | None = None, *, each: bool = False) -> Iterator[Source]:
+    """The inputs of these paths (a directory: the log files under it, in name order).
+
+    A path or file that cannot be read raises :class:`InputError`; with ``each``, it is an input of
+    its own that raises it when read (:func:`unreadable`), so that a caller reading the inputs one
+    at a time (``ingest``) still reads the others and can say which ones failed."""
     fmt = normalize_format(input_format)  # unknown name -> InputError before any input
     for p in paths:
-        if p == "-":
-            yield Source("-", lambda: sys.stdin.buffer, fmt)
-            continue
-        path = Path(p)
-        if not path.exists():
-            raise InputError(f"{p}: no such file or directory")
-        if path.is_dir():
-            try:
-                files = sorted(f for f in path.rglob("*") if f.is_file() and _looks_like_log(f, path))
-            except OSError as e:
-                raise InputError(f"{p}: {e.strerror}") from None
-            if not files:
-                raise InputError(f"{p}: directory holds no log files")
-            for f in files:
-                src = _file_source(f, fmt)
-                src.skip_binary = True  # a binary file beside the logs: one note, not its bytes as lines
-                yield src
-            continue
+        try:
+            yield from _inputs_of(p, fmt, each)
+        except InputError as e:
+            if not each:
+                raise
+            yield unreadable(p, str(e))
+
+
+def _inputs_of(p: str, fmt: str | None, each: bool) -> Iterator[Source]:
+    if p == "-":
+        yield Source("-", lambda: sys.stdin.buffer, fmt)
+        return
+    path = Path(p)
+    if not path.exists():
+        raise InputError(f"{p}: no such file or directory")
+    if not path.is_dir():
         yield _file_source(path, fmt)
+        return
+    try:
+        files = sorted(f for f in path.rglob("*") if f.is_file() and _looks_like_log(f, path))
+    except OSError as e:
+        raise InputError(f"{p}: {e.strerror}") from None
+    if not files:
+        raise InputError(f"{p}: directory holds no log files")
+    for f in files:
+        try:
+            src = _file_source(f, fmt)
+        except InputError as e:
+            if not each:
+                raise
+            src = unreadable(str(f), str(e))
+        src.skip_binary = True  # a binary file beside the logs: one note, not its bytes as lines
+        yield src
+
+
+def unreadable(name: str, message: str) -> Source:
+    """An input that could not be opened: reading it raises :class:`InputError` with ``message``."""
+
+    def fail() -> IO[bytes]:
+        raise InputError(message)
+
+    return Source(name, fail)
 
 
 def text_source(name: str, text: str | bytes, input_format: str | None = None, mtime: float | None = None) -> Source:

@@ -275,6 +275,8 @@ class Store:
         """Ingest files, directories, ``-``, export directories and other ``.duckdb`` stores.
 
         Options: ``host``, ``labels`` (dict), ``sglang_version``, ``input_format``, ``progress``.
+        A path or file that cannot be read is not stored and the others are: its outcome's status is
+        ``failed``, with why (``IngestReport.failed``).
         """
         from logparse.sources import open_inputs
         from logparse.store import exchange
@@ -289,7 +291,10 @@ class Store:
         def flush() -> None:
             if plain:
                 sub = ingest_sources(
-                    self.path, open_inputs(list(plain), input_format=o.input_format), o, on_outcome=on_outcome
+                    self.path,
+                    open_inputs(list(plain), input_format=o.input_format, each=True),
+                    o,
+                    on_outcome=on_outcome,
                 )
                 report.sources.extend(sub.sources)
                 report.warnings.extend(sub.warnings)

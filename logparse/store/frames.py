@@ -306,6 +306,9 @@ def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None)
     for i, launch in enumerate(launches):
         rt = launch.runtime or {}
         edges = metas[i].batch_edges if metas else None
+        extra = {"_batch_span": edges} if edges else {}
+        if metas and metas[i].disagreeing:
+            extra["_disagreeing"] = metas[i].disagreeing
         cols["launch_id"].append(launch.launch_id)
         for k in ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens"):
             cols[k].append(rt.get(k))
@@ -314,7 +317,7 @@ def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None)
         cols["first_runtime_at"].append(rt.get("first_runtime_at"))
         cols["last_runtime_at"].append(rt.get("last_runtime_at"))
         # keys in a fixed order: the same runtime is the same JSON however it was merged
-        cols["runtime"].append(to_json(dict(sorted(({**rt, "_batch_span": edges} if edges else rt).items()))))
+        cols["runtime"].append(to_json(dict(sorted({**rt, **extra}.items()))))
     if not cols["launch_id"]:
         return _empty(RUNTIME_COLUMNS)
     schema = dict(RUNTIME_COLUMNS, first_runtime_at=_S, last_runtime_at=_S)

@@ -75,7 +75,9 @@ class IngestOptions:
 @dataclass
 class SourceOutcome:
     name: str
-    status: str  # stored | skipped | empty (no SGLang lines) | unattached | imported | binary (not read)
+    #: stored | skipped | empty (no SGLang lines) | pending (kept until its launch's start arrives) |
+    #: unattached | imported | binary (not read) | failed (could not be read: not stored)
+    status: str
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -105,6 +107,16 @@ class IngestReport:
     def skipped(self) -> int:
         return sum(1 for s in self.sources if s.status == "skipped")
 
+    @property
+    def failed(self) -> list[SourceOutcome]:
+        """The inputs that could not be read (not stored)."""
+        return [s for s in self.sources if s.status == "failed"]
+
+    @property
+    def useful(self) -> bool:
+        """Did the run store anything, or find it stored already?  (Else ``ingest`` exits 2.)"""
+        return any(s.status in ("stored", "imported", "pending", "skipped", "unattached") for s in self.sources)
+
     def summary(self) -> str:
         stored = sum(1 for s in self.sources if s.status in ("stored", "imported"))
         empty = sum(1 for s in self.sources if s.status == "empty")
@@ -112,8 +124,18 @@ class IngestReport:
         text = f"ingested {stored} input(s): " + ", ".join(parts)
         if self.skipped:
             text += f"; {self.skipped} input(s) skipped (already in the store)"
+        pending = [s for s in self.sources if s.status == "pending"]
+        if pending:
+            lines = sum(s.kept_lines for s in pending)
+            text += (
+                f"; {len(pending)} input(s) hold only lines of launches whose start is not in the store yet "
+                f"({lines} line(s) kept until it is)"
+            )
         if empty:
             text += f"; {empty} input(s) without SGLang lines not stored"
+        if self.failed:
+            names = ", ".join(s.name for s in self.failed[:3]) + (", ..." if len(self.failed) > 3 else "")
+            text += f"; {len(self.failed)} input(s) could not be read, not stored: {names}"
         binary = sum(1 for s in self.sources if s.status == "binary")
         if binary:
             text += f"; {binary} binary file(s) met in a directory not read"
@@ -717,6 +739,30 @@ def known_content(path: Path, lock_timeout: float) -> tuple[set[str], set[int]]:
         return set(), set()
 
 
+def _ingest_one(
+    lease: WriteLease, src, opts: IngestOptions, journal_scope_key: str | None, known: set[str], report: IngestReport
+) -> SourceOutcome:
+    """Parse one input, then store it in one transaction.  An input that cannot be read (a file
+    that vanished or cannot be opened, a read error) is not stored, and the others still are: its
+    outcome says why (``failed``).  A journal query that fails raises (it is the only input)."""
+    from logparse.sources import InputError
+
+    size = getattr(src, "size", None)
+    if size is None or size >= PROGRESS_MIN_BYTES:
+        lease.maybe_release(force=True)  # do not hold the lock while parsing a large input
+    try:
+        ps = parse_source(src, opts)
+    except InputError as exc:
+        if source_kind(src) == "journal":
+            raise  # journalctl failed: the query (and its cursor) is the caller's to handle
+        return SourceOutcome(src.name, "failed", message=str(exc))
+    out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
+    if out.status in ("stored", "pending"):
+        report.warnings.extend(ps.warnings)
+    lease.maybe_release()
+    return out
+
+
 def ingest_sources(
     path: Path,
     sources: Iterable,
@@ -736,14 +782,7 @@ def ingest_sources(
             if h and h in known:
                 out = SourceOutcome(src.name, "skipped", message="already in the store (same content)")
             else:
-                size = getattr(src, "size", None)
-                if size is None or size >= PROGRESS_MIN_BYTES:
-                    lease.maybe_release(force=True)  # do not hold the lock while parsing a large input
-                ps = parse_source(src, opts)
-                out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
-                if out.status == "stored":
-                    report.warnings.extend(ps.warnings)
-                lease.maybe_release()
+                out = _ingest_one(lease, src, opts, journal_scope_key, known, report)
             report.sources.append(out)
             if on_outcome is not None:
                 on_outcome(out)

@@ -66,6 +66,7 @@ def launch_from_rows(
         meta.event_origin[id(ev)] = (e.get("source_id"), e.get("cursor"))
     launch.runtime = (_json(runtime.get("runtime")) if runtime else None) or {}
     meta.batch_edges = launch.runtime.pop("_batch_span", None)
+    meta.disagreeing = launch.runtime.pop("_disagreeing", None) or {}
     _validated(launch)
     return launch, meta
 

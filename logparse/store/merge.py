@@ -495,7 +495,9 @@ class Merger:
     def unite(self, group: _Group, ranges: dict[str, Range]) -> None:
         """Stored launches and items that are one launch: assembled from the union of their lines."""
         pieces = [x.events for _, x, _ in group.stored] + [it.events for it in group.items]
+        dropped_before = len(self.ranking.dropped)
         events = unite(pieces, self.ranking)
+        disagreeing = self._disagreeing(group, self.ranking.dropped[dropped_before:], events)
         spans = [BatchSpan.from_runtime(x.runtime, m.batch_edges) for _, x, m in group.stored]
         span = merged_span(spans, [self.item_span(it) for it in group.items])
         stream = canonical_stream(group.streams())
@@ -507,7 +509,7 @@ class Merger:
                 event_keys(events) == event_keys(base.events)
                 and same_span(span, spans[0])
                 and stream == group.streams()[0]
-                and (labels, version) == (meta0.labels, meta0.sglang_version_given)
+                and (labels, version, disagreeing) == (meta0.labels, meta0.sglang_version_given, meta0.disagreeing)
             )
             if same and [id(e) for e in events] == [id(e) for e in base.events]:
                 self._unchanged(lid, group.items, ranges)
@@ -515,6 +517,8 @@ class Merger:
         first_sid = self.origin(events[0])[0] if events else None
         final = reassemble(events, stream, version, _ordinal(group, first_sid, self.source_id))
         final.runtime = rtm.apply(final.runtime, span)
+        if disagreeing:
+            final.warnings.append(self._disagreement_warning(disagreeing))
         final.launch_id = self._final_id(final, set(group.ids))
         meta = LaunchMeta(
             source_id=first_sid or self.source_id or next((m.source_id for _, _, m in group.stored), None),
@@ -525,6 +529,7 @@ class Merger:
             or self.now,
             updated_at=self.now,
             batch_edges=span.edges(),
+            disagreeing=disagreeing,
         )
         self.delete_ids.update(group.ids)
         self.aliases += [(lid, final.launch_id) for lid in group.ids if lid != final.launch_id]
@@ -537,6 +542,34 @@ class Merger:
         else:
             self.res.added += 1
         self._finish(final, meta, group.items, ranges)
+
+    def _disagreeing(self, group: _Group, dropped: list[Event], kept: list[Event]) -> dict[str, list[str]]:
+        """Lines of the group's inputs not kept, per source (their line hashes): those this union
+        dropped and those the stored launches remember, but for lines the union holds after all
+        (another input's copy of them won at their place)."""
+        have = {line_hash(e.ts, e.text) for e in kept}
+        out: dict[str, set[str]] = {}
+        for _lid, _x, m in group.stored:
+            for sid, hashes in m.disagreeing.items():
+                out.setdefault(sid, set()).update(hashes)
+        for ev in dropped:
+            out.setdefault(self.origin(ev)[0] or "", set()).add(line_hash(ev.ts, ev.text))
+        return {sid: sorted(h - have) for sid, h in sorted(out.items()) if h - have}
+
+    def _disagreement_warning(self, disagreeing: dict[str, list[str]]) -> str:
+        names = dict(
+            self.con.execute(
+                "SELECT source_id, path FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                [sorted(disagreeing)],
+            ).fetchall()
+        )
+        if self.source_id:
+            names.setdefault(self.source_id, self.source_name or self.source_id)
+        where = ", ".join(f"{len(h)} line(s) of {names.get(sid, sid)}" for sid, h in disagreeing.items())
+        return (
+            f"inputs disagree on lines of this launch (a damaged copy of its log?): {where} not kept, "
+            "another input has other lines at their place (the longest input's are kept)"
+        )
 
     def _labels(self, group: _Group) -> tuple[dict[str, str], str | None]:
         """The group's labels (the ingest's own last) and the SGLang version given for it."""

@@ -24,3 +24,7 @@ class LaunchMeta:
     event_origin: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
     #: The stored span of batch lines (see ``logparse.store.runtime``), kept in ``runtime_stats.runtime``.
     batch_edges: dict[str, Any] | None = None
+    #: source id -> the line hashes of its lines of this launch that were not kept: another input
+    #: holds other lines at their place (a damaged copy); kept in ``runtime_stats.runtime`` so the
+    #: launch's warning survives later merges (see ``logparse.store.union``)
+    disagreeing: dict[str, list[str]] = field(default_factory=dict)

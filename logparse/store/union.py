@@ -38,10 +38,16 @@ class Ranking:
     def __init__(self, origin: Callable[[Event], Origin], source_lines: dict[str | None, int]) -> None:
         self.origin = origin
         self.source_lines = source_lines
+        #: lines not kept because another input holds other lines at the same place (a damaged copy)
+        self.dropped: list[Event] = []
 
     def rank(self, ev: Event) -> tuple:
         sid = self.origin(ev)[0]
         return (ev.record_ts is None, -(self.source_lines.get(sid) or 0), sid or "", ev.line_no)
+
+    def input_rank(self, ev: Event) -> tuple:
+        """The rank of the input a line was read from (for a run of lines: which input's to keep)."""
+        return self.rank(ev)[:3]
 
     def better(self, a: Event, b: Event) -> Event:
         return a if self.rank(a) <= self.rank(b) else b
@@ -133,6 +139,7 @@ def merge_two(a: list[Event], b: list[Event], ranking: Ranking) -> list[Event]:
             a_first,
             ranking,
             from_end=pi == 0 and pj == 0,
+            placed=bool(anchors),
         )
         if i < len(a):
             out.append(ranking.better(a[i], b[j]))
@@ -141,11 +148,18 @@ def merge_two(a: list[Event], b: list[Event], ranking: Ranking) -> list[Event]:
 
 
 def _merge_run(
-    a: list[Event], b: list[Event], times: tuple[list[str], list[str]], a_first: bool, ranking: Ranking, from_end: bool
+    a: list[Event],
+    b: list[Event],
+    times: tuple[list[str], list[str]],
+    a_first: bool,
+    ranking: Ranking,
+    from_end: bool,
+    placed: bool,
 ) -> list[Event]:
     """Two runs of lines between the same shared lines: the lines both hold (the same time, or none,
     and text) matched in order (from the end before the first shared line, where the input that
-    begins later holds the last of them), the others by time."""
+    begins later holds the last of them), the others by time; ``placed``: the inputs share a line
+    with a time (so the runs are at the same place of one log)."""
     from difflib import SequenceMatcher
 
     if not a or not b:
@@ -165,7 +179,14 @@ def _merge_run(
     out: list[Event] = []
     pi = pj = 0
     for i, j in [*pairs, (len(a), len(b))]:
-        out += _interleave(a[pi:i], b[pj:j], ta[pi:i], tb[pj:j], a_first)
+        if placed and pi < i and pj < j:
+            # Two inputs hold different lines at the same place (between lines they share): pieces of
+            # one log never do; one of them is a damaged copy.  The better input's lines are kept.
+            keep_a = ranking.input_rank(a[pi]) <= ranking.input_rank(b[pj])
+            ranking.dropped += b[pj:j] if keep_a else a[pi:i]
+            out += a[pi:i] if keep_a else b[pj:j]
+        else:
+            out += _interleave(a[pi:i], b[pj:j], ta[pi:i], tb[pj:j], a_first)
         if i < len(a):
             out.append(ranking.better(a[i], b[j]))
         pi, pj = i + 1, j + 1
