@@ -1,7 +1,9 @@
 """Benchmark logparse against the references of the performance issue, side by side in one run.
 
     bench/run [--mb 500] [--journal-entries 300000] [--launches 10000] [--repeat 3]
-              [--out DIR] [--skip-lnav] [--skip-store]
+              [--out DIR] [--skip-lnav] [--skip-store] [--only GROUP]
+    bench/run --compare A=CMD_A B=CMD_B [same options]
+
 
 Inputs (generated once by ``bench/generate.py`` and cached in ``--out``, default ``bench/out``):
 a ``journalctl -o short-iso`` log of about ``--mb`` MB with its ``-o json`` and ``-o export``
@@ -18,6 +20,15 @@ of the command, sampled every 10 ms), the rate, and the ratio to the row's refer
 * ``ingest --journal``: ``journalctl -o export --all > /dev/null`` alone, on the same journal;
 * read commands: ``logparse --help`` (the difference, in seconds, is the issue's measure: the median
   over rounds of the difference within a round).
+
+``--compare A=CMD_A B=CMD_B`` measures two logparse commands instead (``main=/work/main/.venv/bin/logparse``,
+``branch=".venv/bin/python -m logparse"``): every logparse row of the table, for both, on the same
+inputs, the runs of A and B interleaved in each round (A first in odd rounds, B first in even ones),
+each side reading its own copy of the read commands' store (built once, before any timed run, and
+opened once by each side, so that a schema migration is not timed). The table gives per row the median
+wall time of each with its min–max, the ratio B / A, and ``worse`` where B's median is more than 5 %
+slower and outside A's min–max (``better`` the other way round); the load average is noted before and
+at the start of every round.
 
 Not a unit test; the README quotes its last table.
 """
@@ -171,7 +182,7 @@ def measure(rows: list[Row], repeat: int) -> None:
 # ------------------------------------------------------------------ the rows
 
 
-def input_rows(d: Path, lnav: str | None, db: Path) -> list[Row]:
+def input_rows(d: Path, lnav: str | None, db: Path, lp: str = LOGPARSE) -> list[Row]:
     short, js, ex = (d / f"sglang.{f}.log" for f in ("short-iso", "json", "export"))
     lines = count(short, b"\n")
     entries = count(ex, b"\n__CURSOR=") + 1
@@ -183,12 +194,12 @@ def input_rows(d: Path, lnav: str | None, db: Path) -> list[Row]:
     if lnav:
         rows.append(Row(g, "lnav load+count", f'{lnav} -n -c ";SELECT count(*) FROM all_logs" {short}', lines, size=mb))
     rows += [
-        Row(g, "logparse parse", f"{LOGPARSE} parse --json {short}", lines, size=mb, ref=grep),
-        Row(g, "logparse ingest", f"{LOGPARSE} ingest -q --db {db} {short}", lines, size=mb, ref=grep, setup=new_db),
+        Row(g, "logparse parse", f"{lp} parse --json {short}", lines, size=mb, ref=grep),
+        Row(g, "logparse ingest", f"{lp} ingest -q --db {db} {short}", lines, size=mb, ref=grep, setup=new_db),
         Row(
             g,
             "logparse ingest - (stdin, cat)",
-            f"cat {short} | {LOGPARSE} ingest -q --db {db} -",
+            f"cat {short} | {lp} ingest -q --db {db} -",
             lines,
             size=mb,
             ref="logparse ingest",
@@ -199,13 +210,13 @@ def input_rows(d: Path, lnav: str | None, db: Path) -> list[Row]:
         size = path.stat().st_size
         g = f"{size / 1e6:.0f} MB -o {fmt} ({entries / 1e6:.1f} M entries)"
         rows += [
-            Row(g, "logparse parse", f"{LOGPARSE} parse --json {path}", entries, "entries", size),
-            Row(g, "logparse ingest", f"{LOGPARSE} ingest -q --db {db} {path}", entries, "entries", size, setup=new_db),
+            Row(g, "logparse parse", f"{lp} parse --json {path}", entries, "entries", size),
+            Row(g, "logparse ingest", f"{lp} ingest -q --db {db} {path}", entries, "entries", size, setup=new_db),
         ]
     return rows
 
 
-def journal_rows(jd: Path, db: Path) -> list[Row]:
+def journal_rows(jd: Path, db: Path, lp: str = LOGPARSE) -> list[Row]:
     exe = shutil.which("journalctl") or "journalctl"
     entries = count(jd / "sglang.export.log", b"\n__CURSOR=") + 1
     size = (jd / "sglang.export.log").stat().st_size
@@ -216,7 +227,7 @@ def journal_rows(jd: Path, db: Path) -> list[Row]:
         Row(
             g,
             "logparse ingest --journal",
-            f"{LOGPARSE} ingest -q --journal -D {jd} --db {db}",
+            f"{lp} ingest -q --journal -D {jd} --db {db}",
             entries,
             "entries",
             size,
@@ -226,7 +237,7 @@ def journal_rows(jd: Path, db: Path) -> list[Row]:
     ]
 
 
-def store_rows(store: Path, launches: int) -> list[Row]:
+def store_rows(store: Path, launches: int, lp: str = LOGPARSE) -> list[Row]:
     d = f"--db {store}"
     g = f"store of {launches:,} launches"
     cmds = {
@@ -239,7 +250,7 @@ def store_rows(store: Path, launches: int) -> list[Row]:
         "show @latest": f"show @latest {d}",
     }
     return [
-        Row(g, name, f"{LOGPARSE} {args}", ref=None if name == "logparse --help" else "logparse --help")
+        Row(g, name, f"{lp} {args}", ref=None if name == "logparse --help" else "logparse --help")
         for name, args in cmds.items()
     ]
 
@@ -282,6 +293,111 @@ def print_table(rows: list[Row]) -> None:
         print(f"\nlogparse ingest / lnav load+count on short-iso: {ingest.median(0) / lnav[0].median(0):.2f}")
 
 
+# ------------------------------------------------------------------ --compare A=CMD B=CMD
+
+
+@dataclass
+class Pair:
+    """One row of the table measured for both commands."""
+
+    a: Row
+    b: Row
+
+    def verdict(self) -> str:
+        wa, wb = [r[0] for r in self.a.runs], [r[0] for r in self.b.runs]
+        ma, mb = statistics.median(wa), statistics.median(wb)
+        if mb > ma * 1.05 and min(wb) > max(wa):
+            return "worse"
+        if ma > mb * 1.05 and min(wa) > max(wb):
+            return "better"
+        return ""
+
+
+def parse_sides(specs: list[str]) -> list[tuple[str, str]]:
+    sides = []
+    for spec in specs:
+        name, sep, cmd = spec.partition("=")
+        if not sep or not name or not cmd.strip():
+            sys.exit(f"bench/run: --compare takes NAME=COMMAND, not {spec!r}")
+        sides.append((name, cmd.strip()))
+    if len(sides) != 2 or sides[0][0] == sides[1][0]:
+        sys.exit("bench/run: --compare takes two commands with different names: A=CMD_A B=CMD_B")
+    return sides
+
+
+def side_rows(args: argparse.Namespace, name: str, lp: str, lnav: str | None) -> list[Row]:
+    """The logparse rows of the table for one command (each side its own databases)."""
+    rows = input_rows(ensure_inputs(args.out, args.mb), lnav, args.out / f"bench-{name}.duckdb", lp)
+    jd = ensure_journal(args.out, args.journal_entries)
+    rows += journal_rows(jd, args.out / f"bench-journal-{name}.duckdb", lp)
+    if not args.skip_store:
+        store = ensure_store(args.out, args.launches)
+        copy = args.out / f"store{args.launches}-{name}.duckdb"
+        shutil.copyfile(store, copy)
+        # the first read of a side opens (and, for a newer schema, migrates) its copy: not timed
+        subprocess.run(f"{lp} launches --limit 1 --db {copy}", shell=True, capture_output=True, check=False)
+        rows += store_rows(copy, args.launches, lp)
+    if args.only:
+        rows = [r for r in rows if args.only in r.group]
+    return [r for r in rows if lp in r.cmd]
+
+
+def measure_pairs(pairs: list[Pair], repeat: int) -> list[float]:
+    """Every pair ``repeat`` times, A and B back to back, the first of them alternating; the load
+    average at the start of every round."""
+    loads = []
+    for i in range(repeat):
+        loads.append(os.getloadavg()[0])
+        for p in pairs:
+            for row in (p.a, p.b) if i % 2 == 0 else (p.b, p.a):
+                row.runs.append(run_once(row.cmd, row.setup))
+            print(
+                f"  [{i + 1}/{repeat}] {p.a.group:<28} {p.a.name:<32} "
+                f"{p.a.runs[-1][0]:7.2f} s / {p.b.runs[-1][0]:7.2f} s",
+                file=sys.stderr,
+            )
+    return loads
+
+
+def _spread(row: Row) -> str:
+    walls = [r[0] for r in row.runs]
+    return f"{statistics.median(walls):.2f} ({min(walls):.2f}–{max(walls):.2f})"
+
+
+def print_compare(pairs: list[Pair], names: tuple[str, str]) -> None:
+    a, b = names
+    print(f"| input | command | {a}: wall s (min–max) | {b}: wall s (min–max) | {b} / {a} | peak RSS MB {a} / {b} | |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    last = None
+    for p in pairs:
+        ratio = p.b.median(0) / p.a.median(0) if p.a.median(0) else float("nan")
+        rss = f"{p.a.median(2) / 1024:.0f} / {p.b.median(2) / 1024:.0f}"
+        group = p.a.group if p.a.group != last else ""
+        last = p.a.group
+        print(f"| {group} | {p.a.name} | {_spread(p.a)} | {_spread(p.b)} | {ratio:.2f} | {rss} | {p.verdict()} |")
+    worse = [p for p in pairs if p.verdict() == "worse"]
+    print(f"\n{len(worse)} of {len(pairs)} rows worse for {b} (median > 5 % slower and outside {a}'s min–max)")
+
+
+def compare_main(args: argparse.Namespace) -> None:
+    (na, ca), (nb, cb) = parse_sides(args.compare)
+    lnav = None  # the references are the other side's runs, not lnav or grep
+    pairs = [Pair(ra, rb) for ra, rb in zip(side_rows(args, na, ca, lnav), side_rows(args, nb, cb, lnav))]
+    if not pairs:
+        sys.exit("bench/run: no row to compare (see --only)")
+    before = os.getloadavg()[0]
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.platform()}; load average before: {before:.2f}"
+    )
+    print(f"{na} = {ca}\n{nb} = {cb}")
+    for cmd in (ca, cb):  # bytecode written (where it can be) before the timed runs
+        subprocess.run(f"{cmd} --help", shell=True, capture_output=True, check=False)
+    loads = measure_pairs(pairs, args.repeat)
+    print(f"load average at the start of each round: {', '.join(f'{x:.2f}' for x in loads)}\n")
+    print_compare(pairs, (na, nb))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=500, help="size of the short-iso input in MB")
@@ -292,8 +408,14 @@ def main() -> None:
     ap.add_argument("--skip-lnav", action="store_true")
     ap.add_argument("--skip-store", action="store_true", help="without the read commands")
     ap.add_argument("--only", help="only the groups whose name contains this (short-iso, json, export, journal, store)")
+    ap.add_argument(
+        "--compare", nargs=2, metavar="NAME=CMD", help="two logparse commands, measured side by side on every row"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.compare:
+        compare_main(args)
+        return
     db = args.out / "bench.duckdb"
     rows = input_rows(ensure_inputs(args.out, args.mb), None if args.skip_lnav else ensure_lnav(), db)
     rows += journal_rows(ensure_journal(args.out, args.journal_entries), args.out / "bench-journal.duckdb")

@@ -178,7 +178,8 @@ def test_report_in_headless_chromium(sample_report, reports, tmp_path, screen, w
 
 
 def test_history_chart_marks_version_and_argument_changes():
-    from logparse.cli.svg_charts import ARGS_COLOR, VERSION_COLOR, history_chart
+    from logparse.cli.charts.history import history_chart
+    from logparse.cli.charts.svg import ARGS_COLOR, VERSION_COLOR
 
     points = [
         {"launch_no": 1, "outcome": "ready", "kv_tokens": 1000},

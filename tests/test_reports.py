@@ -591,3 +591,16 @@ def test_diff_tells_set_values_from_moved_defaults_and_derived_ones():
     text = " ".join(rep["summary"])
     assert "release defaults moved" in text and "ServerArgs fields from the" in text
     assert "hicache_mem_layout" not in next((x for x in rep["summary"] if x.startswith("arguments changed")), "")
+
+
+def test_diff_rank_rows_in_one_total_order():
+    """DP-1 is a rank index like any other and an absent index sorts before every present one, so a diff's rows
+    come out in one order in every process (the old key read an absent DP rank as -1: it tied with DP-1 and the
+    tie fell back to set order, which changes per process)."""
+    dp_minus_one = parse_paths([SAMPLES / "sglang-0.3" / "llama-0.3.6-dp-minus-one.log"]).launches[0]
+    plain = parse_paths([SAMPLES / "sglang-0.3" / "qwen-tp4-0.3.2.log"]).launches[0]
+    assert [rb.key for rb in explain_launch(dp_minus_one).budget.ranks] == [(-1, None, 0, None)]
+    assert (None, None, 0, None) in [rb.key for rb in explain_launch(plain).budget.ranks]
+    for a, b in ((dp_minus_one, plain), (plain, dp_minus_one)):
+        labels = [r["rank"] for r in diff_launches(a, b).to_dict()["ranks"]]
+        assert labels.index("DP-1 TP0") == len(labels) - 1, labels  # after TP0..TP3 of the launch without DP

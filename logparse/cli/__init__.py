@@ -2,7 +2,7 @@
 
 ``app`` (:mod:`logparse.cli.app`) holds the typer application and the exit codes; each
 command module registers its commands on it when imported here.  Heavy libraries (lark,
-polars, duckdb, matplotlib) are imported inside the commands so that ``logparse --help``
+polars, duckdb, cairosvg) are imported inside the commands so that ``logparse --help``
 stays fast.
 """
 

@@ -5,7 +5,7 @@ Exit codes (documented in the README): 0 ok, 1 a regression or problem found,
 stopped at its memory limit.
 
 Command modules register themselves on :data:`app`; heavy libraries (lark, polars,
-duckdb, matplotlib) are imported inside the commands so that ``logparse --help``
+duckdb, cairosvg) are imported inside the commands so that ``logparse --help``
 stays fast.
 """
 

@@ -1,6 +1,7 @@
 """``logparse report --html``: the store's overview (:mod:`logparse.reports.overview`) as one page.
 
-Self-contained: the style is inline, the charts are inline SVG (:mod:`logparse.cli.svg_charts`),
+Self-contained: the style is inline, the charts are inline SVG (:mod:`logparse.cli.charts`, the one backend
+of every chart),
 there is no script and nothing is fetched, so the file can be mailed or opened offline.  The layout
 is one column on a phone and two on a laptop; wide tables scroll sideways inside their box.
 """
@@ -10,8 +11,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from logparse.cli.svg_charts import OUTCOME_COLOR, VERSION_COLOR, history_chart, waterfall_chart
+from logparse.cli.charts import history_chart, waterfall_svg
+from logparse.cli.charts.svg import ARGS_COLOR, OUTCOME_COLOR, VERSION_COLOR
 from logparse.launches.deployment import engine_name
+from logparse.reports.charts import explain_chart
+
+#: The width of the budget chart (user units): it fills half a laptop page or a phone's width.
+WATERFALL_W = 420
 
 CSS = """
 :root { color-scheme: light; --fg:#1d1d1f; --muted:#5f6368; --line:#dadce0; --bg:#fff; --card:#f8f9fa; }
@@ -27,13 +33,7 @@ section.dep { border:1px solid var(--line); border-radius:10px; padding:14px; ma
 .cols { display:grid; grid-template-columns:repeat(auto-fit,minmax(320px,1fr)); gap:16px; }
 .cols > div, .charts > div { min-width:0; }
 .box { background:var(--bg); border:1px solid var(--line); border-radius:8px; padding:8px; min-width:0; }
-svg.chart { width:100%; height:auto; display:block; }
-svg .title { font-size:12px; font-weight:600; fill:var(--fg); }
-svg .tick, svg .step { font-size:11px; fill:var(--muted); }
-svg .step { fill:var(--fg); } svg .mark { font-size:10px; } svg .miss { font-size:16px; font-weight:700; }
-svg .axis { stroke:#9aa0a6; } svg .grid { stroke:#eceff1; } svg .line { fill:none; stroke:#1a73e8; stroke-width:2; }
-svg .level { fill:#90caf9; } svg .minus { fill:#ffab91; } svg .note { fill:none; stroke:#78909c; stroke-dasharray:3 2; }
-svg .end { fill:#a5d6a7; }
+svg.chart { width:100%; height:auto; display:block; }  /* the charts style themselves (logparse.cli.charts) */
 .scroll { overflow-x:auto; }
 table { border-collapse:collapse; width:100%; font-size:.86rem; background:var(--bg); }
 th, td { border-bottom:1px solid var(--line); padding:4px 6px; text-align:left; vertical-align:top; overflow-wrap:anywhere; }
@@ -89,7 +89,8 @@ def _explain(d: dict[str, Any]) -> str:
     out = [f"<h3>Latest launch {_badge(latest['outcome'])} <code>{escape(latest['launch_id'][:12])}</code></h3>"]
     if ex.get("waterfall"):
         title = f"Budget of {ex.get('binding_rank') or 'the binding rank'} (GiB)"
-        out.append(f'<div class="box">{waterfall_chart(ex["waterfall"], title)}</div>')
+        chart = waterfall_svg(explain_chart(ex, title), width=WATERFALL_W, standalone=False)
+        out.append(f'<div class="box">{chart}</div>')
     out.append(_advice(ex))
     sentences = "".join(f"<li>{escape(s)}</li>" for s in ex.get("sentences") or [])
     out.append(f"<ul>{sentences}</ul>" if sentences else '<p class="note">No explanation: the log has no budget.</p>')
@@ -213,7 +214,8 @@ def _deployment(i: int, d: dict[str, Any]) -> str:
         f'<span style="color:{OUTCOME_COLOR["failed"]}">● / × failed</span> '
         f'<span style="color:{OUTCOME_COLOR["incomplete"]}">● incomplete</span> · '
         f'<span style="color:{VERSION_COLOR}">purple line: version change</span> · '
-        "dashed line: arguments changed</p>"
+        f'<span style="color:{ARGS_COLOR}">dashed line: arguments changed</span> · '
+        "a figure holds until the next restart</p>"
         f'<div class="cols"><div>{_explain(d)}</div><div>{_diff_and_check(d)}{_failed(d)}</div></div>'
         f"<h3>History</h3>{_history_table(pts)}</section>"
     )

@@ -12,7 +12,7 @@ import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, allow_quick_exit, app, fail
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
-from logparse.cli.store_cmds import DB_HELP, store_errors
+from logparse.cli.store_cmds import DB_HELP, plot_path, store_errors
 
 
 def resolve(ref: str, db: str | None):
@@ -40,17 +40,15 @@ def load_config_option(path: str | None):
         raise fail(f"--model-config {exc}", EXIT_USAGE) from None
 
 
-def _plot_path(plot: str | None) -> str | None:
-    if plot and not plot.lower().endswith((".png", ".svg", ".pdf")):
-        raise fail(f"--plot {plot}: the file must end in .png, .svg or .pdf", EXIT_USAGE)
-    return plot
-
-
 def _plot(plotter, doc: dict, plot: str | None) -> None:
     if not plot:
         return
+    from logparse.cli.charts import PlotUnavailable
+
     try:
         plotter(doc, plot)
+    except PlotUnavailable as exc:
+        raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
     doc["plot"] = plot
@@ -82,12 +80,12 @@ def explain(
     out: Output,
 ) -> None:
     """Explain a launch's memory budget: why the KV pool has its size, where the rest went, and what-ifs."""
-    plot = _plot_path(plot)
+    plot = plot_path(plot)
     if margin is not None and not 0 <= margin < 1e6:
         raise fail("--margin must be ≥ 0 (GiB)", EXIT_USAGE)
     cfg = load_config_option(model_config)
     la = resolve(launch, db)
-    from logparse.cli.plots import plot_explain
+    from logparse.cli.charts import plot_explain
     from logparse.cli.render_reports import render_explain
     from logparse.reports.explain import explain_launch
 
@@ -115,9 +113,9 @@ def diff(
     out: Output,
 ) -> None:
     """Compare two launches: arguments, version, per-rank budget, runtime, durations, and why KV tokens moved."""
-    plot = _plot_path(plot)
+    plot = plot_path(plot)
     la, lb = resolve_all([a, b], db)
-    from logparse.cli.plots import plot_diff
+    from logparse.cli.charts import plot_diff
     from logparse.cli.render_reports import render_diff
     from logparse.reports.diff import diff_launches
 

@@ -462,7 +462,7 @@ def _render_timeline(launch, events: str, console) -> None:
 # ---------------------------------------------------------------------------- history
 
 
-def _print_history(store, metric, deployment, host, model, out: Output, plot) -> None:
+def _print_history(store, metric, deployment, host, model, out: Output, plot, axis: str = "auto") -> None:
     from logparse.store import resolve_metric
 
     # the table shows a few of the columns: only those are read (thousands of rows become Python values)
@@ -476,7 +476,7 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot) ->
             raise fail(str(exc), EXIT_USAGE) from None
     m = resolve_metric(metric)
     if plot:
-        _plot_history(rows, m, plot)
+        _plot_history(rows, m, plot, axis)
     if out.fmt == "table" and not rows.rows:
         typer.echo("no launches in the store match", err=True)
         return
@@ -486,16 +486,32 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot) ->
     out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
 
 
-def _plot_history(rows, metric: str, plot: str) -> None:
-    from logparse.cli.history_plot import plot_history
+def plot_path(plot: str | None) -> str | None:
+    """``--plot FILE``: a kind of file logparse can write here (.svg always; .png/.pdf with the extra), or exit 2."""
+    if plot:
+        from logparse.cli.charts import PlotUnavailable, check_plot_path
+
+        try:
+            check_plot_path(plot)
+        except PlotUnavailable as exc:
+            raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
+    return plot
+
+
+def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
+    from logparse.cli.charts import PlotUnavailable, plot_history
 
     try:
-        n = plot_history(rows, metric, plot)
+        chart = plot_history([dict(zip(rows.columns, r)) for r in rows.rows], metric, plot, axis=axis)
     except ValueError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    except PlotUnavailable as exc:
+        raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
-    typer.echo(f"wrote {plot} ({n} deployment(s), {len(rows.rows)} launch(es))", err=True)
+    shown = len(chart.series)
+    what = f"{shown} deployment(s)" if shown == chart.deployments else f"{shown} of {chart.deployments} deployments"
+    typer.echo(f"wrote {plot} ({what}, {chart.launches} launch(es))", err=True)
 
 
 def _short_changes(text: str | None, limit: int = 60) -> str:
@@ -679,14 +695,22 @@ def history(
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Also draw the metric."),
+    axis: str = typer.Option(
+        "auto",
+        "--axis",
+        metavar="auto|time|launch",
+        help="x axis of --plot: time (dated; launches need start times), launch (launch order), "
+        "auto (time where every launch has a start time).",
+    ),
     db: Optional[str] = _db_opt(),
     *,
     out: Output,
 ) -> None:
     """A metric over the launches of each deployment, with SGLang version and argument changes marked."""
-    if plot and not plot.lower().endswith((".png", ".svg", ".pdf")):
-        raise fail(f"--plot {plot}: the file must end in .png, .svg or .pdf", EXIT_USAGE)
-    _print_history(_store(db), metric, deployment, host, model, out, plot)
+    if axis not in ("auto", "time", "launch"):
+        raise fail(f"--axis {axis}: use auto, time or launch", EXIT_USAGE)
+    plot = plot_path(plot)  # before any work: a file kind that cannot be written is exit 2 at once
+    _print_history(_store(db), metric, deployment, host, model, out, plot, axis)
     if not plot:
         allow_quick_exit()
     raise typer.Exit(EXIT_OK)

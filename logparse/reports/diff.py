@@ -455,12 +455,18 @@ def _who(launch: Launch) -> dict[str, Any]:
     }
 
 
+def _rank_order(key: tuple) -> tuple:
+    """Ranks in order, an absent index before every present one (DP-1 is a real index, not absent): a total order,
+    so the rows come out the same in every run."""
+    return tuple((0, 0) if x is None else (1, x) for x in key)
+
+
 def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
     ea, eb = explain_launch(a, margin_gb), explain_launch(b, margin_gb)
     ba, bb = ea.budget, eb.budget
     rows_a, rows_b = _rank_rows(ba), _rank_rows(bb)
     ranks = []
-    for key in sorted(set(rows_a) | set(rows_b), key=lambda k: tuple(-1 if x is None else x for x in k)):
+    for key in sorted(set(rows_a) | set(rows_b), key=_rank_order):
         ra, rb = rows_a.get(key, {}), rows_b.get(key, {})
         ranks.append({"rank": (ra or rb).get("rank"), **{f: _delta(ra.get(f), rb.get(f)) for f in RANK_FIELDS}})
     budget = {f: _delta(getattr(ba, f), getattr(bb, f)) for f in BUDGET_FIELDS}

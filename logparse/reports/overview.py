@@ -142,6 +142,10 @@ def deployment_overview(rows: list[dict[str, Any]], db: str) -> DeploymentOvervi
             "recommendations",
             "engine_reserve_gb",
             "engine_reserve_terms",
+            # for the budget chart (logparse.reports.charts.explain_chart): the part held back, each rank's steps
+            "reserved_gb",
+            "memory_kind",
+            "ranks",
         )
     }
     prev = resolve_launch(rows[-2]["launch_id"], db) if len(rows) > 1 else None
