@@ -6,7 +6,36 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzing import TALLY, seed_line
 from store_fixture import three_launches
+
+
+def pytest_report_header(config):
+    """The fuzz seed of this run, first thing in the output (replay: LOGPARSE_FUZZ_SEED=N)."""
+    return [seed_line()]
+
+
+def pytest_collection_finish(session):
+    """Under -q (the README's test command) pytest prints no header: the seed goes first anyway."""
+    fuzzing = any(item.get_closest_marker("fuzz") is not None for item in session.items)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if fuzzing and reporter is not None and session.config.get_verbosity() < 0:
+        reporter.write_line(seed_line())
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The figures of this run's fuzzing: inputs parsed, inputs and launches read back; the seed."""
+    if TALLY.tests:
+        terminalreporter.write_line(TALLY.line())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Every failure of a fuzz test says which seed to replay, also in the short summary."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and item.get_closest_marker("fuzz") is not None:
+        report.sections.append(("fuzz seed", seed_line()))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -396,3 +396,37 @@ def test_a_rank_tag_beyond_any_cluster_is_no_rank_and_builds_no_range():
     _, launch = parsed_launch(text)
     assert [r.tp_rank for r in launch.ranks] == [0] and launch.tp_size == 1
     assert "line 2: rank tag TP99999999999 out of range (> 65,536): ignored" in launch.warnings
+
+
+@pytest.mark.parametrize(
+    ("gpu", "why"), [("nan", "not finite"), ("1e+308", "out of range"), ("9" * 40, "out of range")]
+)
+def test_a_gpu_id_tag_that_is_no_rank_is_set_aside(gpu, why):
+    """0.1-0.2's ``[gpu_id=N]``: the grammar reads any number there; ``nan`` crashed the assembly
+    (``range(nan)``) and 10^308 built a range of that many ranks (found by the fuzz tests)."""
+    text = (
+        f"[gpu_id={gpu}] Load weight begin. avail mem=51.06 GB\n"
+        f"[gpu_id={gpu}] Load weight end. type=MixtralForCausalLM, avail mem=41.06 GB\n"
+    )
+    (launch,) = parse_text(text).launches
+    assert [r.tp_rank for r in launch.ranks] == [0] and launch.tp_size == 1
+    assert any(w.startswith("line 1: rank tag gpu_id=") and why in w for w in launch.warnings), launch.warnings
+
+
+@pytest.mark.parametrize("free", ["0.00", "1e-320"])
+def test_no_free_memory_before_the_weights_sizes_nothing_and_crashes_nothing(tmp_path, free):
+    """``avail mem=0.00 GB`` at 'Load weight begin' is within bounds, but every what-if divides by
+    it: explain --margin and diff raised ZeroDivisionError (1e-320: OverflowError) (found by the
+    fuzz tests). The formula says why it cannot size the launch; every surface answers."""
+    from readback import expect, run
+
+    log = launch_log(args="tp_size=1, page_size=1, mem_fraction_static=0.8")
+    good = tmp_path / "good.log"
+    good.write_text(log)
+    bad = tmp_path / "bad.log"
+    bad.write_text(log.replace("Load weight begin. avail mem=78.32 GB", f"Load weight begin. avail mem={free} GB"))
+    text = expect(run("explain", "--margin", "3", bad), {0}).out
+    assert "the sizing formula cannot use it" in " ".join(text.split())
+    expect(run("explain", "--json", bad), {0})
+    expect(run("diff", good, bad), {0})
+    expect(run("check", "--baseline", good, bad), {0, 1})

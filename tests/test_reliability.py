@@ -11,6 +11,7 @@ write transaction.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -392,24 +393,61 @@ def test_a_run_that_fails_on_some_inputs_stores_the_others_and_names_them(tmp_pa
     assert snapshot(db) == before
 
 
-def test_full_disk(tmp_path):
-    """A store on a file system that fills up: one clear line, exit 3, the store still opens."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mnt)], capture_output=True).returncode:
+#: What the store holds before the disk fills: launches of one deployment (fits in the tmpfs).
+BEFORE_FULL = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
+
+
+def mount_tmpfs(mnt: Path, size: str) -> None:
+    mnt.mkdir(exist_ok=True)
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)]
+    if subprocess.run(mount, capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
+
+
+def contains(after: dict, before: dict) -> list[str]:
+    """The rows of ``before`` missing from ``after`` (table: row), for a message."""
+    return [f"{t}: {row}" for t, rows in before.items() for row in rows if row not in set(after.get(t, ()))]
+
+
+def fill_and_fail(db: Path, filler: Path) -> subprocess.CompletedProcess:
+    """Fill the file system but for a few KiB, then ingest every sample: it must fail cleanly."""
+    with contextlib.suppress(OSError), filler.open("wb") as f:
+        while True:
+            f.write(b"\0" * 4096)
+            f.flush()
+    filler.write_bytes(b"\0" * max(0, filler.stat().st_size - (48 << 10)))
+    return cli("ingest", "--db", db, SAMPLES)
+
+
+def test_full_disk(tmp_path):
+    """A store on a file system that fills up: one clear line, exit 3; the store is still healthy,
+    the launches stored before are intact, and once there is space again the same ingest converges
+    to the store a clean run gives."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+    mnt = tmp_path / "small"
+    mount_tmpfs(mnt, "32m")
     try:
         db = mnt / "h.duckdb"
-        proc = cli("ingest", "--db", db, SAMPLES)
-        assert proc.returncode in (0, 3), proc.stderr
-        if proc.returncode == 3:
-            assert b"Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2
-        if db.exists():
-            assert cli("doctor", "--db", db).returncode in (0, 3)
+        assert cli("ingest", "--db", db, "-q", BEFORE_FULL).returncode == 0
+        before = snapshot(db)
+        proc = fill_and_fail(db, mnt / "filler")
+        err = proc.stderr.decode()
+        assert proc.returncode == 3, (proc.returncode, err)
+        assert "Traceback" not in err and 1 <= len(err.strip().splitlines()) <= 2, err
+        doctor = cli("doctor", "--db", db)
+        assert doctor.returncode == 0, doctor.stdout.decode() + doctor.stderr.decode()
+        assert not contains(snapshot(db), before), "launches stored before the disk filled were lost"
+        assert cli("launches", "--db", db).returncode == 0
+        (mnt / "filler").unlink()  # space again: the same ingest now converges
+        assert cli("ingest", "--db", db, "-q", SAMPLES).returncode == 0
+        assert cli("doctor", "--db", db).returncode == 0
+        clean = tmp_path / "clean.duckdb"
+        assert cli("ingest", "--db", clean, "-q", BEFORE_FULL).returncode == 0
+        assert cli("ingest", "--db", clean, "-q", SAMPLES).returncode == 0
+        assert snapshot(db) == snapshot(clean)
     finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 @needs_corpus

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from logparse.sources import FORMATS, open_inputs, text_source
+from logparse.sources.sniff import sniff_format
 
 HOST = "gpu-node-1"
 BOOT = "0123456789abcdef0123456789abcdef"
@@ -369,3 +370,28 @@ def test_cri_log_files_of_a_kubernetes_node_read_as_docker_times():
     assert src.fmt == "docker"
     got = [(r.ts, r.text, r.fmt) for r in src.records()]
     assert got == [(T5 + 0.25, ARGS, "docker"), (T6, uvicorn, "docker")]
+
+
+_ENTRY = {
+    "journal-json": '{"MESSAGE":"[2026-11-29 08:09:15] hello","_PID":"9"}\n' * 3,
+    "journal-json-seq": '\x1e{"MESSAGE":"[2026-11-29 08:09:15] hello","_PID":"9"}\n' * 3,
+    "journal-json-pretty": '{\n\t"MESSAGE" : "[2026-11-29 08:09:15] hello",\n\t"_PID" : "9"\n}\n' * 2,
+    "journal-export": "__CURSOR=s=1;i=1\n__REALTIME_TIMESTAMP=1795939685000000\n_PID=9\nMESSAGE=hello\n\n" * 2,
+    "journal-verbose": "Sun 2026-11-29 08:08:05.000000 UTC [s=1e7a;i=1;b=06f3;m=4c;t=66;x=86]\n"
+    "    _PID=9\n    MESSAGE=hello\n",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_ENTRY))
+def test_a_line_of_debris_before_a_rendering_costs_that_line_not_the_format(fmt):
+    """Found by the fuzz tests: a junk first line made an export stream plain text (every field a
+    line of its own, 2592 unrecognized lines, the launches without host, unit or pid)."""
+    for debris in ("\x08\x08\u202e\x7fcaf\ufffd/<<\n", "garbage\n-- cut --\n"):
+        assert sniff_format((debris + _ENTRY[fmt]).encode())[0] == fmt
+
+
+def test_a_plain_log_printing_json_of_its_own_stays_plain():
+    log = '[2026-11-29 08:09:15] hello\n{\n  "a": 1\n}\n[2026-11-29 08:09:16] {"b": 2}\n[2026-11-29 08:09:17] x\n'
+    assert sniff_format(log.encode())[0] == "plain"
+    one = "[2026-11-29 08:09:15] hello\n" + '{"a": 1}\n' + "[2026-11-29 08:09:16] x\n" * 3
+    assert sniff_format(one.encode())[0] == "plain"

@@ -636,3 +636,38 @@ def test_json_sse_and_seq():
     seq = text_source("y", f"\x1e{obj}\n\x1e{obj}\n")
     assert seq.fmt == "journal-json-seq"
     assert [r.unit for r in seq.records()] == ["u.service"] * 2
+
+
+@pytest.mark.parametrize("frame", ["", "\x1e", "data: "])
+def test_a_json_line_cut_short_costs_its_line_only(frame):
+    """A json / json-seq / json-sse line truncated mid-object (found by the fuzz tests): it is read
+    as text with a warning, and the objects after it are read as objects; it opened a json-pretty
+    object that swallowed every line after it."""
+    obj = '{"MESSAGE":"[2026-11-29 08:09:%02d] hello","_SYSTEMD_UNIT":"u.service","_PID":"9"}'
+    sep = "\n\n" if frame == "data: " else "\n"
+    rows = [frame + obj % s for s in range(5)]
+    rows[1] = rows[1][:40]
+    src = text_source("cut", sep.join(rows) + sep)
+    recs = [r for r in src.records() if not r.marker and r.text]  # json-sse: its blank lines
+    assert [r.unit for r in recs] == ["u.service", None, "u.service", "u.service", "u.service"]
+    assert [r.text for r in recs][2:] == [f"[2026-11-29 08:09:{s:02d}] hello" for s in (2, 3, 4)]
+    assert any("not valid JSON" in w for w in src.warnings), src.warnings
+
+
+def test_a_json_pretty_object_is_still_collected_over_its_lines():
+    obj = '{\n\t"MESSAGE" : "[2026-11-29 08:09:15] hello",\n\t"_PID" : "9",\n\t"_SYSTEMD_UNIT" : "u.service"\n}\n'
+    src = text_source("pretty", obj + obj[:30] + "\n" + obj)
+    recs = [r for r in src.records() if not r.marker and r.unit == "u.service"]
+    assert [r.text for r in recs] == ["[2026-11-29 08:09:15] hello"] * 2
+
+
+def test_json_escapes_of_lone_surrogates_become_valid_text():
+    """JSON's ``\\ud800`` decodes to a lone surrogate, which no store or terminal takes: in a journal
+    field (host, unit, boot) it failed the whole ingest ("cannot encode str as UTF-8"); it is kept
+    as the escape, as logparse.text says. A pair that names one character stays that character."""
+    obj = '{"MESSAGE":"[2026-11-29 08:09:15] caf\\udce9 \\ud83d\\ude00","_HOSTNAME":"h\\ud800","_SYSTEMD_UNIT":"u\\uDFFF"}'
+    (rec,) = list(text_source("j", obj + "\n").records())
+    assert (rec.host, rec.unit) == ("h\\ud800", "u\\udfff")
+    assert rec.text == "[2026-11-29 08:09:15] caf\\udce9 \U0001f600"
+    deep = '{"MESSAGE":"x","_PID":' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert [r.text for r in text_source("d", deep + "\n", "journal-json").records()] == [deep]

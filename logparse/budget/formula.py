@@ -497,6 +497,11 @@ class LaunchInputs:
     f_source: str = ""
 
 
+#: Free memory before the weights below this (GiB) leaves the formula nothing to size: the
+#: fraction's share of it is 0 and it divides every what-if (a log printing ``avail mem=0.00 GB``).
+MIN_M_PRE_GB = 0.01
+
+
 def launch_inputs(launch, group: Group | None = None, features: Features | None = None) -> LaunchInputs:
     group = group or groups(launch)[0]
     spec = launch.speculative_algorithm or _sa(launch, "speculative_algorithm")
@@ -512,6 +517,9 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
     if m_pre_rank is None or m_post_t is None or f is None:
         return li
     m_pre = m_pre_rank.avail_before_load_gb
+    if not m_pre > MIN_M_PRE_GB:  # 0.00 GiB free before the weights: every share of it is 0 (and a divisor)
+        li.notes.append(f"the free memory before the weights is {m_pre:.2f} GiB: the sizing formula cannot use it")
+        return li
     li.m_pre_source = f"'Load weight begin' on {_rank_name(m_pre_rank)} (smallest of {len(group.targets)} rank(s))"
     m_post = m_post_t.avail_after_load_gb
     li.m_post_source = f"'Load weight end' on {_rank_name(m_post_t)}"

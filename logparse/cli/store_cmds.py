@@ -155,9 +155,8 @@ def ingest(
     """Parse logs and add their launches to the history store (idempotent)."""
     from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
 
-    labels = parse_labels(label)
+    opts = {"host": host, "labels": parse_labels(label), "sglang_version": sglang_version, "input_format": input_format}
     store = _store(db, lock_timeout)
-    opts = {"host": host, "labels": labels, "sglang_version": sglang_version, "input_format": input_format}
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
     if not paths and not use_journal and stdin_is_piped():
         paths = ["-"]

@@ -66,7 +66,7 @@ def _unescape(body: str) -> str:
         escape = m.group(1)
         if escape in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[escape]
-        if escape[0] in "xuU":
+        if escape[0] in "xuU" and len(escape) > 1:  # a bare \x (a damaged line) is an unknown escape
             code = int(escape[1:], 16)
             if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
                 # not a character: the text as printed (lone surrogates: see logparse.text)

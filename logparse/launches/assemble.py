@@ -169,8 +169,13 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
                 event.tagged = True
                 break
     if gpu is not None:
-        event.tp_rank = gpu
-        event.tagged = True
+        if RANK.holds(gpu) and isinstance(gpu, int):
+            event.tp_rank = gpu
+            event.tagged = True
+        else:  # [gpu_id=nan], [gpu_id=1e308]: no rank (the grammar reads any number there)
+            event.fields.setdefault(OUT_OF_RANGE, {})[f"rank tag gpu_id={shown(str(gpu))}"] = (
+                RANK.problem(gpu) or "not a whole number"
+            )
     stamp = prefix.get("stamp")
     if stamp:
         event.ts = stamp.replace(" ", "T") if len(stamp) > 8 else stamp

@@ -291,6 +291,14 @@ class LineParser:
     def _pretty_line(self, n: int, raw: bytes) -> list[Record] | None:
         p = self.pending
         assert p is not None
+        if journal_json.starts_object(raw):
+            # A new object where the collected one should go on: that one was a line cut short (a
+            # json / json-seq line truncated mid-object), never a json-pretty object (its inner
+            # lines are indented).  It costs its own lines, not every line after it.
+            self.pending = None
+            self.source.note_problem("invalid-json")
+            r = self.parse(n, raw)
+            return self._as_text(p) + ([] if r is None else r if isinstance(r, list) else [r])
         if p.add(raw):
             self.pending = None
             obj = p.value()

@@ -49,10 +49,34 @@ def sniff_format(head: bytes, eof: bool = True) -> tuple[str, bool]:
     if not sample:
         return "plain", crlf
     body = [ln for ln in sample if not ln.startswith(_NOT_BODY)] or sample
-    fmt = _structured_format(body) or _line_format(body[:60])
+    fmt = _first_structured(body) or _line_format(body[:60])
     if fmt is None:
         fmt = "journal-cat" if any(ln.startswith(_CAT_MARKERS) for ln in sample) else "plain"
     return fmt, crlf
+
+
+#: Lines of debris a structured rendering may follow (a terminal's, a cut first entry's): one bad
+#: line costs that line, never the file's format.
+_DEBRIS_LINES = 3
+
+
+def _first_structured(body: list[bytes]) -> str | None:
+    """The structured format of the first line, else of a line after a little debris when the
+    lines after it confirm it (a plain log may print a JSON object or a lone ``{`` of its own)."""
+    for skip in range(min(_DEBRIS_LINES, len(body) - 1) + 1):
+        fmt = _structured_format(body[skip:])
+        if fmt is not None and (skip == 0 or _confirmed(fmt, body[skip:])):
+            return fmt
+    return None
+
+
+def _confirmed(fmt: str, rest: list[bytes]) -> bool:
+    if fmt == "journal-json-pretty":
+        return len(rest) > 1 and rest[1].startswith(b'\t"')
+    if fmt in ("journal-export", "journal-verbose"):  # told by several lines, or a header no log prints
+        return True
+    opening = rest[0][:7] if rest[0].startswith(b"data: {") else rest[0][:1]
+    return 2 * sum(ln.startswith(opening) for ln in rest[:20]) > min(len(rest), 20)
 
 
 def _structured_format(body: list[bytes]) -> str | None:

@@ -23,6 +23,7 @@ import json
 import re
 
 from logparse.sources.formats.journal_entry import META_KEYS
+from logparse.text import valid_text
 
 FORMATS = ("journal-json", "journal-json-seq", "journal-json-sse", "journal-json-pretty")
 ALIASES = {
@@ -56,9 +57,24 @@ def unwrap(raw: bytes, primary: str) -> tuple[bytes, str]:
 
 def loads(text: bytes):
     try:
-        return json.loads(text)
-    except ValueError:
+        obj = json.loads(text)
+        if b"\\ud" in text or b"\\uD" in text:  # a \udXXX escape may name a lone surrogate
+            return _valid(obj)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         return None
+    return obj
+
+
+def _valid(value):
+    """The decoded object with each lone surrogate (JSON's ``"\\ud800"``: not text) as its escape,
+    as :mod:`logparse.text` says of every string that enters."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): _valid(v) for k, v in value.items()}
+    return value
 
 
 def brace_depth(line: bytes) -> int:
