@@ -61,6 +61,10 @@ def _sglang_line(text: str | None) -> bool:
     return m is not None and PREFIX_RE.match(text, m.start()) is not None
 
 
+#: vLLM lines a launch can begin with (its API server's head, an engine's init): generic lines
+#: printed before one are not its lines.
+_VLLM_BEGIN_KINDS = frozenset({"vllm_version", "vllm_args", "vllm_engine_init", "vllm_engine_process"})
+
 #: vLLM lines held back per stream until a vLLM engine anchor shows.
 _MAX_HELD_VLLM = 1000
 
@@ -322,18 +326,35 @@ class StreamParser:
                 if ev.kind.startswith("vllm_") and len(held) < _MAX_HELD_VLLM:
                     held.append(ev)
                 return
-            cur = self._new_vllm(key)
+            cur = self._new_vllm(key, self._generic_head(key, ev))
         elif cur.starts_new_launch(ev):
             self._close_vllm(key)
             cur = self._new_vllm(key)
         cur.add(ev)
         self._engine_of[key] = "vllm"
 
-    def _new_vllm(self, key: tuple) -> VllmLaunchAssembler:
+    def _generic_head(self, key: tuple, ev: Event) -> list[Event]:
+        """The generic lines (a traceback, uvicorn's) a stream printed before its first engine line,
+        when that line is a vLLM one no launch begins with (a KV figure, a startup failure): the
+        input begins inside a vLLM launch, and those lines are that launch's, as in a parse of the
+        whole log (where the stream is known to be vLLM's by then).  Before a line a launch can
+        begin with, they stay a piece of the launch before it."""
+        head = self._open.get(key)
+        if (
+            ev.kind in _VLLM_BEGIN_KINDS
+            or head is None
+            or head.runtime.batch_lines
+            or not all(e.kind in _GENERIC_KINDS for e in head.events)
+        ):
+            return []
+        del self._open[key]
+        return list(head.events)
+
+    def _new_vllm(self, key: tuple, head: list[Event] | None = None) -> VllmLaunchAssembler:
         cur = self._open_vllm[key] = VllmLaunchAssembler(self.source_name, key)
         self._order += 1
         cur.order = self._order  # type: ignore[attr-defined]
-        for held in self._held_vllm.pop(key, []):
+        for held in sorted([*(head or []), *self._held_vllm.pop(key, [])], key=lambda e: e.line_no):
             cur.add(held)
         return cur
 
@@ -343,7 +364,7 @@ class StreamParser:
             self._done.append((asm.order, asm))  # type: ignore[attr-defined]
 
     def _add_event(self, key: tuple, ev: Event) -> None:
-        if ev.kind in STARTUP_KINDS:
+        if ev.kind in STARTUP_KINDS and ev.kind not in _GENERIC_KINDS:  # a traceback names no engine
             self._engine_of[key] = "sglang"
             self._held_vllm.pop(key, None)
         cur = self._open.get(key)

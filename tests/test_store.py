@@ -607,7 +607,9 @@ def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
     )
     before = snapshot(fleet)
     rep = fleet.ingest_paths([out, a.path])
-    assert rep.added == rep.updated == 0 and rep.unchanged == 8
+    # each input holds the 4 launches: each says so, the run counts 4 launches unchanged (not 8)
+    assert [o.unchanged for o in rep.sources] == [4, 4]
+    assert rep.added == rep.updated == 0 and rep.unchanged == 4
     assert snapshot(fleet) == before
     for lid in a.launch_ids():
         assert contract(fleet.load_launch(lid)) == contract(a.load_launch(lid))

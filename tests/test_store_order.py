@@ -311,3 +311,58 @@ def test_a_piece_ingested_before_its_start_is_kept_and_joins_it(tmp_path):
         _same_as_whole(got, want, "tail/head")
         assert got.tables["pending_pieces"] == []
     assert snaps[0].tables == snaps[1].tables
+
+
+def test_the_closing_line_counts_what_the_store_gained(tmp_path):
+    """Issue 18 follow-up: the closing line said "2 launch(es) added, 1 updated" while the store
+    gained one launch: the head of a log (its server_args) and the rest of it (from the init lines)
+    are two launches until the whole log shows them to be one.  Counted as the store sees them:
+    one launch added in a run of all three; in a later run, two stored launches united into one
+    (``added - united`` is what the store gained, -1)."""
+    log = CORPUS / "sglang-0.5.23" / "server-memfrac0.3.log"
+    if not log.is_file():
+        pytest.skip("genuine corpus not available")
+    lines = split_lines(log.read_bytes())
+    texts = {"head.log": b"".join(lines[:20]), "init.log": b"".join(lines[20:]), "whole.log": b"".join(lines)}
+
+    def sources(*names: str) -> list:
+        return [text_source(name, texts[name]) for name in names]
+
+    store = Store(tmp_path / "one-run.duckdb")
+    rep = store.ingest_sources(sources("head.log", "init.log", "whole.log"))
+    assert (rep.added, rep.updated, rep.unchanged, rep.united) == (1, 0, 0, 0), rep.summary()
+    assert "1 launch(es) added, 0 updated, 0 unchanged [" in rep.summary() + " [", rep.summary()
+    assert len(store.launch_ids()) == 1
+    # each input's own line says what it did at its turn: the last one united the two launches
+    assert [(o.added, o.updated, o.united) for o in rep.sources] == [(1, 0, 0), (1, 0, 0), (0, 1, 1)]
+
+    store = Store(tmp_path / "two-runs.duckdb")
+    rep = store.ingest_sources(sources("head.log", "init.log"))
+    assert (rep.added, rep.updated, rep.united) == (2, 0, 0) and len(store.launch_ids()) == 2
+    rep = store.ingest_sources(sources("whole.log"))
+    assert (rep.added, rep.updated, rep.unchanged, rep.united) == (0, 1, 0, 1), rep.summary()
+    assert "0 launch(es) added, 1 updated, 0 unchanged, 1 stored launch(es) united with another" in rep.summary()
+    assert len(store.launch_ids()) == 1
+    # two more copies of the log: one launch unchanged, counted once though both inputs hold it
+    copies = [text_source(f"copy-{n}.log", texts["whole.log"] + b"\n" * n) for n in (1, 2)]
+    rep = store.ingest_sources(copies)
+    assert [o.unchanged for o in rep.sources] == [1, 1]
+    assert (rep.added, rep.updated, rep.unchanged, rep.united) == (0, 0, 1, 0), rep.summary()
+
+
+@pytest.mark.parametrize("order", [[(0, 11), (10, 16)], [(10, 16), (0, 11)]])
+def test_a_vllm_traceback_s_tail_joins_its_launch(tmp_path, order):
+    """Found by the property test (LOGPARSE_FUZZ_SEED=684785458): a vLLM docker capture cut at
+    its traceback's first line.  The piece after the cut begins with the traceback (lines that
+    name no engine) and then vLLM's failure line; the traceback was read as an SGLang piece and
+    the failure line opened a launch of its own, so the store kept an extra failed launch beside
+    the whole log's.  The piece is one piece of one vLLM launch, and joins it at the shared line."""
+    log = SAMPLES / "vllm" / "fail-max-len-docker-0.6.3.log"
+    lines = split_lines(log.read_bytes())
+    want, _ = whole(log)
+    db = tmp_path / "cut.duckdb"
+    offset = _ingest(db, lines, order, "docker")
+    got = snapshot(db, offset)
+    _same_as_whole(got, want, order)
+    (row,) = map(json.loads, got.launches.values())
+    assert row["outcome"] == "failed" and row["error_kind"] == "max_len_exceeds_kv"

@@ -202,16 +202,12 @@ LAUNCH_LINE_FIELDS = (
 
 
 def lines_where(launch: Launch) -> str:
-    """Where the launch's lines are: ``lines 12-69 of a.log``; a launch the store united from several
-    inputs says where the lines it kept are in each (``lines 12-27 of a.log, 8-47 of b.log``)."""
-    spans: dict[str, tuple[int, int]] = {}
-    for ev in launch.events:
-        if ev.source and ev.line_no:
-            lo, hi = spans.get(ev.source, (ev.line_no, ev.line_no))
-            spans[ev.source] = (min(lo, ev.line_no), max(hi, ev.line_no))
-    if len(spans) <= 1:
+    """Where the launch's lines are: ``lines 12-69 of a.log``; a launch the store holds in several
+    inputs says where it is in each (``lines 12-27 of a.log, 8-47 of b.log``: its ``launch_sources``,
+    the input it names first, whose range its ``first_line`` / ``last_line`` are)."""
+    if len(launch.line_ranges) <= 1:
         return f"lines {launch.first_line}-{launch.last_line} of {launch.source}"
-    return "lines " + ", ".join(f"{lo}-{hi} of {src}" for src, (lo, hi) in spans.items())
+    return "lines " + ", ".join(f"{lo}-{hi} of {src}" for src, lo, hi in launch.line_ranges)
 
 
 def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:

@@ -156,6 +156,9 @@ class Launch:
     version_range: tuple[str, str] | None = field(default=None, metadata=INTERNAL)
     #: 1-based position among the launches of its source (completes the identity of a log without time).
     source_ordinal: int | None = field(default=None, metadata=INTERNAL)
+    #: A stored launch's inputs (path, first line, last line of it there; ``launch_sources``), the
+    #: one it names (``source``) first; empty for a parsed launch (its lines are in ``source``).
+    line_ranges: list[tuple[str, int, int]] = field(default_factory=list, metadata=INTERNAL)
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {}

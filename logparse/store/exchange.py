@@ -29,6 +29,7 @@ from pathlib import Path
 
 from logparse.store import changes, schema
 from logparse.store import db as dbm
+from logparse.store.tally import Step
 
 MARKER = "logparse-export.json"
 EXPORT_TABLES = (
@@ -214,12 +215,10 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     finally:
         fcon.close()
     status = "imported"
-    return SourceOutcome(
+    return SourceOutcome.of(
         str(foreign_path),
         status,
-        added=merged.added,
-        updated=merged.updated,
-        unchanged=merged.unchanged,
+        merged.lineage,
         message=f"merged {len(ids)} launch(es) from another store",
     )
 
@@ -228,9 +227,7 @@ def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
 class _Merged:
     """What merging the foreign launches did."""
 
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
+    lineage: list[Step] = field(default_factory=list)  #: what each batch did (see :mod:`.tally`)
     final_of: dict[str, str] = field(default_factory=dict)  #: a foreign launch id -> its id in this store
 
 
@@ -303,9 +300,7 @@ def _import_launches(con, fcon, ids: list[str], opts, *, batch: int, now: dateti
                 )
             )
         res = apply_items(con, items, source_id=None, opts=opts, now=now, with_changes=False)
-        merged.added += res.added
-        merged.updated += res.updated
-        merged.unchanged += res.unchanged
+        merged.lineage += res.lineage
         merged.final_of.update(res.final_of)
     return merged
 

@@ -46,6 +46,7 @@ from logparse.store.frames import to_json
 from logparse.store.items import Item, is_continuation
 from logparse.store.merge import apply_items
 from logparse.store.runtime import BatchSpan
+from logparse.store.tally import RunTally, Step
 from logparse.text import terminal_text, valid_text
 
 if TYPE_CHECKING:
@@ -87,6 +88,16 @@ class SourceOutcome:
     dropped_lines: int = 0
     kept_lines: int = 0  # lines of launches whose start is not in the store yet (kept until it is)
     message: str = ""
+    #: launches already stored that this input showed to be part of another one (see :mod:`.tally`)
+    united: int = 0
+    #: what the input did to the store, launch by launch (:class:`~logparse.store.tally.RunTally`)
+    lineage: list[Step] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(cls, name: str, status: str, lineage: list[Step], **rest: Any) -> SourceOutcome:
+        """An input's outcome, its launches counted from what it did to the store."""
+        t = RunTally().follow(lineage)
+        return cls(name, status, t.added, t.updated, t.unchanged, united=t.united, lineage=list(lineage), **rest)
 
 
 @dataclass
@@ -94,17 +105,26 @@ class IngestReport:
     sources: list[SourceOutcome] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def tally(self) -> RunTally:
+        """What the run did to the store: a launch one input added and a later one updated or
+        united with another is one launch added, a launch two inputs hold is counted once."""
+        return RunTally().follow(step for s in self.sources for step in s.lineage)
+
     @property
     def added(self) -> int:
-        return sum(s.added for s in self.sources)
+        return self.tally().added
 
     @property
     def updated(self) -> int:
-        return sum(s.updated for s in self.sources)
+        return self.tally().updated
 
     @property
     def unchanged(self) -> int:
-        return sum(s.unchanged for s in self.sources)
+        return self.tally().unchanged
+
+    @property
+    def united(self) -> int:
+        return self.tally().united
 
     @property
     def skipped(self) -> int:
@@ -123,7 +143,10 @@ class IngestReport:
     def summary(self) -> str:
         stored = sum(1 for s in self.sources if s.status in ("stored", "imported"))
         empty = sum(1 for s in self.sources if s.status == "empty")
-        parts = [f"{self.added} launch(es) added", f"{self.updated} updated", f"{self.unchanged} unchanged"]
+        t = self.tally()
+        parts = [f"{t.added} launch(es) added", f"{t.updated} updated", f"{t.unchanged} unchanged"]
+        if t.united:
+            parts.append(f"{t.united} stored launch(es) united with another (one launch, read in pieces)")
         text = f"ingested {stored} input(s): " + ", ".join(parts)
         if self.skipped:
             text += f"; {self.skipped} input(s) skipped (already in the store)"
@@ -646,12 +669,10 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
             message="only runtime lines of a launch that started before this input and is not in the store "
             "(no line of them can tell which launch they belong to)",
         )
-    return SourceOutcome(
+    return SourceOutcome.of(
         ps.name,
         "stored" if res.touched else "pending",
-        added=res.added,
-        updated=res.updated,
-        unchanged=res.unchanged,
+        res.lineage,
         dropped_lines=res.dropped_lines,
         kept_lines=res.kept_lines,
         message=""

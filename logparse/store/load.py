@@ -186,3 +186,23 @@ def fetch_launches(con, ids: Sequence[str], *, schema_prefix: str = "") -> dict[
             continue
         out[lid] = launch_from_rows(row, ranks.get(lid, []), events.get(lid, []), runtime.get(lid))
     return out
+
+
+def read_line_ranges(con, launches: Sequence[Launch]) -> None:
+    """Each launch's inputs and its lines there (``launch_sources``), onto ``line_ranges``: the input
+    it names (``source_id``, whose range its ``first_line`` / ``last_line`` are) first."""
+    ids = sorted({launch.launch_id for launch in launches if launch.launch_id})
+    if not ids:
+        return
+    rows = con.execute(
+        "SELECT ls.launch_id, s.path, ls.first_line, ls.last_line, ls.source_id = l.source_id AS named "
+        "FROM launch_sources ls JOIN sources s USING (source_id) JOIN launches l USING (launch_id) "
+        "WHERE ls.launch_id IN (SELECT unnest(?::VARCHAR[])) AND ls.first_line IS NOT NULL "
+        "AND ls.last_line IS NOT NULL ORDER BY ls.launch_id, named DESC, ls.first_line, s.path",
+        [ids],
+    ).fetchall()
+    found: dict[str, list[tuple[str, int, int]]] = {}
+    for lid, path, lo, hi, _named in rows:
+        found.setdefault(lid, []).append((path, lo, hi))
+    for launch in launches:
+        launch.line_ranges = found.get(launch.launch_id, [])

@@ -36,6 +36,7 @@ from logparse.store.frames import event_keys, frames, line_hash
 from logparse.store.items import OPENING_KINDS, Item, Origin
 from logparse.store.meta import LaunchMeta
 from logparse.store.runtime import BatchSpan
+from logparse.store.tally import Step
 from logparse.store.union import Ranking, unite
 
 
@@ -334,6 +335,8 @@ class Result:
     dropped_lines: int = 0
     kept_lines: int = 0  # lines of pieces kept in pending_pieces
     touched: list[str] = field(default_factory=list)  # final launch ids (added, updated or unchanged)
+    #: each launch written or left unchanged, with the stored launches it replaces (see :mod:`.tally`)
+    lineage: list[Step] = field(default_factory=list)
     final_of: dict[str, str] = field(default_factory=dict)  # an input launch id -> its id in the store
 
 
@@ -490,6 +493,7 @@ class Merger:
         meta = _new_meta([it], self.source_id, self.opts, self.now)
         meta.batch_edges = span.edges()
         self.res.added += 1
+        self.res.lineage.append((final.launch_id, (), True))
         self._finish(final, meta, [it], ranges)
 
     def unite(self, group: _Group, ranges: dict[str, Range]) -> None:
@@ -517,6 +521,7 @@ class Merger:
         first_sid = self.origin(events[0])[0] if events else None
         final = reassemble(events, stream, version, _ordinal(group, first_sid, self.source_id))
         final.runtime = rtm.apply(final.runtime, span)
+        _lines_of_named_source(final, ranges.get(first_sid) if first_sid else None)
         if disagreeing:
             final.warnings.append(self._disagreement_warning(disagreeing))
         final.launch_id = self._final_id(final, set(group.ids))
@@ -541,6 +546,7 @@ class Merger:
             self.res.updated += 1
         else:
             self.res.added += 1
+        self.res.lineage.append((final.launch_id, tuple(group.ids), not same))
         self._finish(final, meta, group.items, ranges)
 
     def _disagreeing(self, group: _Group, dropped: list[Event], kept: list[Event]) -> dict[str, list[str]]:
@@ -600,6 +606,7 @@ class Merger:
 
     def _unchanged(self, lid: str, its: list[Item], ranges: dict[str, Range]) -> None:
         self.res.unchanged += 1
+        self.res.lineage.append((lid, (lid,), False))
         self.res.touched.append(lid)
         self.ranges[lid] = ranges
         self.pending_done.update(it.pending_id for it in its if it.pending_id)
@@ -656,6 +663,14 @@ class Merger:
         pending.replace(con, sorted(self.pending_done), self.kept, self.now)
         deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
         sequence.refresh(con, deployments, with_changes=with_changes)
+
+
+def _lines_of_named_source(final: Launch, named: Range | None) -> None:
+    """A launch united from several inputs names the input of its first line (``source_id``): its
+    ``first_line`` / ``last_line`` are that input's range of it (its ``launch_sources`` row), never
+    the first line of one input and the last of another."""
+    if named is not None and named[0] is not None and named[1] is not None:
+        final.first_line, final.last_line = named
 
 
 def _ordinal(group: _Group, first_sid: str | None, source_id: str | None) -> int | None:

@@ -132,7 +132,7 @@ def resolve_launches(
 
 def _from_store(refs: list[tuple[int, str, Any]], db, lock_timeout: float | None) -> list[Launch]:
     from logparse.store import db as dbm
-    from logparse.store.load import fetch_launches
+    from logparse.store.load import fetch_launches, read_line_ranges
 
     path = dbm.resolve_db_path(db)
     timeout = dbm.DEFAULT_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
@@ -142,6 +142,7 @@ def _from_store(refs: list[tuple[int, str, Any]], db, lock_timeout: float | None
                 _newest(con, ref, at, path) if at is not None else _by_prefix(con, ref, path) for _, ref, at in refs
             ]
             found = fetch_launches(con, list(dict.fromkeys(lids)))
+            read_line_ranges(con, [launch for launch, _ in found.values()])
             return [found[lid][0] for lid in lids]
     except dbm.StoreMissing:
         raise RefError(
