@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fuzzing import TALLY, seed_line
+from report_text import pytest_report_to_serializable, pytest_warning_recorded  # noqa: F401 (hooks)
 from store_fixture import three_launches
 
 
