@@ -13,7 +13,7 @@ from logparse.budget import formula as fm
 from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.grammar import versions
-from logparse.launches.model import Launch
+from logparse.launches.model import Launch, RankMemory
 
 UNIT = "GiB"
 #: Longest piece of an SGLang error quoted in a sentence.
@@ -114,7 +114,7 @@ def _fraction(launch: Launch, b: Budget, s: Sized) -> list[str]:
     return out
 
 
-def _rank(r) -> str:
+def _rank(r: RankMemory | None) -> str:
     return "?" if r is None else r.label()
 
 
