@@ -537,8 +537,10 @@ def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
         raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
+    from logparse.reports.charts import left_out
+
     shown = len(chart.series)
-    what = f"{shown} deployment(s)" if shown == chart.deployments else f"{shown} of {chart.deployments} deployments"
+    what = f"{shown} deployment(s)" if shown == chart.deployments else left_out(shown, chart.deployments).strip(" ()")
     typer.echo(f"wrote {plot} ({what}, {chart.launches} launch(es))", err=True)
 
 

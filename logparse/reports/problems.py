@@ -5,6 +5,8 @@ Read from the ``history`` view's rows of one deployment (launch order), most har
 
 * ``failed_start``: a launch that failed to start (the latest one failing is the worst: the
   deployment is down);
+* ``regression``: ``check`` judged the latest launch against the previous one a regression (on a
+  figure other than the KV tokens, which ``kv_drop`` says; only where the check was run: the report);
 * ``kv_drop``: the latest launch has fewer KV tokens than the one before it (the counts compare:
   the view leaves the change empty where the two launches count different things);
 * ``low_headroom``: the latest launch left less than ``explain``'s default margin
@@ -20,7 +22,7 @@ from logparse.launches.deployment import short_label
 from logparse.reports.explain import DEFAULT_MARGIN_GB
 
 #: Problem kinds, most harmful first.
-KINDS = ("failed_start", "kv_drop", "low_headroom")
+KINDS = ("failed_start", "kv_drop", "regression", "low_headroom")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,22 @@ def deployment_problems(deployment: str, rows: list[dict[str, Any]]) -> list[Pro
             )
         )
     return out
+
+
+def check_problems(deployment: str, launch_id: str, check: dict[str, Any], known: list[Problem]) -> list[Problem]:
+    """``check``'s regressions of the latest launch (its ``results``), beyond a KV drop already known."""
+    if check.get("status") != "regression" or any(p.kind == "failed_start" and p.latest for p in known):
+        return []  # (a failed latest start is its own problem: the check's verdict on it says the same)
+    dropped = any(p.kind == "kv_drop" for p in known)
+    labels = [
+        str(r.get("label") or r.get("metric"))
+        for r in check.get("results") or []
+        if r.get("status") == "regression" and not (dropped and r.get("metric") == "kv_tokens")
+    ]
+    if not labels:
+        return []
+    text = "check: regression of " + ", ".join(labels) + " against the previous launch"
+    return [Problem("regression", deployment, short_label(deployment), launch_id, text)]
 
 
 def worst(problems: list[Problem]) -> Problem | None:
