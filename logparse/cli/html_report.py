@@ -47,6 +47,7 @@ svg.chart { width:100%; height:auto; display:block; }  /* the charts style thems
 .scroll { overflow-x:auto; }
 table { border-collapse:collapse; width:100%; font-size:.86rem; background:var(--bg); }
 th, td { border-bottom:1px solid var(--line); padding:4px 6px; text-align:left; vertical-align:top; overflow-wrap:anywhere; }
+td.label { min-width:9em; }
 td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 .badge { white-space:nowrap; display:inline-block; padding:1px 8px; border-radius:10px; color:#fff; font-size:.8rem; font-weight:600; background:#546e7a; }
 .ok, .ready { background:#2e7d32; } .improved { background:#1565c0; } .regression, .failed { background:#c62828; }
@@ -198,7 +199,7 @@ def _diff_and_check(d: dict[str, Any]) -> str:
     judged = [r for r in ck.get("results", []) if r.get("status") != "skipped"]
     if judged:
         rows = "".join(
-            f"<tr><td>{escape(r.get('label') or r.get('metric') or '')}</td><td>{_badge(r.get('status'))}</td>"
+            f"<tr><td class=label>{escape(r.get('label') or r.get('metric') or '')}</td><td>{_badge(r.get('status'))}</td>"
             f"<td class=n>{_n(r.get('baseline'), 2)}</td><td class=n>{_n(r.get('value'), 2)}</td>"
             f"<td>{escape(r.get('note') or r.get('likely_cause') or '')}</td></tr>"
             for r in judged
