@@ -115,6 +115,18 @@ def _x_axis(box: Box) -> list[str]:
         if not box.compact:
             label.append(p.started_at.strftime("%m-%d %H:%M") if p.started_at else "no time")
         out.append(svg.lines(xp, box.base + 14, label, size=10, fill=svg.MUTED, text_anchor="middle"))
+    if box.compact and any(p.started_at is None for p in box.series.points):  # why the axis is not dated
+        mid = (box.left + box.right) / 2
+        out.append(
+            svg.text(
+                mid,
+                box.base + 26,
+                "launch order: no start time in the log",
+                size=9,
+                fill=svg.MUTED,
+                text_anchor="middle",
+            )
+        )
     return out
 
 
