@@ -77,6 +77,7 @@ def test_two_engines_are_compared_by_their_sizing_not_their_argument_names():
     assert "token counts are not comparable" in text  # vLLM 0.20.1+ counts requests x max_model_len
     eng = rep["engines"]
     assert eng["a"]["formula"].startswith("KV = u·T") and "M_pre*(1-f)" in eng["b"]["formula"]
+    assert eng["b"]["derivation"][0] == "rest = M_post 51.11 − M_pre 78.62 × (1 − 0.8) = 51.11 − 15.72 = 35.39 GiB"
     assert rep["budget"]["kv_tokens"]["delta"] is None and rep["budget"]["kv_tokens"]["not_comparable"]
     assert rep["attribution"]["notes"] == []
     out = _text_of_diff(VLLM_020, RESTARTS)

@@ -329,10 +329,15 @@ def _diff_engines(eng: dict[str, Any], console) -> None:
         ("formula era", a["era"] or "—", b["era"] or "—"),
         ("formula", a["formula"] or "—", b["formula"] or "—"),
         ("fraction", _fraction_cell(a["fraction"]), _fraction_cell(b["fraction"])),
+        ("this launch", _derivation_cell(a), _derivation_cell(b)),
     )
     for row in rows:
         t.add_row(*row)
     print_rich_table(console, t)
+
+
+def _derivation_cell(side: dict[str, Any]) -> str:
+    return "; ".join(side["derivation"]) or "the log does not print the formula's terms"
 
 
 def _fraction_cell(fr: dict[str, Any]) -> str:

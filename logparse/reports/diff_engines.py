@@ -58,6 +58,8 @@ def engine_side(launch: Launch, budget: Budget) -> dict[str, Any]:
         "release": release,
         "era": budget.era_label,
         "formula": budget.formula,
+        #: the formula replayed on this launch's figures (empty when its log does not print the terms)
+        "derivation": list(budget.derivation),
         "fraction": _vllm_fraction(launch, budget) if engine == "vllm" else _sglang_fraction(launch, budget),
         "model": launch.model_path,
         "tp_size": launch.tp_size or 1,
