@@ -76,3 +76,12 @@ def test_the_readme_s_quick_start_is_two_commands_ending_with_the_summary():
     block = text.split("## Quick start")[1].split("```sh")[1].split("```")[0].strip().splitlines()
     assert len(block) == 2
     assert block[0].endswith("logparse ingest samples/ --summary")
+
+
+def test_an_empty_store_s_summary_says_what_to_do():
+    from logparse.cli.render_tour import tour_lines
+
+    empty = {"launches": 0, "deployments": 0, "per_engine": {}, "problems": [], "restarted": [], "next": []}
+    assert tour_lines(empty) == [
+        "The store holds no launch yet: logparse ingest a startup log of SGLang or vLLM (or --journal)."
+    ]

@@ -36,6 +36,8 @@ def _kv(v: Any) -> str:
 
 
 def tour_lines(tour: dict[str, Any], prog: str = "logparse") -> list[str]:
+    if not tour["launches"]:
+        return [f"The store holds no launch yet: {prog} ingest a startup log of SGLang or vLLM (or --journal)."]
     engines = ", ".join(f"{n} {name}" for name, n in sorted(tour["per_engine"].items(), key=lambda x: -x[1]))
     lines = [f"The store holds {tour['launches']} launches of {tour['deployments']} deployments ({engines})."]
     problems = tour["problems"]
