@@ -368,6 +368,36 @@ def bytes_per_token(rank, page: int, *, max_rel_err: float = 0.10) -> BytesPerTo
     return BytesPerToken(val if reliable else None, lo, hi, src, reliable)
 
 
+#: The first release that prints the KV pool's size (``KV Cache is allocated``/``K size``).
+FIRST_KV_SIZE_RELEASE = "0.4.1.post6"
+
+
+def prints_kv_pool_size(launch) -> bool:
+    """Does the launch's release print its KV pool's size?  (False before 0.4.1.post6; a launch of
+    unknown release is taken to.)"""
+    rng = launch.version_range
+    return not rng or versions.is_empty(rng) or _idx(rng[1]) >= _idx(FIRST_KV_SIZE_RELEASE)
+
+
+def request_table_gb(launch) -> float:
+    """The request-to-token table beside the KV pool: ``(max_running_requests + 1) × (context_len + 4)
+    × 4`` bytes (0 when the summary line does not give both)."""
+    mrr, ctx = launch.max_running_requests_effective, launch.context_len
+    return (mrr + 1) * (ctx + 4) * 4 / GiB if mrr and ctx else 0.0
+
+
+def kv_pool_from_pool_end(launch, rank) -> tuple[float, float] | None:
+    """(KV pool, request table) GiB of a rank of a release that prints no KV pool size: the memory
+    the pools took (``Load weight end`` avail − ``Memory pool end`` avail) split into the KV pool and
+    the request-to-token table (:func:`request_table_gb`)."""
+    if rank is None or prints_kv_pool_size(launch) or not launch.max_total_num_tokens:
+        return None
+    if rank.avail_after_load_gb is None or rank.avail_after_pool_gb is None:
+        return None
+    used, req = rank.avail_after_load_gb - rank.avail_after_pool_gb, request_table_gb(launch)
+    return (used - req, req) if used - req > 0 else None
+
+
 def bytes_per_token_from_pool_end(launch, group: Group, page: int) -> BytesPerToken | None:
     """Before 0.4.1.post6 no KV line is printed: use the memory the pools took.
 
@@ -387,10 +417,7 @@ def bytes_per_token_from_pool_end(launch, group: Group, page: int) -> BytesPerTo
     if best is None or best[0] <= 0:
         return None
     used, r = best
-    req = 0.0
-    mrr, ctx = launch.max_running_requests_effective, launch.context_len
-    if mrr and ctx:
-        req = (mrr + 1) * (ctx + 4) * 4 / GiB
+    req = request_table_gb(launch)
     kv = used - req
     if kv <= 0:
         return None

@@ -114,16 +114,24 @@ def _weights(target: RankMemory | None) -> float | None:
 
 
 def rank_budget(
-    target: RankMemory | None, draft: RankMemory | None, *, setup_complete: bool, page_size: int = 1
+    target: RankMemory | None,
+    draft: RankMemory | None,
+    *,
+    setup_complete: bool,
+    page_size: int = 1,
+    pools_split: tuple[float, float] | None = None,
 ) -> RankBudget:
-    """The budget of one physical rank from its own lines."""
+    """The budget of one physical rank from its own lines (``pools_split``: the KV pool and the
+    request table of a release that prints no KV pool size, :func:`formula.kv_pool_from_pool_end`)."""
     t, d = target, draft
     shown = t or d
     label = shown.label() if shown is not None else "?"
     after_load = t.avail_after_load_gb if t else None
     kv = _pool_gb(t)
     other_pools = None
-    if after_load is not None and t is not None and t.avail_after_pool_gb is not None:
+    if kv is None and pools_split is not None:
+        kv, other_pools = pools_split
+    elif after_load is not None and t is not None and t.avail_after_pool_gb is not None:
         other_pools = max(after_load - (kv or 0.0) - t.avail_after_pool_gb, 0.0)
     graph = t.graph_gb if t else None
     dweights, dkv, dgraph = (d.weights_gb, _pool_gb(d), d.graph_gb) if d else (None, None, None)
@@ -290,14 +298,32 @@ def launch_budget(launch: Launch) -> Budget:
         return _vllm_budget(launch)
     done = setup_complete(launch)
     page = _page_size(launch)
-    ranks = [rank_budget(t, d, setup_complete=done, page_size=page) for t, d in physical_ranks(launch)]
+    ranks = [
+        rank_budget(t, d, setup_complete=done, page_size=page, pools_split=fm.kv_pool_from_pool_end(launch, t))
+        for t, d in physical_ranks(launch)
+    ]
     b = Budget(launch.launch_id, launch.outcome, memory_kind(launch), done, ranks)
     _binding(b)
     _timings(b, launch)
     _actual_kv(b, launch)
     _formula(b, launch)
+    _pool_from_pool_end(b, launch)
     _unknowns(b, launch)
     return b
+
+
+def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
+    """A release that prints no KV pool size (before 0.4.1.post6): the pool is what the binding rank's
+    pools took less the request table (the rank budgets' split), said in the formula notes."""
+    binding = b.rank(b.binding_rank)
+    if b.kv_pool_gb is not None or binding is None or binding.kv_pool_gb is None or fm.prints_kv_pool_size(launch):
+        return
+    b.kv_pool_gb = binding.kv_pool_gb
+    b.formula_notes.append(
+        f"this release prints no KV pool size: the pool is the memory the pools took on {binding.rank} "
+        f"('Load weight end' − 'Memory pool end') less ≈{binding.other_pools_gb or 0.0:.2f} GiB of request "
+        f"table = {b.kv_pool_gb:.2f} GiB"
+    )
 
 
 def _vllm_budget(launch: Launch) -> Budget:

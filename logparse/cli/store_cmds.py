@@ -149,6 +149,9 @@ def ingest(
         "then 'store is busy' (exit 3).",
     ),
     history_after: bool = typer.Option(False, "--history", help="Print the history table after ingesting."),
+    summary_after: bool = typer.Option(
+        False, "--summary", help="After ingesting: the store in a few lines, what needs attention, what to run next."
+    ),
     metric: str = typer.Option("kv_tokens", "--metric", help="With --history: the metric to show."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors and the closing line."),
 ) -> None:
@@ -168,10 +171,19 @@ def ingest(
         else None
     )
     report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
-    _close_ingest(store, report, quiet=quiet, journal=use_journal, history_metric=metric if history_after else None)
+    _close_ingest(
+        store,
+        report,
+        quiet=quiet,
+        journal=use_journal,
+        history_metric=metric if history_after else None,
+        tour_db=(db or "") if summary_after else None,
+    )
 
 
-def _close_ingest(store, report, *, quiet: bool, journal: bool, history_metric: str | None) -> None:
+def _close_ingest(
+    store, report, *, quiet: bool, journal: bool, history_metric: str | None, tour_db: str | None = None
+) -> None:
     """The closing lines of an ingest and its exit: 2 only when nothing useful could be read."""
     if report.sources and len(report.failed) == len(report.sources):
         raise typer.Exit(EXIT_USAGE)  # nothing could be read: each input's line said why
@@ -181,9 +193,21 @@ def _close_ingest(store, report, *, quiet: bool, journal: bool, history_metric: 
     say(report.summary() + f" [{store.path}]")
     if history_metric is not None:
         _print_history(store, history_metric, None, None, None, Output("table", None), None)
+    if tour_db is not None:
+        _print_tour(store, tour_db or None)
     if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not journal:
         raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
+
+
+def _print_tour(store, db_arg: str | None) -> None:
+    """``--summary``: the store in a few lines and three commands to try (the quick start's ending)."""
+    from logparse.cli.render_tour import program, tour_lines
+    from logparse.reports.tour import store_tour
+
+    with store_errors():
+        tour = store_tour(store.path, db_arg)
+    typer.echo("\n".join(tour_lines(tour.to_dict(), program())))
 
 
 def _ingest_inputs(store, journal_query: dict[str, Any] | None, paths: list[str] | None, opts: dict[str, Any], show):
@@ -513,8 +537,10 @@ def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
         raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
+    from logparse.reports.charts import left_out
+
     shown = len(chart.series)
-    what = f"{shown} deployment(s)" if shown == chart.deployments else f"{shown} of {chart.deployments} deployments"
+    what = f"{shown} deployment(s)" if shown == chart.deployments else left_out(shown, chart.deployments).strip(" ()")
     typer.echo(f"wrote {plot} ({what}, {chart.launches} launch(es))", err=True)
 
 
