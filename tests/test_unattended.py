@@ -2,7 +2,9 @@
 ``logparse systemd-units``.
 
 The metric values are compared with the store's own figures (``launch_budget``, ``launches`` and
-the ``launch_sequence`` order), converted to the base units the exposition uses: GiB × 2^30 bytes.
+the ``launch_sequence`` order), converted to the base units the exposition uses: GiB × 2^30 bytes,
+rounded to whole bytes.  Every value series carries ``deployment`` only; the rest is in
+``logparse_launch_info``.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from helpers import SAMPLES, cli_process
 from prometheus_client.parser import text_string_to_metric_families
 
 GIB = 1 << 30
-LABELS = {"host", "unit", "model", "deployment", "engine", "engine_version"}
-GAUGES = {
-    "logparse_kv_tokens": ("kv_tokens", 1),
-    "logparse_kv_pool_bytes": ("kv_pool_gb", GIB),
-    "logparse_headroom_bytes": ("headroom_gb", GIB),
-    "logparse_weights_bytes": ("weights_gb", GIB),
-    "logparse_startup_seconds": ("startup_s", 1),
+INFO_LABELS = {"host", "unit", "model", "deployment", "engine", "engine_version"}
+GAUGES = {  # name: (column, scale, whole numbers)
+    "logparse_kv_tokens": ("kv_tokens", 1, True),
+    "logparse_kv_pool_bytes": ("kv_pool_gb", GIB, True),
+    "logparse_headroom_bytes": ("headroom_gb", GIB, True),
+    "logparse_weights_bytes": ("weights_gb", GIB, True),
+    "logparse_startup_seconds": ("startup_s", 1, False),
 }
 
 
@@ -42,7 +44,8 @@ def store_latest(db) -> dict[str, dict]:
     try:
         cur = con.execute(
             """
-            SELECT q.deployment, q.launch_no, l.outcome, l.started_at, l.max_running_requests_effective, b.*
+            SELECT q.deployment, q.launch_no, l.outcome, l.started_at, l.max_running_requests_effective,
+                   l.host, l.unit, l.model_path, l.engine, b.*
             FROM launch_sequence q JOIN launches l USING (launch_id) JOIN launch_budget b USING (launch_id)
             ORDER BY q.deployment, q.launch_no
             """
@@ -81,14 +84,26 @@ def test_metrics_parse_and_equal_the_store(sample_store, tmp_path):
         assert f"# HELP {exposed} " in text and f"# TYPE {exposed} {fam.type}\n" in text
         for s in fam.samples:
             assert s.timestamp is None
-            assert set(s.labels) == (LABELS if fam.type == "gauge" else LABELS - {"engine_version"})
+            assert set(s.labels) == (INFO_LABELS if name == "logparse_launch_info" else {"deployment"}), name
     assert {n for n, f in fams.items() if f.type == "counter"} == {"logparse_launches", "logparse_failed_launches"}
-    for name, (column, scale) in GAUGES.items():
+    for name, (column, scale, whole) in GAUGES.items():
         got = {s.labels["deployment"]: s.value for s in fams[name].samples}
         want = {d: r[column] * scale for d, r in expected.items() if r[column] is not None}
         assert got.keys() == want.keys(), name
         for d, v in want.items():
-            assert got[d] == pytest.approx(v, rel=1e-12), (name, d)
+            assert got[d] == (round(v) if whole else pytest.approx(v, rel=1e-12)), (name, d)
+    assert any(not float(r["kv_pool_gb"] * GIB).is_integer() for r in expected.values() if r["kv_pool_gb"])
+    info = {s.labels["deployment"]: s for s in fams["logparse_launch_info"].samples}
+    assert info.keys() == expected.keys() and all(s.value == 1 for s in info.values())
+    for d, r in expected.items():
+        labels = info[d].labels
+        assert (labels["host"], labels["unit"], labels["model"]) == (
+            r["host"] or "",
+            r["unit"] or "",
+            r["model_path"] or "",
+        )
+        assert labels["engine"] == r["engine"] and labels["engine_version"] not in ("", "unknown")
+        assert "–" not in labels["engine_version"]  # a release, never a range
     mrr = {s.labels["deployment"]: s.value for s in fams["logparse_max_running_requests"].samples}
     assert mrr == {
         d: r["max_running_requests_effective"]
@@ -113,7 +128,7 @@ def test_metrics_of_a_missing_store_is_empty_but_valid(tmp_path):
     res = cli_process("metrics", "--db", tmp_path / "none.duckdb")
     assert res.returncode == 0, res.stderr
     fams = families(res.stdout.decode())
-    assert len(fams) == 10 and all(not f.samples and f.documentation for f in fams.values())
+    assert len(fams) == 11 and all(not f.samples and f.documentation for f in fams.values())
     assert not (tmp_path / "none.duckdb").exists()
 
 
@@ -126,7 +141,43 @@ def test_metrics_escape_label_values(tmp_path):
     assert res.returncode == 0, res.stderr
     out = cli_process("metrics", "--db", db)
     fams = families(out.stdout.decode())
-    assert {s.labels["host"] for s in fams["logparse_kv_tokens"].samples} == {'gpu\\"7'}
+    assert {s.labels["host"] for s in fams["logparse_launch_info"].samples} == {'gpu\\"7'}
+
+
+def test_release_label_is_stable_until_the_evidence_rules_it_out():
+    from logparse.reports.metrics import ReleaseEvidence, release_labels
+
+    sg = lambda lo, hi: ReleaseEvidence("sglang", None, lo, hi)
+    # the same release dated more or less narrowly (a failed start prints fewer lines): one name
+    assert (
+        release_labels([sg("0.5.10", "0.5.10.post1"), sg("0.5.9", "0.5.10.post1"), sg("0.5.10", "0.5.10.post1")])
+        == ["0.5.10"] * 3
+    )
+    # a first launch dated widely, a later one more narrowly from below: the guess is ruled out, once
+    assert release_labels([sg("0.5.9", "0.5.10.post1"), sg("0.5.10", "0.5.10.post1")]) == ["0.5.9", "0.5.10"]
+    # an upgrade the log shows: a new name (the lowest release of the new range)
+    assert release_labels([sg("0.5.10", "0.5.10.post1"), sg("0.5.12", "0.5.12.post1")]) == ["0.5.10", "0.5.12"]
+    # post releases and an rc are releases like any other (PEP 440 order: 0.4.10 < 0.4.10.post2 < 0.5.0rc2)
+    assert release_labels([sg("0.4.10.post2", "0.5.0rc2"), sg("0.5.0rc2", "0.5.0rc2")]) == ["0.4.10.post2", "0.5.0rc2"]
+    assert release_labels([sg("0.4.10", "0.4.10.post2"), sg("0.4.10.post1", "0.4.10.post2")]) == [
+        "0.4.10",
+        "0.4.10.post1",
+    ]
+    assert release_labels([sg("0.4.10.post1", "0.4.10.post2"), sg("0.4.10", "0.5.0rc2")]) == ["0.4.10.post1"] * 2
+    # an exact version (given, or printed by vLLM) is kept while later ranges allow it; no evidence keeps it
+    exact = ReleaseEvidence("sglang", "0.5.10.post1")
+    assert release_labels([exact, sg("0.5.10", "0.5.10.post1"), ReleaseEvidence("sglang")]) == ["0.5.10.post1"] * 3
+    vl = [ReleaseEvidence("vllm", "0.6.6.post1", "0.6.6.post1", "0.6.6.post1"), ReleaseEvidence("vllm", "0.20.2")]
+    assert release_labels(vl) == ["0.6.6.post1", "0.20.2"]
+    assert release_labels([ReleaseEvidence("sglang"), sg("0.4.7", "0.4.7")]) == ["unknown", "0.4.7"]
+
+
+def test_metrics_name_the_kimi_release_range_by_its_lowest_release(sample_store):
+    fams = families(cli_process("metrics", "--db", sample_store).stdout.decode())
+    info = {s.labels["model"]: s.labels for s in fams["logparse_launch_info"].samples}
+    assert info["/models/Kimi-K2.5-INT4"]["engine_version"] == "0.5.10"  # the log dates it 0.5.10–0.5.10.post1
+    kv = {s.labels["deployment"]: s.value for s in fams["logparse_kv_pool_bytes"].samples}
+    assert kv[info["/models/Kimi-K2.5-INT4"]["deployment"]] == 11188389806  # 10.42 GiB, to the byte
 
 
 def _units(tmp_path, *args: str) -> dict[str, str]:
