@@ -9,6 +9,7 @@ rounded to whole bytes.  Every value series carries ``deployment`` only; the res
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from datetime import UTC
@@ -188,28 +189,106 @@ def _units(tmp_path, *args: str) -> dict[str, str]:
     return {p.name: p.read_text() for p in d.iterdir()}
 
 
+def systemd_analyze() -> str:
+    exe = shutil.which("systemd-analyze")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("systemd-analyze is not installed (Debian package systemd): CI must verify the units")
+        pytest.skip("systemd-analyze is not installed")
+    return exe
+
+
+def verify(files: list[str], *args: str, env: dict | None = None) -> None:
+    """``systemd-analyze verify``: exit 0 and no complaint about our files (it warns and goes on)."""
+    res = subprocess.run([systemd_analyze(), *args, "verify", *files], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert not any(os.path.basename(f) in res.stderr for f in files), res.stderr
+
+
 def test_systemd_units_system(tmp_path):
-    units = _units(tmp_path)
+    units = _units(tmp_path, "--interval", "1h 30min")
     assert set(units) == {"logparse-watch.service", "logparse-ingest.service", "logparse-ingest.timer"}
-    watch = units["logparse-watch.service"]
-    assert "watch --journal -u sglang.service --db /var/lib/logparse/history.duckdb --metrics " in watch
-    assert "StateDirectory=logparse" in watch and "WantedBy=multi-user.target" in watch
-    assert "ingest --journal -u sglang.service" in units["logparse-ingest.service"]
-    assert "OnUnitActiveSec=5min" in units["logparse-ingest.timer"]
+    watch, ingest, timer = (
+        units["logparse-watch.service"],
+        units["logparse-ingest.service"],
+        units["logparse-ingest.timer"],
+    )
+    want = (
+        "watch --journal -u sglang.service --db /var/lib/logparse/history.duckdb --metrics /run/logparse/logparse.prom"
+    )
+    assert want in watch and "WantedBy=multi-user.target" in watch
+    for service in (watch, ingest):  # a dynamic user in the journal's group, never root
+        lines = service.splitlines()
+        assert {"DynamicUser=yes", "User=logparse", "SupplementaryGroups=systemd-journal"} <= set(lines)
+        assert {"StateDirectory=logparse", "RuntimeDirectory=logparse", "RuntimeDirectoryMode=0755"} <= set(lines)
+        assert "User=root" not in lines
+    assert "ingest --journal -u sglang.service" in ingest and "--output /run/logparse/logparse.prom" in ingest
+    # a monotonic timer as systemd.timer(5) documents it: OnBootSec= first, Persistent= is for OnCalendar= only
+    assert "OnUnitActiveSec=1h 30min" in timer and "OnBootSec=" in timer and "Persistent" not in timer
     printed = cli_process("systemd-units")
     assert printed.returncode == 0 and "# ---- logparse-watch.service" in printed.stdout.decode()
-    if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd-analyze is not installed")
-    files = [str(tmp_path / "units" / n) for n in sorted(units)]
-    res = subprocess.run(["systemd-analyze", "verify", *files], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert "logparse" not in res.stderr  # no complaint about our units
+    verify([str(tmp_path / "units" / n) for n in sorted(units)])
+
+
+def test_systemd_units_refuse_a_bad_interval(tmp_path):
+    for bad in ("banana", "5 parsecs", "0", "-5min", ""):
+        res = cli_process("systemd-units", "--interval", bad, "--install", "--dir", tmp_path / "u")
+        err = res.stderr.decode()
+        assert res.returncode == 2 and len(err.strip().splitlines()) == 1 and "--interval" in err, (bad, err)
+    assert not (tmp_path / "u").exists()
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        "5min",
+        "90",
+        "1h 30min",
+        "1.5h",
+        "2weeks",
+        "1M",
+        "1y",
+        "500ms",
+        "5min30s",
+        "5 min 30",
+        "1µs",
+        "3d 4h",
+        ".5min",
+        "1 .5h",
+        "5m5",
+        "1hr",
+    ],
+)
+def test_timespan_parser_reads_as_systemd_does(span):
+    from logparse.cli.systemd_cmd import parse_timespan, timespan_seconds
+
+    seconds = parse_timespan(span)
+    assert seconds > 0
+    if shutil.which("systemd-analyze"):
+        assert timespan_seconds(span) == pytest.approx(seconds, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "span", ["banana", "3ns", "", "5 parsecs", "1h banana", "-5s", "5.min", "5.", "1.5.5h", "1e3s"]
+)
+def test_timespan_parser_refuses_what_systemd_refuses(span):
+    from logparse.cli.systemd_cmd import parse_timespan, timespan_seconds
+
+    with pytest.raises(ValueError):
+        parse_timespan(span)
+    if shutil.which("systemd-analyze"):
+        with pytest.raises(ValueError):
+            timespan_seconds(span)
 
 
 def test_systemd_units_user(tmp_path):
     units = _units(tmp_path, "--user", "-u", "my-sglang.service", "--interval", "15min")
     watch = units["logparse-watch.service"]
     assert "watch --journal -u my-sglang.service" in watch and "WantedBy=default.target" in watch
-    assert "StateDirectory" not in watch and "User=" not in watch
+    assert "StateDirectory" not in watch and "User=" not in watch and "DynamicUser" not in watch
     assert "/logparse/history.duckdb" in watch and "/var/lib" not in watch
     assert "OnUnitActiveSec=15min" in units["logparse-ingest.timer"]
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}  # a user manager's runtime folder
+    verify([str(tmp_path / "units" / n) for n in sorted(units)], "--user", env=env)
