@@ -16,7 +16,7 @@ from datetime import UTC
 
 import duckdb
 import pytest
-from helpers import SAMPLES, cli_process
+from helpers import LOGPARSE, SAMPLES, cli_env, cli_process
 from prometheus_client.parser import text_string_to_metric_families
 
 GIB = 1 << 30
@@ -123,6 +123,18 @@ def test_metrics_parse_and_equal_the_store(sample_store, tmp_path):
     assert launches == {d: r["launches"] for d, r in expected.items()}
     assert failed == {d: r["failed"] for d, r in expected.items()}
     assert max(launches.values()) == 3  # the restarts sample
+
+
+def test_metrics_output_dash_is_stdout_and_a_file_is_readable_by_all(sample_store, tmp_path):
+    res = cli_process("metrics", "--db", sample_store, "--output", "-", cwd=tmp_path)
+    assert res.returncode == 0 and not (tmp_path / "-").exists()
+    assert res.stdout.decode() == cli_process("metrics", "--db", sample_store).stdout.decode()
+    out = tmp_path / "m.prom"
+    res = subprocess.run(
+        ["sh", "-c", 'umask 077 && exec "$@"', "sh", *LOGPARSE, "metrics", "--db", str(sample_store), "-o", str(out)],
+        env=cli_env(),
+    )
+    assert res.returncode == 0 and out.stat().st_mode & 0o777 == 0o644
 
 
 def test_metrics_of_a_missing_store_is_empty_but_valid(tmp_path):

@@ -65,5 +65,7 @@ def exposition(m: Metrics) -> str:
 
 
 def write_textfile(path: str | os.PathLike, m: Metrics) -> None:
-    """Write the metrics to ``path`` through a temporary file in the same folder and a rename."""
+    """Write the metrics to ``path`` through a temporary file in the same folder and a rename; readable by
+    every user whatever the umask (node_exporter runs as a user of its own)."""
     write_to_textfile(os.fspath(path), registry(m))
+    os.chmod(path, 0o644)
