@@ -124,7 +124,7 @@ def run_promtool(tmp_path, rules: str, tests: dict):
 
 def upgrade_cases(exposed) -> tuple[list[dict], list[dict]]:
     """(input series, alert tests): A upgrades at 2h keeping its pool and loses 10 % at 4h; B loses 5 %
-    in the restart that upgrades it at 2h; C's start fails at 1h."""
+    in the restart that upgrades it at 2h; C's start fails at 1h (and its unit is named anew at 1h30)."""
     kv, info = exposed["kv"], exposed["info"]
     a, b, c = info["deployment"], info["deployment"] + "-b", info["deployment"] + "-c"
     ready = [1.0] * N
@@ -136,10 +136,14 @@ def upgrade_cases(exposed) -> tuple[list[dict], list[dict]]:
         *upgraded_info(info, b, 2),
         series("logparse_launch_ready", {"deployment": b}, ready),
         series("logparse_kv_tokens", {"deployment": c}, steps(kv, kv, 0)),
-        series("logparse_launch_info", {**info, "deployment": c}, ready),
+        # C's unit is named differently from 1h30 on (a short journal rendering names the syslog
+        # identifier): a new info series, the same release
+        series("logparse_launch_info", {**info, "deployment": c, "unit": "sglang.service"}, [1.0] * at(1.5) + [None]),
+        series("logparse_launch_info", {**info, "deployment": c, "unit": "python3"}, [1.0] * (N - at(1.5)), at(1.5)),
         series("logparse_launch_ready", {"deployment": c}, steps(1.0, 0.0, 1)),
     ]
     failed_labels = {k: v for k, v in info.items() if v and k != "unit"} | {"deployment": c}
+    assert "unit" not in failed_labels  # the rules join host, model, engine and release, never the unit
     alerts = [
         # before the upgrades: nothing; just after: B lost 5 % in the restart that upgraded it
         {"eval_time": "1h", "alertname": "KVCacheShrank", "exp_alerts": []},
@@ -174,6 +178,33 @@ def test_readme_alert_rules_fire_across_an_upgrade(tmp_path, exposed):
     res = run_promtool(tmp_path, readme_rules(), one_test(inputs, alerts))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "SUCCESS" in res.stdout
+
+
+def readme_query(comment: str) -> str:
+    """The PromQL line under ``# comment`` in the README's promql block."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```promql\n(.*?)```", text, re.S)
+    assert block, "the README's PromQL examples"
+    lines = block.group(1).splitlines()
+    return lines[lines.index(f"# {comment}") + 1]
+
+
+def test_readme_upgrade_query_finds_the_upgraded_deployments(tmp_path, exposed):
+    inputs, _ = upgrade_cases(exposed)
+    expr = readme_query("deployments upgraded in the last week (their release name changes only then)")
+    a = exposed["info"]["deployment"]
+    exprs = [
+        {"expr": expr, "eval_time": "1h", "exp_samples": []},
+        {
+            "expr": expr,
+            "eval_time": "3h",
+            "exp_samples": [{"labels": f"{{deployment={json.dumps(d)}}}", "value": 2} for d in (a, a + "-b")],
+        },
+    ]
+    tests = one_test(inputs, [])
+    tests["tests"][0]["promql_expr_test"] = exprs
+    res = run_promtool(tmp_path, readme_rules(), tests)
+    assert res.returncode == 0, res.stdout + res.stderr
 
 
 def test_promtool_fails_a_rule_that_does_not_fire(tmp_path, exposed):
