@@ -185,6 +185,20 @@ def test_release_label_is_stable_until_the_evidence_rules_it_out():
     assert release_labels([ReleaseEvidence("sglang"), sg("0.4.7", "0.4.7")]) == ["unknown", "0.4.7"]
 
 
+def test_metrics_keep_a_release_name_the_next_launch_still_allows(tmp_path):
+    """Kimi's first launch said to be 0.5.10.post1 (``--sglang-version``); the restart's log alone dates it
+    0.5.10–0.5.10.post1, which allows that release: the name stays (the range's lowest would be 0.5.10)."""
+    db = tmp_path / "h.duckdb"
+    first, second = sorted((SAMPLES / "kimi-k25").glob("launch-*.log"))
+    for log, extra in ((first, ["--sglang-version", "0.5.10.post1"]), (second, [])):
+        res = cli_process("ingest", log, "--db", db, "-q", *extra)
+        assert res.returncode == 0, res.stderr
+    fams = families(cli_process("metrics", "--db", db).stdout.decode())
+    (info,) = fams["logparse_launch_info"].samples
+    assert info.labels["engine_version"] == "0.5.10.post1"
+    assert fams["logparse_launches"].samples[0].value == 2  # one deployment, both launches
+
+
 def test_metrics_name_the_kimi_release_range_by_its_lowest_release(sample_store):
     fams = families(cli_process("metrics", "--db", sample_store).stdout.decode())
     info = {s.labels["model"]: s.labels for s in fams["logparse_launch_info"].samples}
