@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.exposition import generate_latest, write_to_textfile
 from prometheus_client.registry import CollectorRegistry
 
-from logparse.reports.metrics import Family, Metrics, Sample
+from logparse.reports.metrics import SERIES_LABELS, Family, Metrics, Sample
 
 
 def _text(v: str) -> str:
@@ -33,13 +33,14 @@ def _family(fam: Family, samples: list[Sample]) -> Metric:
             rest = {k: _text(v) for k, v in s.labels.items() if k != "deployment"}
             info.add_metric([_text(s.labels["deployment"])], rest)
         return info
-    names = list(samples[0].labels) if samples else ["deployment"]
+    names = list(SERIES_LABELS)
+    metric: CounterMetricFamily | GaugeMetricFamily
     if fam.kind == "counter":
-        metric: Metric = CounterMetricFamily(fam.name.removesuffix("_total"), fam.help, labels=names)
+        metric = CounterMetricFamily(fam.name.removesuffix("_total"), fam.help, labels=names)
     else:
         metric = GaugeMetricFamily(fam.name, fam.help, labels=names)
     for s in samples:
-        metric.add_metric([_text(s.labels[k]) for k in names], s.value)  # type: ignore[attr-defined]
+        metric.add_metric([_text(s.labels[k]) for k in names], s.value)
     return metric
 
 
