@@ -207,6 +207,26 @@ def test_metrics_name_the_kimi_release_range_by_its_lowest_release(sample_store)
     assert kv[info["/models/Kimi-K2.5-INT4"]["deployment"]] == 11188389806  # 10.42 GiB, to the byte
 
 
+def test_metrics_text_survives_an_undecodable_byte_in_a_label():
+    from logparse.cli.metrics_text import exposition
+    from logparse.reports.metrics import FAMILIES, Metrics, Sample
+
+    info = next(f for f in FAMILIES if f.kind == "info")
+    kv = FAMILIES[0]
+    labels = {
+        "deployment": "d\udcff",
+        "host": "h",
+        "unit": "",
+        "model": "/m/\udcfe",
+        "engine": "sglang",
+        "engine_version": "0.5.10",
+    }
+    m = Metrics([(kv, [Sample({"deployment": "d\udcff"}, 5.0)]), (info, [Sample(labels, 1.0)])])
+    fams = families(exposition(m))
+    assert fams["logparse_kv_tokens"].samples[0].labels == {"deployment": "d\ufffd"}
+    assert fams["logparse_launch_info"].samples[0].labels["model"] == "/m/\ufffd"
+
+
 def _units(tmp_path, *args: str) -> dict[str, str]:
     d = tmp_path / "units"
     res = cli_process("systemd-units", *args, "--install", "--dir", d)

@@ -12,6 +12,7 @@ reads a file half-written.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
@@ -20,10 +21,12 @@ from prometheus_client.registry import CollectorRegistry
 
 from logparse.reports.metrics import SERIES_LABELS, Family, Metrics, Sample
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def _text(v: str) -> str:
     """A label value prometheus_client can encode: a lone surrogate (an undecodable byte of a log) becomes U+FFFD."""
-    return v.encode("utf-8", "replace").decode("utf-8")
+    return v if v.isascii() else _SURROGATE.sub("\ufffd", v)
 
 
 def _family(fam: Family, samples: list[Sample]) -> Metric:
