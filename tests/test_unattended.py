@@ -276,6 +276,29 @@ def test_systemd_units_system(tmp_path):
     verify([str(tmp_path / "units" / n) for n in sorted(units)])
 
 
+def test_systemd_units_write_odd_paths_as_systemd_reads_them(tmp_path):
+    """A store path with a space, a quote, ``%`` and ``$``: one double-quoted word, nothing expanded."""
+    home = tmp_path / "it's my data%h$HOME"
+    d = tmp_path / "units"
+    res = cli_process("systemd-units", "--user", "--install", "--dir", d, env=cli_env(XDG_DATA_HOME=str(home)))
+    assert res.returncode == 0, res.stderr
+    watch = (d / "logparse-watch.service").read_text()
+    db = str(home / "logparse" / "history.duckdb").replace("%", "%%").replace("$", "$$")
+    assert f' --db "{db}" ' in watch
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    verify([str(p) for p in sorted(d.iterdir())], "--user", env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+
+
+def test_systemd_units_refuse_a_bad_unit_name(tmp_path):
+    for bad in ("a b.service", "x;rm -rf /", "sglang\nExecStart=/bin/sh", "sglang@%i.service", ""):
+        res = cli_process("systemd-units", "-u", bad)
+        err = res.stderr.decode()
+        assert res.returncode == 2 and len(err.strip().splitlines()) == 1 and "not a systemd unit name" in err, err
+    assert cli_process("systemd-units", "-u", "sglang@gpu0.service").returncode == 0
+    assert cli_process("systemd-units", "-u", "sglang-*.service").returncode == 0  # a journalctl -u pattern
+
+
 def test_systemd_units_refuse_a_bad_interval(tmp_path):
     for bad in ("banana", "5 parsecs", "0", "-5min", ""):
         res = cli_process("systemd-units", "--interval", bad, "--install", "--dir", tmp_path / "u")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import stat
 import subprocess
@@ -54,11 +53,32 @@ def _paths(user: bool) -> dict[str, str]:
     }
 
 
-def _exe() -> str:
+def _exe() -> list[str]:
+    """The command that runs this logparse."""
     found = shutil.which("logparse")
-    if found:
-        return found
-    return f"{sys.executable} -m logparse"
+    return [found] if found else [sys.executable, "-m", "logparse"]
+
+
+def exec_arg(word: str) -> str:
+    """One word of an ``Exec*=`` line as systemd reads it back (systemd.syntax(7) "Quoting"): a word
+    with a space or a quote in double quotes (systemd quotes whole words only, so never shell-style
+    ``'a'"'"'b'``), a backslash and a double quote escaped C-style, ``%`` and ``$`` doubled so that no
+    specifier or variable expands.  ValueError for a control character, which no unit line can hold."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in word):
+        raise ValueError(f"{word!r}: a control character cannot be written in a unit file")
+    text = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{text}"' if not word or any(c.isspace() or c in "'\"" for c in word) else text
+
+
+#: A unit name or a journalctl -u pattern (systemd.unit(5): letters, digits, ``:-_.\``, ``@`` of a
+#: template instance; ``*?[]`` of a pattern).
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.@\\*?\[\]-]{1,255}")
+
+
+def check_unit(unit: str) -> str:
+    if not _UNIT_NAME.fullmatch(unit):
+        raise fail(f"-u {unit!r}: not a systemd unit name (for example sglang.service)", EXIT_USAGE)
+    return unit
 
 
 # ---------------------------------------------------------------------------- time spans
@@ -121,7 +141,7 @@ def check_interval(text: str) -> str:
         ) from None
     if not 1 <= seconds < 10 * 365 * 86400:
         raise fail(f"--interval {text!r}: give at least 1s and less than ten years", EXIT_USAGE)
-    return text.strip()
+    return " ".join(text.split())  # one line of the unit file, whatever the spaces given
 
 
 # ---------------------------------------------------------------------------- units
@@ -147,18 +167,19 @@ def unreachable(path: str, *, run: bool = True) -> str | None:
     return None
 
 
-def units(*, user: bool, unit: str, interval: str, exe: str | None = None) -> dict[str, str]:
-    """File name -> content of the three units."""
+def units(*, user: bool, unit: str, interval: str, exe: list[str] | None = None) -> dict[str, str]:
+    """File name -> content of the three units (ValueError for a path no unit file can hold)."""
     p = _paths(user)
-    exe = exe or _exe()
-    q = shlex.quote
-    common = f"--db {q(p['db'])}"
+    run = " ".join(exec_arg(w) for w in (exe or _exe()))
+    common = f"--db {exec_arg(p['db'])}"
+    journal = f"--journal -u {exec_arg(unit)} {common}"
+    metrics_file = exec_arg(p["metrics"])
     runs_as = "" if user else SYSTEM_USER
     wanted = "default.target" if user else "multi-user.target"
     watch = (
         "[Unit]\nDescription=logparse watch: inference-server launches into the history store as they happen\n"
         "After=network.target\n\n[Service]\nType=simple\n"
-        f"{runs_as}ExecStart={exe} watch --journal -u {q(unit)} {common} --metrics {q(p['metrics'])}\n"
+        f"{runs_as}ExecStart={run} watch {journal} --metrics {metrics_file}\n"
         "Restart=on-failure\nRestartSec=10\nKillSignal=SIGTERM\nTimeoutStopSec=30\n"
         "MemoryMax=1G\nNice=10\n\n"
         f"[Install]\nWantedBy={wanted}\n"
@@ -166,8 +187,8 @@ def units(*, user: bool, unit: str, interval: str, exe: str | None = None) -> di
     ingest = (
         "[Unit]\nDescription=logparse ingest: new journal lines of the inference server into the history store\n\n"
         f"[Service]\nType=oneshot\n{runs_as}"
-        f"ExecStart={exe} ingest --journal -u {q(unit)} {common} -q\n"
-        f"ExecStartPost={exe} metrics {common} --output {q(p['metrics'])}\nNice=10\n"
+        f"ExecStart={run} ingest {journal} -q\n"
+        f"ExecStartPost={run} metrics {common} --output {metrics_file}\nNice=10\n"
     )
     timer = (
         "[Unit]\nDescription=Run logparse ingest regularly (an alternative to logparse-watch.service)\n\n"
@@ -208,9 +229,12 @@ def systemd_units(
     directory: Optional[str] = typer.Option(None, "--dir", help="With --install: write the units here instead."),
 ) -> None:
     """Print (or --install) logparse-watch.service, and logparse-ingest.service + .timer as the cron-style alternative."""
-    files = units(user=user, unit=unit, interval=check_interval(interval))
+    try:
+        files = units(user=user, unit=check_unit(unit), interval=check_interval(interval))
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
     if not user:
-        _note_unreachable(_exe().split(" ")[0])
+        _note_unreachable(_exe()[0])
     if not install:
         for name, text in files.items():
             typer.echo(f"# ---- {name}\n{text}")
