@@ -200,7 +200,7 @@ def test_watch_a_growing_file_matches_a_plain_ingest(tmp_path):
     assert differences(store_state(db), store_state(plain)) == []
     # --metrics kept the textfile current: after the last write it is what `metrics` says of the store
     kept = (tmp_path / "m.prom").read_text()
-    assert kept.count("logparse_kv_tokens{") == 1 and " 455243\n" in kept
+    assert kept.count("logparse_kv_tokens{") == 1 and " 455243.0\n" in kept
     assert kept == cli_process("metrics", "--db", db).stdout.decode()
 
 

@@ -275,11 +275,11 @@ class _Session:
     def update_metrics(self) -> None:
         if not self.metrics_file:
             return
-        from logparse.cli.metrics_text import exposition, write_atomic
+        from logparse.cli.metrics_text import write_textfile
         from logparse.reports.metrics import collect
 
         try:
-            write_atomic(self.metrics_file, exposition(self._waiting("--metrics", lambda: collect(self.store.path))))
+            write_textfile(self.metrics_file, self._waiting("--metrics", lambda: collect(self.store.path)))
         except OSError as exc:
             raise fail(f"--metrics {self.metrics_file}: {exc.strerror or exc}", EXIT_STORE) from None
 
@@ -304,18 +304,18 @@ def metrics(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Prometheus text format 0.0.4 (node_exporter textfile collector): per deployment, its latest launch."""
-    from logparse.cli.metrics_text import exposition, write_atomic
+    from logparse.cli.metrics_text import exposition, write_textfile
     from logparse.reports.metrics import collect
     from logparse.store.db import resolve_db_path
 
     with store_errors():
-        text = exposition(collect(resolve_db_path(db)))
-    if output:
+        found = collect(resolve_db_path(db))
+    if output and output != "-":
         try:
-            write_atomic(output, text)
+            write_textfile(output, found)
         except OSError as exc:
             raise fail(f"--output {output}: {exc.strerror or exc}", EXIT_USAGE) from None
         typer.echo(f"wrote {output}", err=True)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(exposition(found))
     raise typer.Exit(EXIT_OK)

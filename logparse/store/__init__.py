@@ -460,7 +460,7 @@ class Store:
         return self._rows(sql, params) if as_rows else self._df(sql, params)
 
     def query(self, sql: str, *, write: bool = False, as_rows: bool = False, limits: QueryLimits | None = None):
-        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`), within ``limits``
+        """Run SQL on the store, which must exist; read-only unless ``write`` (see :mod:`logparse.store.querysafe`), within ``limits``
         (time, memory and spill: :mod:`logparse.store.bounds`; default 60 s and a quarter of the RAM).
 
         A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values).
@@ -486,7 +486,9 @@ class Store:
         import duckdb
 
         stmts = duckdb.extract_statements(sql)
-        with self.connect(write=True, settings=settings) as con, bounded(con, limits, self.path) as bound:
+        # a query changes a store that exists: it never creates one (nor its folder) from a mistyped --db
+        write_con = connection(self.path, write=True, lock_timeout=self.lock_timeout, settings=settings)
+        with write_con as con, bounded(con, limits, self.path) as bound:
             for st in stmts[:-1]:
                 con.execute(st.query)
             return result(con, stmts[-1].query, bound) if stmts else None
