@@ -197,7 +197,9 @@ def test_multimodal_reservation_is_taken_out_of_the_kv_budget(tmp_path):
     assert any("multimodal reservation 0.50" in step for step in b.derivation)
     assert any("reserved for multimodal" in s for s in explain_launch(launch).sentences)
     # without the line the same figures predict a pool 0.50 GiB larger than the one logged
-    (other,) = parsed(tmp_path, "".join(line for line in MM.splitlines(keepends=True) if "Reserving" not in line)).launches
+    (other,) = parsed(
+        tmp_path, "".join(line for line in MM.splitlines(keepends=True) if "Reserving" not in line)
+    ).launches
     assert not launch_budget(other).within_rounding
 
 
@@ -206,7 +208,7 @@ MAMBA = """\
 [2026-07-03 08:00:40 TP0] Load weight begin. avail mem=78.30 GB
 [2026-07-03 08:01:10 TP0] Load weight end. elapsed=30.11 s, type=Qwen3NextForCausalLM, avail mem=40.92 GB, mem usage=37.38 GB.
 [2026-07-03 08:01:12 TP0] max_running_requests is capped to 12 by the mamba state cache (max_mamba_cache_size=60, 5 state slots per request). To raise it: increase --mamba-full-memory-ratio or --max-mamba-cache-size, or halve the state size with --mamba-ssm-dtype bfloat16.
-[2026-07-03 08:01:12 TP0] Mamba Cache is allocated. max_mamba_cache_size: 60, conv_state size: 0.21GB, ssm_state size: 9.38GB 
+[2026-07-03 08:01:12 TP0] Mamba Cache is allocated. max_mamba_cache_size: 60, conv_state size: 0.21GB, ssm_state size: 9.38GB
 [2026-07-03 08:01:13 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1283522, K size: 9.79 GB, V size: 9.79 GB
 [2026-07-03 08:01:13 TP0] Memory pool end. avail mem=11.35 GB
 [2026-07-03 08:01:40 TP0] max_total_num_tokens=1283522, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=12, context_len=262144, available_gpu_mem=10.21 GB
@@ -261,7 +263,9 @@ def test_dsv4_pools_and_its_own_solve(tmp_path):
     assert extra["dsv4_pools"]["swa"] == 24576 and extra["dsv4_swa_sizing"]["mode"] == "cap"
     b = launch_budget(launch)
     # the engine's own bytes per full token and fixed pools: the prediction lands on the logged pool
-    assert b.bytes_per_token == pytest.approx(1811.25, abs=0.1) and "DSV4 memory calculation" in (b.bytes_per_token_source or "")
+    assert b.bytes_per_token == pytest.approx(1811.25, abs=0.1) and "DSV4 memory calculation" in (
+        b.bytes_per_token_source or ""
+    )
     assert b.within_rounding and b.kv_tokens == 10648320
     assert any("fixed DSV4 pools 0.47" in step for step in b.derivation)
     text = " ".join(explain_launch(launch).sentences)
@@ -295,3 +299,13 @@ def test_sliding_window_pools_are_explained(tmp_path):
 )
 def test_newest_near_misses_are_reported(tmp_path, line):
     assert near_misses(parsed(tmp_path, line + "\n")) == [1]
+
+
+def test_mamba_cap_advice_raises_the_state_slots_within_the_kv_budget(tmp_path):
+    (launch,) = parsed(tmp_path, MAMBA).launches
+    recs = explain_launch(launch).advice.recommendations
+    assert not any(r.kind == "requests" for r in recs)  # --max-running-requests alone changes nothing here
+    (slots,) = [r for r in recs if r.kind == "mamba_slots"]
+    # 64 requests x 5 slots would take the whole KV budget: the most that leave one full-context request
+    assert slots.possible and slots.flags == ["--max-mamba-cache-size 155"]
+    assert 262144 <= slots.kv_tokens < launch_budget(launch).kv_tokens

@@ -86,8 +86,7 @@ ERAS: tuple[Era, ...] = (
         "0.5.11",
         "0.5.23",
         "pool_configurator / KVCacheConfigurator",
-        "available = int((M_post - M_pre*(1-f) [- mamba] [- multimodal reservation, 0.5.18+]) * 2^30); "
-        "T = available // cell; page rounding; "
+        "available = int((M_post - M_pre*(1-f) [- mamba]) * 2^30); T = available // cell; page rounding; "
         "min(T, --max-total-tokens); from 0.5.14 cell = cell*(1 + L_draft/L_target) and M_post after the "
         "draft weights",
     ),
@@ -606,6 +605,11 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
         mm_reservation_gb=mm_reservation_gb(tgt),
         fixed_pools_gb=(dsv4_solve(tgt) or (0.0, 0.0))[1],
     )
+    if li.inputs.mm_reservation_gb:
+        li.notes.append(
+            f"0.5.18+ takes the multimodal reservation ({li.inputs.mm_reservation_gb:.2f} GiB, printed) out of "
+            "the budget before sizing"
+        )
     resize = capture_resize(launch)
     if resize is not None and resize[0] and cell:
         li.inputs.capture_delta_gb = (resize[1] - resize[0]) * cell / GiB
