@@ -159,8 +159,10 @@ def test_post_capture_va_bound_is_a_reservation_not_the_pool(tmp_path):
     b = launch_budget(launch)
     assert (b.kv_tokens, b.kv_pool_gb, b.headroom_gb) == (409600, 50.0, 11.42)
     assert b.bytes_per_token == pytest.approx(131072, abs=40)
-    text = " ".join(explain_launch(launch).sentences)
+    exp = explain_launch(launch)
+    text = " ".join(exp.sentences)
     assert "resized the pool to 409,600 tokens" in text and "last count is the pool" in text
+    assert "after the CUDA-graph capture" in exp.advice.answer[0]
 
 
 def test_post_capture_cut_before_the_resize_has_no_pool(tmp_path):

@@ -872,6 +872,13 @@ def bound_by(launch: Launch, b: Budget) -> str:
             if u is not None
             else "memory (vLLM's profile)"
         )
+    if fm.capture_resize(launch) is not None:
+        return (
+            "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool), less "
+            f"mem_fraction_static {b.mem_fraction_static:g}'s held-back share"
+            if b.mem_fraction_static is not None
+            else "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool)"
+        )
     if b.mem_fraction_static is not None and b.rest_gb is not None and b.weights_gb is not None:
         return (
             f"memory: mem_fraction_static {b.mem_fraction_static:g} leaves {b.rest_gb:.2f} GiB for KV after "
