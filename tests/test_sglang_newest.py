@@ -311,3 +311,19 @@ def test_mamba_cap_advice_raises_the_state_slots_within_the_kv_budget(tmp_path):
     # 64 requests x 5 slots would take the whole KV budget: the most that leave one full-context request
     assert slots.possible and slots.flags == ["--max-mamba-cache-size 155"]
     assert 262144 <= slots.kv_tokens < launch_budget(launch).kv_tokens
+
+
+def test_figures_out_of_range_in_the_newest_lines_are_set_aside(tmp_path):
+    text = MAMBA.replace("capped to 12", "capped to 1" + "0" * 30).replace("5 state slots", "inf state slots")
+    text = text.replace("Reserving", "x") + (
+        "[2026-07-03 08:01:12 TP0] Reserving nan GB of the KV budget for post-sizing multimodal allocations "
+        "(feature-transport pools + embedding cache).\n"
+        "[2026-07-03 08:01:12 TP0] DSV4 pool sizes: full=-1, swa=1e400, c4=0, c128=0, c4_state=0, c128_state=0\n"
+        "[2026-07-03 08:01:12 TP0] Post-capture KV sizing: max_total_num_tokens=1e30, free memory=inf GB\n"
+    )
+    res = parsed(tmp_path, text)
+    (launch,) = res.launches
+    assert any("out of range" in w or "not finite" in w for w in launch.warnings)
+    exp = explain_launch(launch)  # every surface still renders: nothing read as a number that is none
+    assert exp.budget.kv_tokens == 1283522
+    assert not any(r.kind == "mamba_slots" for r in exp.advice.recommendations)

@@ -120,8 +120,10 @@ def _kv_post_capture_info(table: _RankTable, ev: Event) -> None:
     ``max_total_num_tokens=N, free memory=X GB`` (no size): the last token count is the pool."""
     rank, f = table.of(ev), _figures(ev)
     if ev.form == "free":
-        rank.extra["post_capture"] = {"tokens": f.get("max_total_num_tokens"), "free_gb": f.get("free_gb")}
-        rank.kv_tokens = f.get("max_total_num_tokens", rank.kv_tokens)
+        tokens = f.get("max_total_num_tokens")
+        rank.extra["post_capture"] = {"tokens": tokens, "free_gb": f.get("free_gb")}
+        if isinstance(tokens, int):  # a count set aside as out of range leaves the pool line's
+            rank.kv_tokens = tokens
     else:
         rank.extra[f"post_capture_{ev.form}"] = f
 

@@ -609,16 +609,19 @@ def _sglang_mamba_slots(ctx: _Ctx) -> list[Recommendation]:
     li = b.inputs
     if cap is None or not want or not sglang_has(launch, "max_mamba_cache_size"):
         return []
-    n, k, size = cap.get("max_running_requests"), cap.get("slots_per_request"), cap.get("max_mamba_cache_size")
+    counts = [cap.get(k) for k in ("max_running_requests", "slots_per_request", "max_mamba_cache_size")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in counts):
+        return []  # a figure set aside as out of range, or none
+    n, k, size = (int(v or 0) for v in counts)
     state = fm.mamba_gb(next((r for r in launch.ranks if (r.extra or {}).get("mamba")), None))
-    if not (n and k and size) or want <= n or not state or li is None or li.inputs is None:
+    if want <= n or not state > 0 or not math.isfinite(state) or li is None or li.inputs is None:
         return []
     per_slot = state / (size + 1)  # SGLang allocates max_mamba_cache_size + 1 slots
-    want = min(want, _mamba_requests_that_fit(ctx, per_slot, k, size))
+    asked, want = want, min(want, _mamba_requests_that_fit(ctx, per_slot, k, size))
     if want <= n:
-        return [not_possible("mamba_slots", f"max_mamba_cache_size {size} → {launch.max_running_requests * k}",
-                             [f"--max-mamba-cache-size {launch.max_running_requests * k}"],
-                             f"{launch.max_running_requests} requests × {k} state slots ({per_slot:.3f} GiB each) "
+        return [not_possible("mamba_slots", f"max_mamba_cache_size {size} → {asked * k}",
+                             [f"--max-mamba-cache-size {asked * k}"],
+                             f"{asked} requests × {k} state slots ({per_slot:.3f} GiB each) "
                              "leave the KV pool less than one full-context request")]  # fmt: skip
     slots = want * k
     more = (slots - size) * per_slot

@@ -384,10 +384,20 @@ def sizing_notes(launch: Launch, b: Budget) -> list[str]:
     return _swa_note(b, x) + _dsv4_note(x) + _mm_note(x) + _max_running_note(launch, b, x)
 
 
+def _count(v: Any) -> str:
+    """A count as the sentences print it; a figure set aside as out of range (None) is ``?``."""
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else "?"
+
+
+def _positive_count(v: Any) -> int | None:
+    """A count above 0 (a figure set aside as out of range, or none, is None)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
 def _swa_note(b: Budget, x: dict[str, Any]) -> list[str]:
     swa = x.get("post_capture_swa") or x.get("swa_tokens") or {}
-    full, window = swa.get("full_tokens"), swa.get("swa_tokens")
-    if not window or not full:
+    full, window = _positive_count(swa.get("full_tokens")), _positive_count(swa.get("swa_tokens"))
+    if full is None or window is None:
         return []
     pool = f" ({_gb(b.kv_pool_gb)} {UNIT} for both)" if b.kv_pool_gb is not None else ""
     return [
@@ -399,28 +409,36 @@ def _swa_note(b: Budget, x: dict[str, Any]) -> list[str]:
 
 def _dsv4_note(x: dict[str, Any]) -> list[str]:
     pools, sizing, calc = x.get("dsv4_pools"), x.get("dsv4_swa_sizing"), x.get("dsv4_memory") or {}
-    if not pools:
+    if not isinstance(pools, dict):
         return []
+    p = {k: _count(pools.get(k)) for k in ("full", "swa", "c4", "c128", "c4_state", "c128_state")}
     text = (
-        f"DeepSeek-V4 pools: full {pools['full']:,} tokens (max_total_num_tokens), SWA {pools['swa']:,}, "
-        f"compressed c4 {pools['c4']:,} and c128 {pools['c128']:,}, compression state c4 {pools['c4_state']:,} "
-        f"and c128 {pools['c128_state']:,} slots."
+        f"DeepSeek-V4 pools: full {p['full']} tokens (max_total_num_tokens), SWA {p['swa']}, compressed c4 "
+        f"{p['c4']} and c128 {p['c128']}, compression state c4 {p['c4_state']} and c128 {p['c128_state']} slots."
     )
-    if sizing:
-        text += f" The SWA pool is sized by mode {sizing.get('mode')} ({sizing.get('swa_tokens', 0):,} tokens)."
-    bpt, avail = calc.get("bytes_per_full_token"), calc.get("available_bytes")
-    if isinstance(bpt, (int, float)) and isinstance(avail, (int, float)):
-        fixed = sum(v for k, v in calc.items() if k.endswith("_fixed") and isinstance(v, (int, float)))
+    if isinstance(sizing, dict):
+        text += f" The SWA pool is sized by mode {sizing.get('mode')} ({_count(sizing.get('swa_tokens'))} tokens)."
+    solve = fm.dsv4_solve(_Extra(x))
+    avail = calc.get("available_bytes") if isinstance(calc, dict) else None
+    if solve is not None and isinstance(avail, (int, float)) and not isinstance(avail, bool):
+        bpt = solve[0]
         text += (
             f" Its solve: {bpt:,.2f} bytes per full token (all pools per full-attention token) over "
-            f"{avail:.2f} {UNIT} available, of which {fixed:.2f} {UNIT} are fixed pools."
+            f"{avail:.2f} {UNIT} available, of which {solve[1]:.2f} {UNIT} are fixed pools."
         )
     return [text]
 
 
+@dataclass(frozen=True)
+class _Extra:
+    """A rank's ``extra`` alone, for the formula's readers of one rank's lines."""
+
+    extra: dict[str, Any]
+
+
 def _mm_note(x: dict[str, Any]) -> list[str]:
     gb = x.get("mm_reservation_gb")
-    if not gb:
+    if not isinstance(gb, (int, float)) or isinstance(gb, bool) or not gb > 0:
         return []
     return [
         f"{gb:.2f} {UNIT} of the KV budget is reserved for multimodal allocations made after sizing "
@@ -432,24 +450,24 @@ def _mm_note(x: dict[str, Any]) -> list[str]:
 
 def _max_running_note(launch: Launch, b: Budget, x: dict[str, Any]) -> list[str]:
     cap = x.get("max_running_capped")
-    if not cap:
+    if not isinstance(cap, dict):
         return []
     n = cap.get("max_running_requests")
     if cap.get("cause") == "mamba":
         k, size = cap.get("slots_per_request"), cap.get("max_mamba_cache_size")
         text = (
-            f"max_running_requests is capped to {n:,} by the mamba state cache: {size:,} state slots, "
-            f"{k} per running request. Raising --max-running-requests does nothing; {k} slots per request "
-            "means --max-mamba-cache-size (or --mamba-full-memory-ratio) sets concurrency"
+            f"max_running_requests is capped to {_count(n)} by the mamba state cache: {_count(size)} state slots, "
+            f"{_count(k)} per running request. Raising --max-running-requests does nothing; the state slots "
+            "(--max-mamba-cache-size, or --mamba-full-memory-ratio) set concurrency"
         )
-        want = launch.max_running_requests
-        if want and k and want > n:
-            text += f" ({want:,} requests need at least {want * k:,} slots)"
+        want, kc, nc = (_positive_count(v) for v in (launch.max_running_requests, k, n))
+        if want is not None and kc is not None and nc is not None and want > nc:
+            text += f" ({want:,} requests need at least {want * kc:,} slots)"
         return [text + ", or --mamba-ssm-dtype bfloat16 halves the state (the engine's own advice)."]
     req = cap.get("requested")
     limit = f" = {b.kv_tokens // 2:,}" if b.kv_tokens else ""
     text = (
-        f"max_running_requests was reduced from the requested {req:,} to {n:,} per DP worker by the KV cache: "
+        f"max_running_requests was reduced from the requested {_count(req)} to {_count(n)} per DP worker by the KV cache: "
         f"SGLang runs at most max_total_num_tokens // 2{limit} requests at once."
     )
     if x.get("mamba"):
