@@ -78,10 +78,17 @@ ANCHORS = (
     "Using KV cache dtype",
     "KV cache scaling factors",
     "FP8 KV cache but no",
+    "DSV4 pool sizes",
+    "DSV4 SWA sizing",
+    "of the KV budget for post-sizing",
+    "max_running_requests is capped",
+    "max_running_requests was reduced",
     # 0.1.x (router era "Rank N: ...", then the controller era) and its crash lines
     "load weight begin",
     "load weight end",
     "max_total_num_token=",
+    "Max_total_num_token=",
+    "uant_config: ",
     "Not enought memory",
     "Set cuda device",
     "server_args: ",
@@ -179,7 +186,7 @@ NOISE: list[dict[str, Any]] = [
         "category": "sglang_other",
         "after_prefix": False,
         "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
-        r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
+        r"sglang is using nccl==|Gracefully exiting|Rank \d+: (?![Ll]oad weight|[Mm]ax_total_num_token).*)",
         "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend.",
     },
     {
@@ -195,6 +202,16 @@ NOISE: list[dict[str, Any]] = [
         "after_prefix": False,
         "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
         "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used",
+    },
+    # rpyc's server log (SGLang 0.1.x runs each TP rank behind an rpyc server): "%(message)s" only;
+    # rpyc <= 6 prints it lowercase, pastes show it capitalised (and "with file descriptor N").
+    {
+        "name": "rpyc",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": r"(?i:server started on \[[^\]]*\]:\d+$|accepted \(.*\) with (?:fd|file descriptor) \d+$|"
+        r"welcome \(.*\)$|goodbye \(.*\)$)",
+        "sample": "Accepted ('127.0.0.1', 51234) with file descriptor 7",
     },
     # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
     {
