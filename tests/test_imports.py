@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import SAMPLES, cli_env
 
 SMALL_SGLANG = SAMPLES / "kimi-k25" / "launch-1-baseline.log"
@@ -120,7 +119,9 @@ def test_every_command_is_registered_by_the_module_the_table_names():
     import logparse.cli as cli_pkg
 
     app = cli_pkg.app  # the whole application: every command module imported
-    commands = [(c.name or get_command_name(c.callback.__name__), c.callback.__module__) for c in app.registered_commands]
+    commands = [
+        (c.name or get_command_name(c.callback.__name__), c.callback.__module__) for c in app.registered_commands
+    ]
     assert [name for name, _ in commands] == list(cli_pkg.COMMAND_MODULES)
     for name, module in commands:
         assert module == f"logparse.cli.{cli_pkg.COMMAND_MODULES[name]}", name
