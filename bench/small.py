@@ -1,7 +1,7 @@
 """Small commands against ``logparse --help``: the issue's measure of a command's start-up.
 
     bench/small [--repeat 15] [--file samples/kimi-k25/launch-1-baseline.log] [--out DIR]
-                [--logparse CMD]
+                [--logparse CMD | --compare A=CMD_A B=CMD_B]
 
 Each round runs every row once, in one order (the machine may be shared: a busy neighbour slows a
 round alike); the table gives per row the median wall time and CPU time (user + system, with its
@@ -13,6 +13,11 @@ machine).  The rows:
 * ``ingest FILE`` into a store that already holds other launches (a fresh copy each round, made
   before the timed run: the usual case), and into a new store (its schema created);
 * ``report --html`` of a store of every sample under ``samples/`` (built once, before any timed run).
+
+``--compare A=CMD_A B=CMD_B`` measures two logparse commands (two trees: run each as
+``env PYTHONPATH=TREE:SITE_PACKAGES python -S -m logparse``, so that an editable install does not
+decide which tree is imported), their runs interleaved in each round, each with its own stores under
+``--out``/NAME; a last table compares them row by row.
 
 The issue's target: ``parse`` and ``ingest`` of one small file within 2.5x of ``logparse --help``.
 What a command imports is checked by ``tests/test_imports.py`` (deterministic); this script only
@@ -102,14 +107,26 @@ def run_once(argv: list[str], setup: str | None, cwd: Path) -> tuple[float, floa
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def measure(rows: list[Row], lp: str, repeat: int, cwd: Path) -> list[float]:
-    """Every row once a round; run in ``cwd`` (not the worktree: ``-m logparse`` would import the
-    worktree's package before one named by ``PYTHONPATH``)."""
+@dataclass
+class Side:
+    """One logparse command measured: its rows, and its own stores under ``out``."""
+
+    name: str
+    cmd: str
+    out: Path
+    rows: list[Row] = field(default_factory=list)
+
+
+def measure(sides: list[Side], repeat: int) -> list[float]:
+    """Every row of every side once a round (the sides in turn first: A B, B A, ...); run in the side's
+    ``out`` (not the worktree: ``-m logparse`` would import the worktree's package before one named
+    by ``PYTHONPATH``)."""
     loads = []
     for i in range(repeat):
         loads.append(os.getloadavg()[0])
-        for row in rows:
-            row.runs.append(run_once([*shlex.split(lp), *shlex.split(row.args)], row.setup, cwd))
+        for side in sides if i % 2 == 0 else sides[::-1]:
+            for row in side.rows:
+                row.runs.append(run_once([*shlex.split(side.cmd), *shlex.split(row.args)], row.setup, side.out))
         print(f"  round {i + 1}/{repeat} done (load {loads[-1]:.2f})", file=sys.stderr)
     return loads
 
@@ -132,36 +149,56 @@ def print_table(rows: list[Row]) -> None:
         )
 
 
+def print_compare(a: Side, b: Side) -> None:
+    """Per row: each side's ratio to its own ``--help`` (CPU) and B's median CPU time over A's."""
+    print(f"\n| command | {a.name}: × --help, CPU | {b.name}: × --help, CPU | CPU {b.name} / {a.name} |")
+    print("|---|---:|---:|---:|")
+    for ra, rb in zip(a.rows, b.rows):
+        print(
+            f"| {ra.name} | {ratio(ra, a.rows[0], 1):.2f} | {ratio(rb, b.rows[0], 1):.2f} | {rb.med(1) / ra.med(1):.2f} |"
+        )
+
+
+def make_side(name: str, cmd: str, out: Path, file: Path) -> Side:
+    side = Side(name, cmd, out)
+    base, samples = prepare(out, cmd)
+    side.rows = rows_for(out, file, base, samples)
+    # the grammar tables cached before the timed runs (an installed package has them)
+    subprocess.run(f"{cmd} parse {shlex.quote(str(file))}", shell=True, capture_output=True, check=False, cwd=out)
+    return side
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--file", type=Path, default=DEFAULT_FILE, help="the small file parse and ingest read")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("LOGPARSE_BENCH_DIR") or HERE / "out"))
     ap.add_argument("--logparse", default=f"{sys.executable} -m logparse", help="the logparse command measured")
+    ap.add_argument("--compare", nargs=2, metavar="NAME=CMD", help="two logparse commands, their runs interleaved")
     args = ap.parse_args()
-    lp = args.logparse
-    args.file = args.file.resolve()
-    args.out = args.out.resolve()
-    base, samples = prepare(args.out, lp)
-    rows = rows_for(args.out, args.file, base, samples)
-    # bytecode written and the grammar tables cached before the timed runs (an installed package has both)
+    file, out = args.file.resolve(), args.out.resolve()
+    specs = [spec.split("=", 1) for spec in args.compare] if args.compare else [["logparse", args.logparse]]
+    if any(len(spec) != 2 for spec in specs):
+        sys.exit("bench/small: --compare NAME=CMD NAME=CMD")
+    # bytecode written before the timed runs (an installed package has it)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "logparse")], stdout=subprocess.DEVNULL)
-    subprocess.run(
-        f"{lp} parse {shlex.quote(str(args.file))}", shell=True, capture_output=True, check=False, cwd=args.out
-    )
-    lines = sum(1 for _ in args.file.open("rb"))
+    sides = [make_side(name, cmd, out / name if args.compare else out, file) for name, cmd in specs]
+    lines = sum(1 for _ in file.open("rb"))
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.platform()}; load average before: {os.getloadavg()[0]:.2f}"
     )
-    print(
-        f"logparse = {lp}; FILE = {args.file.relative_to(ROOT) if args.file.is_relative_to(ROOT) else args.file} ({lines} lines)"
-    )
-    loads = measure(rows, lp, args.repeat, args.out)
-    print(f"{args.repeat} rounds; load average at the start of each: {', '.join(f'{x:.1f}' for x in loads)}\n")
-    print_table(rows)
-    for name in ("small-work.duckdb", "small-new.duckdb", "small-report.html"):
-        (args.out / name).unlink(missing_ok=True)
+    shown = file.relative_to(ROOT) if file.is_relative_to(ROOT) else file
+    print(f"{'; '.join(f'{s.name} = {s.cmd}' for s in sides)}; FILE = {shown} ({lines} lines)")
+    loads = measure(sides, args.repeat)
+    print(f"{args.repeat} rounds; load average at the start of each: {', '.join(f'{x:.1f}' for x in loads)}")
+    for side in sides:
+        print(f"\n{side.name}:\n" if args.compare else "")
+        print_table(side.rows)
+        for name in ("small-work.duckdb", "small-new.duckdb", "small-report.html"):
+            (side.out / name).unlink(missing_ok=True)
+    if args.compare:
+        print_compare(*sides)
 
 
 if __name__ == "__main__":
