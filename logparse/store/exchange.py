@@ -12,7 +12,9 @@ release prints times of day only): the day it was ingested is no month of the la
 (and their unrecognized lines) are partitioned by the month they were ingested.  A missing host
 is written as ``__HIVE_DEFAULT_PARTITION__``, which DuckDB and polars read back as null.
 DuckDB reads a table with ``read_parquet('DIR/launches/**/*.parquet', hive_partitioning=true)``
-and polars with ``pl.read_parquet('DIR/launches/**/*.parquet', hive_partitioning=True)``.
+and polars with ``pl.read_parquet('DIR/launches/**/*.parquet', hive_partitioning=True)``;
+Spark with ``spark.read.parquet('DIR/launches')`` (``tests/test_spark.py``; the README's *The
+fleet* shows a query).
 
 ``ingest`` accepts such a directory, or another store's ``.duckdb`` file: its sources
 are copied and its launches merged like any input (idempotent: importing twice, or
