@@ -16,9 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from helpers import ROOT, SAMPLES, cli
-
-IN_CI = bool(os.environ.get("LOGPARSE_CI") or os.environ.get("CI"))
+from helpers import IN_CI, ROOT, SAMPLES, cli
 
 
 def _missing() -> str | None:
