@@ -113,15 +113,17 @@ def test_large_inputs_still_take_numpy_templates(tmp_path):
 
 def test_every_command_is_registered_by_the_module_the_table_names():
     """``logparse CMD`` imports only ``COMMAND_MODULES[CMD]``: the table names every command of the
-    application, in the help's order, by the module that defines it."""
-    from typer.main import get_command_name
-
+    application, in the help's order, by the module that defines it.  In a fresh interpreter: a test
+    that imported one command module earlier in this process registered its commands first."""
+    probe = (
+        "import json; from typer.main import get_command_name; import logparse.cli as c; app = c.app;"
+        "print(json.dumps([[x.name or get_command_name(x.callback.__name__), x.callback.__module__]"
+        " for x in app.registered_commands]))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    commands = json.loads(done.stdout)
     import logparse.cli as cli_pkg
 
-    app = cli_pkg.app  # the whole application: every command module imported
-    commands = [
-        (c.name or get_command_name(c.callback.__name__), c.callback.__module__) for c in app.registered_commands
-    ]
     assert [name for name, _ in commands] == list(cli_pkg.COMMAND_MODULES)
     for name, module in commands:
         assert module == f"logparse.cli.{cli_pkg.COMMAND_MODULES[name]}", name
