@@ -10,6 +10,7 @@ from rich.text import Text
 
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
+from logparse.figures import names as figure_names
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
 
@@ -79,10 +80,60 @@ def fmt_value(v: Any, nd: int = 2) -> str:
 
 
 def make_console() -> Console:
-    """A console that does not squash tables when the output is a pipe or a file."""
-    probe = Console()
-    width = probe.width if probe.is_terminal else 200
-    return report_console(width=max(width, 100))
+    """A console on stdout fitted to the terminal or ``$COLUMNS``; on a pipe unbounded and
+    without trailing spaces (as :meth:`logparse.cli.output.Output.console` makes it)."""
+    import sys
+
+    from logparse.cli.layout import UNBOUNDED, StripTrailing, output_width
+
+    width = output_width() or UNBOUNDED
+    if sys.stdout.isatty():
+        return report_console(width=width)
+    return report_console(file=StripTrailing(sys.stdout), width=width)
+
+
+def console_width(console: Console) -> int | None:
+    """The width a console's tables are fitted to (None: a pipe, a file, ``--wide``)."""
+    from logparse.cli.layout import UNBOUNDED
+
+    return None if console.width >= UNBOUNDED else console.width
+
+
+def print_fitted(
+    console: Console,
+    title: str | None,
+    columns: list,
+    rows: list[list[str]],
+    *,
+    styled: Any = None,
+    sections: list[bool] | None = None,
+) -> None:
+    """A table of plain cells fitted to the console's width (:func:`logparse.cli.layout.fit`);
+    ``styled(i, cells)`` gives row ``i``'s cells (a dict by header) their styles; ``sections``:
+    whether a row ends a section.  A large table is printed as plain aligned text."""
+    from logparse.cli.layout import PLAIN_GAP, RICH_GAP, fit, shorten
+
+    big = len(rows) > FAST_TABLE_ROWS
+    fitted = fit(columns, rows, console_width(console), PLAIN_GAP if big else RICH_GAP)
+    heads = [c.header for c in fitted.columns]
+    if big:
+        cells = [
+            [shorten(v, w, "end") if c.wrap else v for v, w, c in zip(r, fitted.widths, fitted.columns)]
+            for r in fitted.rows
+        ]
+        console.file.write(plain_table_text(title, heads, [c.right for c in fitted.columns], cells))
+    else:
+        table = Table(show_edge=False, pad_edge=False)
+        for c in fitted.columns:
+            table.add_column(c.header, justify="right" if c.right else "left", no_wrap=not c.wrap, overflow="fold")
+        for i, r in enumerate(fitted.rows):
+            shown = dict(zip(heads, r)) if styled is None else styled(i, dict(zip(heads, r)))
+            table.add_row(*(shown[h] for h in heads), end_section=bool(sections and sections[i]))
+        if title:
+            console.print(Text(title, style="table.title"))
+        print_rich_table(console, table)
+    if fitted.note():
+        console.print(Text(fitted.note() or "", style="dim"))
 
 
 def report_console(**options: Any) -> Console:
@@ -179,26 +230,9 @@ def budget_line(budget: dict[str, Any]) -> Text:
     return t
 
 
-#: Launch fields shown on the line under a launch's header when set (SGLang's arguments, vLLM's figures).
-LAUNCH_LINE_FIELDS = (
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "max_model_len",
-    "num_gpu_blocks",
-    "block_size",
-    "kv_tokens",
-    "kv_tokens_definition",
-    "max_concurrency",
-    "error_kind",
-    "kv_cache_dtype",
-    "page_size",
-    "context_length",
-    "chunked_prefill_size",
-    "max_running_requests",
-    "max_total_tokens",
-    "speculative_algorithm",
-    "enable_hierarchical_cache",
-)
+#: Launch fields shown on the line under a launch's header when set (SGLang's arguments, vLLM's
+#: figures): the ``show`` surface of :mod:`logparse.figures`.
+LAUNCH_LINE_FIELDS = figure_names("show")
 
 
 def lines_where(launch: Launch) -> str:
@@ -306,7 +340,17 @@ def _plain(cell) -> str:
 
 def print_rich_table(console: Console, table: Table) -> None:
     """``console.print(table)``, the same text laid out without rich where that can be done
-    (:func:`rich_layout_without_colour`)."""
+    (:func:`rich_layout_without_colour`).  The title of one of ours (no edges) is a line of its own:
+    a title wider than the table is neither wrapped into the table's width nor widens it."""
+    if isinstance(table.title, (str, Text)) and table.title and not table.show_edge:
+        from copy import copy
+
+        title = table.title.copy() if isinstance(table.title, Text) else Text(table.title)
+        if not title.style:
+            title.stylize("table.title")
+        console.print(title)
+        table = copy(table)  # the caller's table keeps its title
+        table.title = None
     text = rich_layout_without_colour(console, table)
     if text is None:
         console.print(table)
