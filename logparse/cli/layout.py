@@ -68,7 +68,7 @@ class Fitted:
         """The line under a table that left columns out."""
         if not self.hidden:
             return None
-        return f"({len(self.hidden)} column(s) left out to fit the width: {', '.join(self.hidden)}; --wide shows every column)"
+        return f"(left out to fit the width: {', '.join(self.hidden)}; --wide shows every column)"
 
 
 def cell_width(text: str) -> int:
@@ -79,7 +79,7 @@ def cell_width(text: str) -> int:
     return max(cell_len(line) for line in text.split("\n"))
 
 
-def shorten(text: str, width: int, how: str | None) -> str:
+def shorten(text: str, width: int, how: str | None = "middle") -> str:
     """``text`` in at most ``width`` cells: ``middle`` keeps its head and (more of) its tail."""
     if how is None or cell_width(text) <= width or width < 2:
         return text

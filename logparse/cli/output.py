@@ -339,7 +339,7 @@ def _option_parameters(
             Optional[str],
             "--format",
             "-f",
-            metavar="|".join(formats).upper(),
+            metavar="|".join(formats),
             help=f"Output format: {names} (default {default}). {extra_help}".strip(),
         ),
         option("output", None, Optional[str], "--output", "-o", metavar="FILE", help="Write to FILE ('-': stdout)."),

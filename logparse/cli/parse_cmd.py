@@ -78,7 +78,6 @@ def _launch_row(doc: dict[str, Any]) -> dict[str, Any]:
 @output_options(formats=TABLE_FORMATS, extra_help="json: the whole parse result; ndjson: one launch per line.")
 def parse(
     paths: list[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
-    ndjson: bool = typer.Option(False, "--ndjson", help="Short for --format ndjson (one JSON object per launch)."),
     events: bool = typer.Option(False, "--events", help="With --format json/ndjson: include every parsed event."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
@@ -96,7 +95,6 @@ def parse(
     """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
     from logparse import sources as src_mod
 
-    out = _ndjson_alias(out, ndjson)
     if events and out.fmt not in ("json", "ndjson"):
         raise fail("--events lists every parsed event: use it with --format json or ndjson", EXIT_USAGE)
     if not paths and not journal_options_used(journal, unit, since, until, directory, jfile) and stdin_is_piped():
@@ -126,14 +124,6 @@ def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
     total = sum(x for x in sizes if isinstance(x, int)) if all(isinstance(x, int) for x in sizes) else None
     with SourcesProgress("parse", total=total, quiet=quiet) as progress:
         return parse_sources(srcs, sglang_version=sglang_version, on_source=progress.source)
-
-
-def _ndjson_alias(out: Output, ndjson: bool) -> Output:
-    if not ndjson:
-        return out
-    if out.fmt not in ("table", "ndjson"):
-        raise fail(f"--ndjson and --format {out.fmt} disagree: give one of them", EXIT_USAGE)
-    return Output("ndjson", out.path)
 
 
 def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> None:

@@ -351,11 +351,53 @@ def print_rich_table(console: Console, table: Table) -> None:
         console.print(title)
         table = copy(table)  # the caller's table keeps its title
         table.title = None
+    groups = _column_groups(console, table)
+    if groups:
+        for n, group in enumerate(groups):
+            if n:
+                console.print()
+            print_rich_table(console, _columns_of(table, group))
+        return
     text = rich_layout_without_colour(console, table)
     if text is None:
         console.print(table)
     else:
         console.file.write(text)
+
+
+def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
+    """A table of ours too wide for the console, whose cells cannot wrap (figures, names): its
+    columns in groups that each fit, every group led by the first column (the row's key), as a
+    wide data frame prints.  None when it fits, may wrap, or the width is unbounded."""
+    from logparse.cli.layout import RICH_GAP, cell_width
+
+    width = console_width(console)
+    cols = table.columns
+    if width is None or table.show_edge or len(cols) < 3 or any(c.overflow == "fold" for c in cols):
+        return None
+    widths = [max([cell_width(_plain(c.header))] + [cell_width(_plain(x)) for x in c._cells]) for c in cols]
+    if sum(widths) + RICH_GAP * (len(cols) - 1) <= width:
+        return None
+    groups, current, used = [], [0], widths[0]
+    for i in range(1, len(cols)):
+        if used + RICH_GAP + widths[i] > width and len(current) > 1:
+            groups.append(current)
+            current, used = [0], widths[0]
+        current.append(i)
+        used += RICH_GAP + widths[i]
+    groups.append(current)
+    return groups if len(groups) > 1 else None
+
+
+def _columns_of(table: Table, group: list[int]) -> Table:
+    """A table of some of ``table``'s columns (same rows, same look)."""
+    part = Table(show_edge=False, pad_edge=False, box=table.box, show_header=table.show_header)
+    for i in group:
+        c = table.columns[i]
+        part.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, overflow=c.overflow, style=c.style)
+    for r, row in enumerate(table.rows):
+        part.add_row(*(table.columns[i]._cells[r] for i in group), end_section=row.end_section)
+    return part
 
 
 def rich_layout_without_colour(console: Console, table: Table) -> str | None:
