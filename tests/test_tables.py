@@ -349,3 +349,51 @@ def test_metrics_dash_writes_stdout(samples_db, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run("metrics", "-o", "-", db=samples_db)
     assert code == 0 and "# TYPE" in out and not (tmp_path / "-").exists()
+
+
+# ---------------------------------------------------------------------------- on a real terminal
+
+
+def _stdout_on_a_terminal(args: list, env: dict[str, str]) -> tuple[int, str]:
+    """``logparse ARGS`` with stdout on a pseudo-terminal of 100 x 20; (exit code, what it showed)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    from helpers import LOGPARSE, cli_env
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 100, 0, 0))
+    environ = {k: v for k, v in cli_env(**env).items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([*LOGPARSE, *map(str, args)], stdout=slave, stderr=subprocess.DEVNULL, env=environ)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    code = proc.wait(timeout=300)
+    os.close(master)
+    return code, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+
+
+def test_on_a_terminal_tables_fit_and_long_output_is_paged(samples_db, tmp_path):
+    paged = tmp_path / "paged.txt"
+    pager = f"{sys.executable} -c \"import sys; open({str(paged)!r}, 'w').write(sys.stdin.read())\""
+    env = {"LOGPARSE_DB": str(samples_db), "LOGPARSE_PAGER": pager, "TERM": "xterm-256color"}
+    code, shown = _stdout_on_a_terminal(["launches"], env)
+    assert code == 0 and shown.strip() == ""  # 22 launches on 20 rows: all of it through the pager
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", paged.read_text())
+    assert "launch(es)" in text and max(map(_cell_width, text.splitlines())) <= 100
+    paged.unlink()
+    code, shown = _stdout_on_a_terminal(["launches", "--no-pager"], env)
+    assert code == 0 and "launch(es)" in shown and not paged.exists()
+    code, shown = _stdout_on_a_terminal(["query", "select 1 as one"], env)
+    assert code == 0 and "one" in shown and not paged.exists()  # short: no pager
