@@ -397,3 +397,9 @@ def test_on_a_terminal_tables_fit_and_long_output_is_paged(samples_db, tmp_path)
     assert code == 0 and "launch(es)" in shown and not paged.exists()
     code, shown = _stdout_on_a_terminal(["query", "select 1 as one"], env)
     assert code == 0 and "one" in shown and not paged.exists()  # short: no pager
+
+
+def test_export_refuses_dash_instead_of_making_a_folder_of_that_name(samples_db, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("export", "-", db=samples_db)
+    assert code == 2 and "directory" in err and not (tmp_path / "-").exists()

@@ -782,6 +782,8 @@ def export(
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
     from logparse.cli.progress import Bar
 
+    if directory == "-":  # '-' is stdout everywhere else: a tree of files cannot go there
+        raise fail("export writes a directory of Parquet files: give a directory, not '-'", EXIT_USAGE)
     store = _store(db)
     with store_errors(), Bar("export", quiet=quiet, unit="rows", show_bytes=False) as bar:
         try:
