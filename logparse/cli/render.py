@@ -352,7 +352,9 @@ def print_rich_table(console: Console, table: Table) -> None:
         table = copy(table)  # the caller's table keeps its title
         table.title = None
     groups = _column_groups(console, table)
-    if groups:
+    if groups == []:  # too wide, with text in it: its text wraps rather than being cut short
+        table = _text_wraps(table)
+    elif groups:
         for n, group in enumerate(groups):
             if n:
                 console.print()
@@ -366,9 +368,10 @@ def print_rich_table(console: Console, table: Table) -> None:
 
 
 def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
-    """A table of ours too wide for the console, whose cells cannot wrap (figures, names): its
+    """A table of ours too wide for the console, whose cells are short (figures, names): its
     columns in groups that each fit, every group led by the first column (the row's key), as a
-    wide data frame prints.  None when it fits, may wrap, or the width is unbounded."""
+    wide data frame prints.  None when it fits, may wrap already, or the width is unbounded;
+    [] when it is too wide but holds text (a cell wider than :data:`GROUPED_CELL`)."""
     from logparse.cli.layout import RICH_GAP, cell_width
 
     width = console_width(console)
@@ -378,6 +381,8 @@ def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
     widths = [max([cell_width(_plain(c.header))] + [cell_width(_plain(x)) for x in c._cells]) for c in cols]
     if sum(widths) + RICH_GAP * (len(cols) - 1) <= width:
         return None
+    if max(widths[1:]) > GROUPED_CELL:
+        return []
     groups, current, used = [], [0], widths[0]
     for i in range(1, len(cols)):
         if used + RICH_GAP + widths[i] > width and len(current) > 1:
@@ -387,6 +392,20 @@ def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
         used += RICH_GAP + widths[i]
     groups.append(current)
     return groups if len(groups) > 1 else None
+
+
+#: A table whose cells (past its first column) are at most this wide is split into column groups
+#: when it does not fit; a wider one holds text, which wraps instead.
+GROUPED_CELL = 24
+
+
+def _text_wraps(table: Table) -> Table:
+    """A copy of ``table`` whose left-justified columns wrap their text (numbers stay whole)."""
+    part = _columns_of(table, list(range(len(table.columns))))
+    for c in part.columns:
+        if c.justify == "left":
+            c.overflow, c.no_wrap = "fold", False
+    return part
 
 
 def _columns_of(table: Table, group: list[int]) -> Table:
