@@ -126,7 +126,9 @@ def test_history_metrics_are_the_history_surface(samples_db):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("command", (["launches"], ["history"], ["show", "@latest"], ["explain", "@latest"]))
+@pytest.mark.parametrize(
+    "command", (["launches"], ["history"], ["show", "@latest"], ["explain", "@latest"], ["check", "@latest"])
+)
 def test_tables_fit_the_width(samples_db, listed, command, width):
     code, out, _ = run(*command, db=samples_db, columns=width)
     assert code == 0
@@ -148,6 +150,15 @@ def test_key_cells_are_never_shortened(samples_db, width):
         cells = dict(zip(heads, (c.strip() for c in line.split("│"))))
         for key in ("launch", "started", "outcome", "version", "KV tokens"):
             assert "…" not in cells[key], (key, line)
+
+
+def test_a_narrow_table_of_text_wraps_it_and_one_of_figures_splits(samples_db, listed):
+    kimi = [r["launch_id"] for r in listed if "Kimi" in (r["model_path"] or "")]
+    out = run("check", kimi[-1], db=samples_db, columns=80)[1]
+    assert "…" not in out and "launches, have" in out  # the threshold's words, wrapped
+    out = run("show", kimi[-1], "--events", "none", db=samples_db, columns=80)[1]
+    rank_headers = [line for line in out.splitlines() if line.startswith("rank ")]
+    assert len(rank_headers) >= 2 and "…" not in out  # the per-rank table in groups, each led by the rank
 
 
 def test_narrow_tables_name_what_they_left_out(samples_db):
