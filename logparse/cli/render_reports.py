@@ -169,10 +169,15 @@ def _explain_kv_pool(rep: dict[str, Any], console) -> None:
         ("logged KV GiB", rep.get("kv_pool_gb")),
         ("headroom left (binding rank)", _known(rep, "headroom_gb")),
     ]
+    # a figure the launch cannot know is said in words under the table: a sentence in the value
+    # column would push every number to its far end
+    unknown = [(k, v) for k, v in rows if isinstance(v, str)]
     for k, v in rows:
-        if v is not None:
+        if v is not None and not isinstance(v, str):
             kv.add_row(k, _kv_pool_value(k, v))
-    console.print(kv)
+    print_rich_table(console, kv)
+    for k, v in unknown:
+        console.print(f"  {k}: {v}")
     if rep.get("derivation"):
         for line in rep["derivation"]:
             console.print(f"    {line}", style="dim")

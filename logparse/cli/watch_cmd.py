@@ -19,7 +19,11 @@ from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail, say
 from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
-WATCH_FORMATS = ("table", "json", "ndjson")
+WATCH_FORMATS = ("table", "ndjson")
+#: ``watch`` writes one object per line as launches finish: NDJSON, which it called json until 0.1.
+_WATCH_RENAMED = {
+    "json": ("ndjson", "watch writes one JSON object per line: that is --format ndjson (json is its old name)")
+}
 _LOCK_HELP = (
     "Seconds another process (a writer, or any reader while watch writes) may hold the store before watch "
     "says so, once; it keeps what it read and tries again until the store is free."
@@ -49,7 +53,9 @@ class _Stop:
 
 
 @app.command()
-@output_options(formats=WATCH_FORMATS, extra_help="json and ndjson: one object per finished launch, one per line.")
+@output_options(
+    formats=WATCH_FORMATS, extra_help="ndjson: one object per finished launch.", renamed=_WATCH_RENAMED, pager=False
+)
 def watch(
     path: Optional[str] = typer.Argument(None, metavar="[FILE]", help="A log file to follow (rotation included)."),
     journal: bool = typer.Option(False, "--journal", help="Follow the systemd journal from the stored cursor."),
@@ -299,7 +305,7 @@ class _Session:
 @app.command()
 def metrics(
     output: Optional[str] = typer.Option(
-        None, "--output", "-o", metavar="FILE", help="Write FILE atomically (temp file + rename) instead of stdout."
+        None, "--output", "-o", metavar="FILE", help="Write FILE atomically (temp file + rename); '-' or none: stdout."
     ),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
@@ -310,7 +316,7 @@ def metrics(
 
     with store_errors():
         found = collect(resolve_db_path(db))
-    if output and output != "-":
+    if output and output != "-":  # '-': stdout, as every output path
         try:
             write_textfile(output, found)
         except OSError as exc:

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logparse import figures
 from logparse.store.bounds import QueryBoundError, QueryLimits, QueryTimeout, QueryTooBig, bounded
 from logparse.store.db import (
     DEFAULT_LOCK_TIMEOUT,
@@ -66,34 +67,9 @@ __all__ = [
     "resolve_db_path",
 ]
 
-#: Columns of ``logparse launches`` (from the ``launch_summary`` view).
-LIST_COLUMNS = (
-    "launch_id",
-    "host",
-    "started_at",
-    "outcome",
-    "version",
-    "model_path",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "kv_tokens",
-    "kv_tokens_definition",
-    "max_total_num_tokens",
-    "kv_pool_gb",
-    "weights_gb",
-    "headroom_gb",
-    "binding_rank",
-    "headroom_unknown",
-    "predicted_kv_tokens",
-    "peak_token_usage",
-    "retractions",
-    "n_warnings",
-    "engine",
-    "deployment",
-)
+#: Columns of ``logparse launches`` (from the ``launch_summary`` view): the ``launches`` surface of
+#: :mod:`logparse.figures`.
+LIST_COLUMNS = figures.names("launches")
 
 METRIC_ALIASES = {
     "avail_before_load": "avail_before_load_gb",
@@ -212,6 +188,16 @@ class DoctorReport:
     @property
     def healthy(self) -> bool:
         return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": str(self.path),
+            "schema_version": self.schema_version,
+            "healthy": self.healthy,
+            "counts": dict(self.counts),
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
 
 
 class Store:
