@@ -164,29 +164,36 @@ def ingest(
     out: Output,
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
-    from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
+    from logparse.cli.parse_cmd import journal_options_used
 
     opts = {"host": host, "labels": parse_labels(label), "sglang_version": sglang_version, "input_format": input_format}
     store = _store(db, lock_timeout)
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
+    inputs = _ingest_paths(paths, use_journal)
+    _text_only(out, "--history" if history_after else "--summary" if summary_after else None)
+    journal_query = _journal_query(unit, since, until, directory, jfile, no_resume) if use_journal else None
+    report = _ingest_inputs(store, journal_query, inputs, opts, _show_outcome(quiet))
+    history_metric, tour_db = (metric if history_after else None), ((db or "") if summary_after else None)
+    _close_ingest(
+        store, report, quiet=quiet, journal=use_journal, history_metric=history_metric, out=out, tour_db=tour_db
+    )
+
+
+def _ingest_paths(paths: list[str] | None, use_journal: bool) -> list[str] | None:
+    """The paths to ingest: stdin when it is piped and nothing else is named."""
+    from logparse.cli.parse_cmd import stdin_is_piped
+
     if not paths and not use_journal and stdin_is_piped():
-        paths = ["-"]
+        return ["-"]
     if not paths and not use_journal:
         raise fail("nothing to ingest: give one or more paths, '-' for stdin, or --journal", EXIT_USAGE)
-    if (history_after or summary_after) and out.fmt != "table":
-        which = "--history" if history_after else "--summary"
-        raise fail(f"{which} prints text: it does not go with --format {out.fmt}", EXIT_USAGE)
-    journal_query = _journal_query(unit, since, until, directory, jfile, no_resume) if use_journal else None
-    report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
-    _close_ingest(
-        store,
-        report,
-        quiet=quiet,
-        journal=use_journal,
-        history_metric=metric if history_after else None,
-        out=out,
-        tour_db=(db or "") if summary_after else None,
-    )
+    return paths
+
+
+def _text_only(out: Output, option: str | None) -> None:
+    """``--history`` and ``--summary`` print text: refused with a machine-readable format."""
+    if option is not None and out.fmt != "table":
+        raise fail(f"{option} prints text: it does not go with --format {out.fmt}", EXIT_USAGE)
 
 
 def _journal_query(unit, since, until, directory, jfile, no_resume: bool) -> dict[str, Any]:
