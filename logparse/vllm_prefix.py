@@ -89,3 +89,42 @@ def split_head(text: str) -> tuple[list[tuple[str | None, int, str | None]], int
     if lp is not None:
         pos = lp.end()
     return tags, rank, lp, pos
+
+
+#: The first words of the vLLM messages that say whose they are on their own, without vLLM's prefix (a
+#: paste of the messages alone, from a notebook or a trimmed log): start-anchored, so a line that only
+#: mentions one of them somewhere is not taken.  Each is the start of a line the vLLM grammar reads
+#: (catalogue §2); ``weak`` ones are generic enough to join a vLLM launch but are no evidence on their own.
+BARE_MESSAGE_STARTS = (
+    r"Loading model weights took ",
+    r"Model loading took ",
+    r"Loading weights took ",
+    r"Memory profiling (?:results: |takes )",
+    r"the current vLLM instance can use ",
+    r"model weights take ",
+    r"Available KV cache memory: ",
+    r"# (?:GPU|CUDA|cuda|TPU|HPU|XPU|CPU) blocks: ",
+    r"Maximum concurrency for ",
+    r"(?:GPU|GPU \+ host|XPU|CPU|TPU|HPU) KV cache size: ",
+    r"Graph capturing finished in ",
+    r"Estimated CUDA graph memory: ",
+    r"CUDA graph pool memory: ",
+    r"CUDA graph memory profiling is ",
+    r"Profiling CUDA graph memory: ",
+    r"init engine \(profile",
+    r"Initializing an? (?:V[01] )?LLM engine \(v",
+    r"vLLM (?:API |batch processing API |gRPC )?server version ",
+    r"non-default args: ",
+    r"args: Namespace\(",
+    r"Free memory on device ",
+    r"Starting vLLM (?:API )?server ",
+    r"Overriding num_gpu_blocks=",
+    r"(?:Engine [0-9]{3}: )?vllm cache_config_info ",
+    r"Exception in worker [^\s]+ while processing method ",
+)
+WEAK_BARE_MESSAGE_STARTS = (r"Available routes are:", r"Route: ", r"Using V2 Model Runner")
+#: A bare vLLM message at the start of a text (group ``weak`` set for a weak one).
+BARE_MESSAGE = (
+    r"[ \t]*(?:(?:" + "|".join(BARE_MESSAGE_STARTS) + r")|(?P<weak>" + "|".join(WEAK_BARE_MESSAGE_STARTS) + "))"
+)
+BARE_MESSAGE_RE = re.compile(BARE_MESSAGE)
