@@ -7,7 +7,7 @@ format (``tests/test_pastes_wrappers.py`` peels every sample).  The same layers 
 what is left after them is the engine's line, prefixed or bare.  Formats::
 
     │ INFO 11-20 14:02:51 [worker.py:267] Memory profiling takes 2.31 seconds          │   tui-box (k9s, tview)
-    | [2026-03-02 10:00:12 TP0] Load weight end. avail mem=61.20 GB                     |   tui-ascii
+    | [2026-03-02 10:00:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.41 GB, mem usage=15.21 GB.                     |   tui-ascii
     [2025-11-20T14:02:40Z] INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV ...        buildkite (--timestamp-lines)
     \\x1b_bk;t=1763647360123\\x07INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV ...   buildkite-apc (default mode)
       | GPU KV cache size: 212,480 tokens                                                   pipe-gutter
@@ -99,7 +99,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "outer",
         (
             "[2025-11-20T14:02:40Z] Loading model weights took 13.4921 GB",
-            "[2025-11-20T14:02:41Z] [2026-03-02 10:00:12 TP0] Load weight end. avail mem=61.20 GB",
+            "[2025-11-20T14:02:41Z] [2026-03-02 10:00:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.41 GB, mem usage=15.21 GB.",
         ),
     ),
     Wrapper(
@@ -227,7 +227,7 @@ class WrapperPeeler:
             closed = _closing(raw, m.end(), border)
             if closed is None and w.closed:
                 return False
-            end = closed if closed is not None else end
+            end = max(closed, m.end()) if closed is not None else end
             certain = closed is not None and border in _BOX_BYTES
         else:
             certain = not w.ambiguous
