@@ -42,6 +42,8 @@ NOTE_LOCAL_TIME = "time from the Python logging wrapper ({name}; local time read
 #: Left borders of a terminal UI's box: tview's light and (focused) double verticals, heavy ones.
 _BOX = "│┃║"
 _BOX_BYTES = tuple(c.encode() for c in _BOX)
+_BOX_FIRST = bytes({c.encode()[0] for c in _BOX})
+_DIGITS = b"0123456789"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ class Wrapper:
     ambiguous: bool
     phase: str
     samples: tuple[str, ...]
+    #: the bytes the layer may start with (the pattern is tried only at one of them)
+    first: bytes
     #: the row must end in the same border (else the layer is not this one)
     closed: bool = False
 
@@ -78,6 +82,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
             "║ [2026-03-02 10:00:12 TP0] KV Cache is allocated. #tokens: 402112, K size: 24.54 GB, V size: 24.54 GB   ║",
             "┃ # GPU blocks: 21457, # CPU blocks: 2048",
         ),
+        b" \t" + _BOX_FIRST,
     ),
     Wrapper(
         "tui-ascii",
@@ -86,6 +91,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
         True,
         "outer",
         ("| INFO 11-20 14:02:51 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB          |",),
+        b" \t|",
         closed=True,
     ),
     Wrapper(
@@ -101,6 +107,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
             "[2025-11-20T14:02:40Z] Loading model weights took 13.4921 GB",
             "[2025-11-20T14:02:41Z] [2026-03-02 10:00:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.41 GB, mem usage=15.21 GB.",
         ),
+        b"[",
     ),
     Wrapper(
         "buildkite-apc",
@@ -109,6 +116,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
         False,
         "outer",
         ("\x1b_bk;t=1763647360123\x07INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB",),
+        b"\x1b",
     ),
     Wrapper(
         "pipe-gutter",
@@ -117,6 +125,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
         True,
         "outer",
         ("  | GPU KV cache size: 212,480 tokens", "  | [2026-03-02 10:00:14 TP0] Capture cuda graph begin."),
+        b" \t|",
     ),
     Wrapper(
         "fastchat",
@@ -132,6 +141,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
             "Model loading took 14.9900 GiB and 6.112093 seconds",
             "2025-11-20 14:02:41 | INFO | stdout | Maximum concurrency for 32,768 tokens per request: 13.10x",
         ),
+        _DIGITS,
     ),
     Wrapper(
         "loguru",
@@ -145,6 +155,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
         (
             "2025-11-20 14:02:40.125 | INFO     | serve:main:41 - [2026-03-02 10:00:12 TP0] Load weight begin. avail mem=78.62 GB",
         ),
+        _DIGITS,
     ),
     Wrapper(
         "gitlab",
@@ -156,6 +167,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
             "00O [2026-03-02 10:00:12 TP0] Load weight begin. avail mem=78.62 GB",
             "01E+INFO 11-20 14:02:51 [core.py:172] init engine (profile, create kv cache, warmup model) took 38.51 seconds",
         ),
+        _DIGITS + b"abcdef",
     ),
 )
 
@@ -191,7 +203,7 @@ def _closing(raw: bytes, start: int, border: bytes) -> int | None:
 
 
 #: The first bytes an outer layer may start with (the others are not tried: most lines start otherwise).
-OUTER_FIRST_BYTES = frozenset(b" \t|[\x1b" + bytes({c.encode()[0] for c in _BOX}))
+OUTER_FIRST_BYTES = frozenset(b"".join(w.first for w in WRAPPERS if w.phase == "outer"))
 _PHASES = {phase: tuple(w for w in WRAPPERS if w.phase == phase) for phase in ("outer", "inner")}
 
 
@@ -218,6 +230,8 @@ class WrapperPeeler:
 
     def _peel_one(self, line: Layers, w: Wrapper) -> bool:
         raw, pos = line.raw, line.pos
+        if raw[pos : pos + 1] not in w.first:
+            return False
         m = w.pattern.match(raw, pos)
         if m is None or m.end() == pos:
             return False
