@@ -67,6 +67,7 @@ WRAP = {
     "buildkite": lambda i, line: f"[2025-11-20T14:{i // 60:02d}:{i % 60:02d}Z] {line}",
     "buildkite-apc": lambda i, line: f"\x1b_bk;t={1763647360123 + i * 1000}\x07{line}",
     "pipe-gutter": lambda i, line: f"  | {line}",
+    "markdown-quote": lambda i, line: f"> {line}",
     "github-actions": lambda i, line: f"2025-11-20T14:02:{i:02d}.{1234567 + i}Z {line}",
     "fastchat": lambda i, line: (
         f"2025-11-20 14:02:{i:02d} | {'ERROR' if i % 2 else 'INFO'} | {'stderr' if i % 2 else 'stdout'} | {line}"
@@ -303,6 +304,7 @@ def test_a_row_that_lost_its_right_border_is_read_after_the_box_is_known():
         "  | not an engine line",
         "[2025-07-18 06:32:49,159] LMCache INFO: Creating LMCacheEngine with config",  # space and comma: no Buildkite stamp
         "│ a box row about nothing",  # a lone left border, no engine text behind it
+        "> a quoted remark about Loading model weights took 14.98 GB",
     ],
 )
 def test_near_misses_of_a_wrapper_keep_their_text(line):

@@ -11,6 +11,7 @@ what is left after them is the engine's line, prefixed or bare.  Formats::
     [2025-11-20T14:02:40Z] INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV ...        buildkite (--timestamp-lines)
     \\x1b_bk;t=1763647360123\\x07INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV ...   buildkite-apc (default mode)
       | GPU KV cache size: 212,480 tokens                                                   pipe-gutter
+    > # GPU blocks: 21457, # CPU blocks: 2048                                               markdown-quote (a paste quoted in an issue)
     2025-11-20 14:02:40 | ERROR | stderr | INFO 11-20 14:02:40 [gpu_model_runner.py:1329] ...   fastchat
     2025-11-20 14:02:40.125 | INFO     | serve:main:41 - [2026-03-02 10:00:12 TP0] ...       loguru
     2025-11-20T14:02:40.1234567Z 00O [2026-03-02 10:00:12 TP0] ...   gitlab (after the docker layer's time)
@@ -22,7 +23,7 @@ its zone; FastChat's and loguru's are local, read as UTC with a note, as :mod:`.
 ``fmt`` is left to the outer layers (a wrapper is not an input format).  A TUI row loses its right
 border and the padding before it.
 
-Ambiguous layers (a ``|`` border, a lone left border, a ``  | `` gutter, GitLab's stream tag) are
+Ambiguous layers (a ``|`` border, a lone left border, a ``  | `` gutter, a quote's ``> ``, GitLab's stream tag) are
 peeled only when an engine's text starts after them (:func:`engine_starts`: SGLang's bracket or bare
 starts, vLLM's layers or bare messages); once one is, the same bytes are peeled from the lines that
 follow (a traceback behind the gutter), as the input has shown what they are.
@@ -126,6 +127,18 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "outer",
         ("  | GPU KV cache size: 212,480 tokens", "  | [2026-03-02 10:00:14 TP0] Capture cuda graph begin."),
         b" \t|",
+    ),
+    Wrapper(
+        "markdown-quote",
+        _re(r"[ \t]*>(?: |$)"),
+        "",
+        True,
+        "outer",
+        (
+            "> INFO 11-20 14:02:51 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB",
+            "> # GPU blocks: 21457, # CPU blocks: 2048",
+        ),
+        b" \t>",
     ),
     Wrapper(
         "fastchat",
