@@ -339,3 +339,41 @@ def test_ci_runner_lines_are_noise(tmp_path):
         result = both_paths(tmp_path, t)
         assert result.lines.unrecognized == 0 and result.lines.noise in (2, 3)
         assert [launch.engine for launch in result.launches] == ["vllm"]
+
+
+# ------------------------------------------------------------------- every vLLM variant, pasted bare
+
+#: The kinds a paste of bare messages must keep (figures and outcomes of a launch).
+_BARE_KINDS = {
+    "vllm_version",
+    "vllm_args",
+    "vllm_engine_init",
+    "vllm_weights",
+    "vllm_profile",
+    "vllm_kv_memory",
+    "vllm_blocks",
+    "vllm_kv_tokens",
+    "vllm_concurrency",
+    "vllm_graph",
+    "vllm_init_engine",
+    "vllm_failure",
+    "vllm_engine_failed",
+}
+
+
+def test_every_vllm_variant_pasted_without_its_prefix_reads_as_the_same_event():
+    """A variant's message with vLLM's layers cut: when its first words say it is vLLM's, it reads as the
+    same event (the start never misleads); the kinds a launch is made of are all readable bare."""
+    from logparse.grammar.vllm_variants import VARIANTS
+    from logparse.vllm_prefix import BARE_MESSAGE_RE, split_head
+
+    read = set()
+    for v in VARIANTS:
+        _tags, _rank, _lp, end = split_head(v.sample)
+        message = v.sample[end:]
+        res = LineClassifier().classify(Record(1, message))
+        if BARE_MESSAGE_RE.match(message) and not v.kind.startswith(("uvicorn", "exception")):
+            assert (res.status, res.reason) == ("parsed", v.kind), (v.name, message, res.reason)
+            read.add(v.kind)
+    missing = {k for k in _BARE_KINDS if any(v.kind == k for v in VARIANTS)} - read
+    assert not missing, f"no bare start reads these kinds: {sorted(missing)}"
