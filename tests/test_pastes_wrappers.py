@@ -52,7 +52,16 @@ Maximum concurrency for 32768 tokens per request: 13.44x
 #: The V1 launch above, its prefix cut.
 VLLM_V1_BARE = "".join(line.split("] ", 1)[1] + "\n" for line in VLLM_V1.splitlines())
 
-ENGINE_SAMPLES = {"sglang": SGLANG, "vllm-v1": VLLM_V1, "vllm-v0-bare": VLLM_V0_BARE, "vllm-v1-bare": VLLM_V1_BARE}
+#: The SGLang launch above, its brackets cut (SGLang's grammar reads its messages bare).
+SGLANG_BARE = "".join(line.split("] ", 1)[1] + "\n" for line in SGLANG.splitlines())
+
+ENGINE_SAMPLES = {
+    "sglang": SGLANG,
+    "sglang-bare": SGLANG_BARE,
+    "vllm-v1": VLLM_V1,
+    "vllm-v0-bare": VLLM_V0_BARE,
+    "vllm-v1-bare": VLLM_V1_BARE,
+}
 
 
 def _box(line: str, left: str = "│", right: str = "│", width: int = 260) -> str:
