@@ -295,6 +295,13 @@ def test_a_boxed_traceback_keeps_its_indentation(tmp_path):
     assert result.lines.noise == 2  # the frame and its source line, read as a traceback's
 
 
+def test_a_boxed_row_with_a_stray_carriage_return_loses_it_with_the_border():
+    rec = LineParser(text_source("x", ""), "plain").parse(
+        1, (_box("Available KV cache memory: 41.07 GiB") + "\r").encode()
+    )
+    assert rec.text == "Available KV cache memory: 41.07 GiB"
+
+
 def test_a_row_that_lost_its_right_border_is_read_after_the_box_is_known():
     parser = LineParser(text_source("x", ""), "plain")
     first = parser.parse(1, _box("Loading model weights took 14.9826 GB").encode())

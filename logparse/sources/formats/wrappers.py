@@ -208,11 +208,12 @@ def engine_starts(raw: bytes, pos: int, end: int | None = None) -> bool:
 
 
 def _closing(raw: bytes, start: int, border: bytes) -> int | None:
-    """The end of a row's text when the row ends in ``border`` (padding before it dropped), else None."""
-    end = len(raw.rstrip(b" \t"))
+    """The end of a row's text when the row ends in ``border`` (padding before it dropped), else None.
+    A ``\\r`` after the border (a CRLF paste in a file of LF lines) goes with it."""
+    end = len(raw.rstrip(b" \t\r"))
     if end - len(border) < start or raw[end - len(border) : end] != border:
         return None
-    return len(raw.rstrip(b" \t")[: end - len(border)].rstrip(b" \t"))
+    return len(raw[: end - len(border)].rstrip(b" \t"))
 
 
 #: The first bytes an outer layer may start with (the others are not tried: most lines start otherwise).
