@@ -261,6 +261,44 @@ def test_bare_sglang_lines_stay_sglangs(tmp_path):
         assert result.launches[0].max_total_num_tokens == 148253
 
 
+_OOM_LOAD = (
+    "Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, "
+    "increasing --tensor-parallel-size, or using --quantization. (original error: CUDA out of memory. Tried to "
+    "allocate 1.00 GiB)"
+)
+
+
+@pytest.mark.parametrize(
+    ("sglang_kind", "vllm_parses", "want"),
+    [
+        ("load_end", True, "load_end"),  # SGLang's own event: stays SGLang's
+        ("exception", True, "vllm_failure"),  # only a generic one: vLLM's reading wins
+        ("exception", False, "exception"),  # vLLM's grammar fails: what SGLang read stays (no near miss)
+        (None, False, "near miss"),  # neither reads it: a vLLM near miss
+    ],
+)
+def test_bare_start_and_sglang_anchor_precedence(monkeypatch, sglang_kind, vllm_parses, want):
+    """A line with a vLLM bare start that SGLang's anchors also name (``out of memory``): what was
+    parsed before stays parsed."""
+    from logparse.grammar import classify, vllm_classify
+    from logparse.grammar.sglang_line import LineParseError
+    from logparse.grammar.vllm_line import VllmLineParseError
+
+    def sglang(text):
+        if sglang_kind is None:
+            raise LineParseError("no rule")
+        return ({"stamp": None, "tags": []}, None, (sglang_kind, {}, None))
+
+    def vllm_fails(text):
+        raise VllmLineParseError("no rule")
+
+    monkeypatch.setattr(classify, "parse_line", sglang)
+    if not vllm_parses:
+        monkeypatch.setattr(vllm_classify, "parse_line", vllm_fails)
+    res = LineClassifier().classify(Record(1, _OOM_LOAD))
+    assert res.reason.startswith(want), res
+
+
 def test_bare_vllm_message_after_an_open_server_args_line_is_not_its_payload():
     clf = LineClassifier()
     first = clf.classify(Record(1, "[2026-03-02 10:00:01] server_args=ServerArgs(model_path='/m', tp_size=1,"))

@@ -409,13 +409,14 @@ class LineClassifier:
 
     def _bare_vllm(self, text: str) -> Classified | None:
         """A bare vLLM message (its prefix cut by a paste); None: not one (the SGLang rules go on).
-        A line SGLang's grammar reads as one of its own events stays SGLang's, as before."""
+        A line SGLang's grammar reads stays SGLang's, as before, unless it read only a generic event
+        (an exception) that vLLM's grammar reads as one of vLLM's."""
         res = classify_bare_vllm(text)
         if res is None:
             return None
         if _ANCHOR_RE.search(text):
             sglang = self._parse(text)
-            if sglang.status == "parsed" and sglang.reason not in _GENERIC_SGLANG_KINDS:
+            if sglang.status == "parsed" and (res[0] != "parsed" or sglang.reason not in _GENERIC_SGLANG_KINDS):
                 return sglang
             self.mode = None  # an exception_start read by SGLang's grammar opened no traceback here
         return Classified(*res)
