@@ -150,6 +150,8 @@ BARE_MESSAGE_STARTS = (
     r"Engine core initialization failed",
     r"EngineCore failed to start",
     r"[█▄▀][█▄▀ ]* (?:version|model) ",  # the version logo's lines that name them (0.15+)
+    r"Cleared [0-9.]+ GiB of cached CUDA allocator memory ",  # patched builds (spark-vllm-docker)
+    r"Freed [0-9.]+ GiB before KV cache sizing",
 )
 WEAK_BARE_MESSAGE_STARTS = (r"Available routes are:", r"Route: ", r"Using V2 Model Runner")
 #: A bare vLLM message at the start of a text (group ``weak`` set for a weak one).

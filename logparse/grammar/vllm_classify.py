@@ -173,15 +173,16 @@ def parse_vllm_failure(text: str) -> tuple | None:
 
 def classify_bare_vllm(text: str) -> Result | None:
     """A line without any prefix that starts as a vLLM message does: parsed by the vLLM grammar (its
-    head is all optional), else a near miss; None when it does not start so, or is a weak start (a
-    route, the runner's name) that does not parse: such a line is no evidence and stays generic."""
+    head is all optional), else a near miss when it names an anchor (as a prefixed line would be); None
+    when it does not start so, or does not parse and is a weak start (a route, the runner's name) or
+    names no anchor: such a line is no evidence and stays generic."""
     m = BARE_MESSAGE_RE.match(text)
     if m is None:
         return None
     try:
         parsed = parse_line(text.lstrip(" \t"))
     except VllmLineParseError as exc:
-        if m.group("weak") is not None:
+        if m.group("weak") is not None or _ANCHOR_RE.search(text) is None:
             return None
         return ("unrecognized", f"near miss (vLLM may print a format we do not know): {exc}", None, text)
     return ("parsed", parsed[2][0], parsed, text)
