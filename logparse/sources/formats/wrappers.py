@@ -221,6 +221,10 @@ OUTER_FIRST_BYTES = frozenset(b"".join(w.first for w in WRAPPERS if w.phase == "
 _PHASES = {phase: tuple(w for w in WRAPPERS if w.phase == phase) for phase in ("outer", "inner")}
 
 
+#: Gutters remembered per input (bounded memory whatever the input: a gutter is a few bytes, an input has few).
+MAX_CONFIRMED = 64
+
+
 class WrapperPeeler:
     """Peels the wrapper layers of one input's lines (it remembers the ambiguous gutters it confirmed)."""
 
@@ -261,16 +265,20 @@ class WrapperPeeler:
             certain = not w.ambiguous
         key = raw[pos : m.end()]
         if certain:
-            self.confirmed.add(key)  # the rows of this box that lost their right border (cut, wrapped) are its too
+            self._confirm(key)  # the rows of this box that lost their right border (cut, wrapped) are its too
         elif key not in self.confirmed:
             if not engine_starts(raw, m.end(), end):
                 return False
-            self.confirmed.add(key)
+            self._confirm(key)
         _read_time(line, w, m)
         if end < len(raw):
             line.raw = raw[:end]
         line.pos = m.end()
         return True
+
+    def _confirm(self, key: bytes) -> None:
+        if len(self.confirmed) < MAX_CONFIRMED and len(key) <= 64:
+            self.confirmed.add(key)
 
 
 def _read_time(line: Layers, w: Wrapper, m: re.Match[bytes]) -> None:
