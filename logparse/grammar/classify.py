@@ -20,9 +20,10 @@ from typing import Any
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
-from logparse.grammar.vllm_classify import classify_vllm, parse_vllm_failure, vllm_layers
+from logparse.grammar.vllm_classify import classify_bare_vllm, classify_vllm, parse_vllm_failure, vllm_layers
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
+from logparse.vllm_prefix import BARE_MESSAGE_RE
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
 #: one of these must parse, or it is reported as a near miss.
@@ -232,6 +233,23 @@ NOISE: list[dict[str, Any]] = [
         "re": r"Process (?:(?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*|EngineCore(?:_DP)?_?\d*):$",
         "sample": "Process SpawnProcess-2:",
     },
+    # a terminal UI's frame rows around the boxed lines (k9s and other tview viewers; the rows inside are
+    # peeled by logparse.sources.formats.wrappers)
+    {
+        "name": "tui_frame",
+        "category": "tui_frame",
+        "after_prefix": False,
+        "re": r"[ \t]*[┌┏╔╭├┠╟└┗╚╰][─━═┄┈╌].*[┐┓╗╮┤┨╢┘┛╝╯][ \t]*$|[ \t]*[─━═]{8,}[ \t]*$",
+        "sample": "┌──────── Logs(ml/vllm-7f9c:server)[tail] ────────┐",
+    },
+    # CI runners' own lines between the stamped output: Buildkite's section headers, GitHub Actions' commands
+    {
+        "name": "ci_section",
+        "category": "ci",
+        "after_prefix": False,
+        "re": r"(?:~~~|---|\+\+\+) \S|##\[(?:group|endgroup|error|warning|notice|debug|command|section)\]",
+        "sample": "~~~ Running commands",
+    },
     {
         "name": "systemd",
         "category": "systemd",
@@ -243,6 +261,9 @@ NOISE: list[dict[str, Any]] = [
 _NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if n["after_prefix"]))
 _NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
 _NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
+
+#: Kinds any program prints (an exception line, uvicorn's): a bare vLLM message read so by SGLang's grammar is vLLM's.
+_GENERIC_SGLANG_KINDS = frozenset({"exception", "exception_start", "uvicorn", "killed"})
 
 #: Bounded time per line: a ``server_args`` line (tens of KB in practice) may be this long;
 #: any other line longer than ``MAX_GRAMMAR_LINE`` is kept as unrecognized without parsing.
@@ -393,11 +414,29 @@ class LineClassifier:
                 return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):
             return self._warning(text)
+        if m is None and BARE_MESSAGE_RE.match(text):
+            bare = self._bare_vllm(text)
+            if bare is not None:
+                return bare
         if _ANCHOR_RE.search(text) or text == "Killed":
             return self._tracked(text, m)
         if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text:
             return self._parse(text, exception=True)
         return _untracked(text, m)
+
+    def _bare_vllm(self, text: str) -> Classified | None:
+        """A bare vLLM message (its prefix cut by a paste); None: not one (the SGLang rules go on).
+        A line SGLang's grammar reads stays SGLang's, as before, unless it read only a generic event
+        (an exception) that vLLM's grammar reads as one of vLLM's."""
+        res = classify_bare_vllm(text)
+        if res is None:
+            return None
+        if _ANCHOR_RE.search(text):
+            sglang = self._parse(text)
+            if sglang.status == "parsed" and (res[0] != "parsed" or sglang.reason not in _GENERIC_SGLANG_KINDS):
+                return sglang
+            self.mode = None  # an exception_start read by SGLang's grammar opened no traceback here
+        return Classified(*res)
 
     def _continuation(self, text: str) -> Classified | None:
         """A line inside a multi-line record (a warning's source line, a traceback, the tail
@@ -436,6 +475,7 @@ class LineClassifier:
         if (
             PREFIX_RE.match(text)
             or STAMP_START_RE.match(text)
+            or BARE_MESSAGE_RE.match(text)
             or text.lstrip().startswith(('File "', "Traceback (most recent call last)"))
             or _NOISE_BARE.match(text)
             or _TQDM_RE.search(text)
