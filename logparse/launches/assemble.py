@@ -462,14 +462,19 @@ class LaunchAssembler:
         if ready is not None:
             launch.outcome = "ready"
             launch.ready_at = ready.ts
+            launch.outcome_evidence = f"line {ready.line_no}: " + (
+                "the ready line" if ready.kind == "ready" else "uvicorn started (0.1.x prints no ready line)"
+            )
             return
         if not failures and crashes:
             # The traceback's last line was not recognized: the crash line itself is the error.
             launch.outcome = "failed"
             launch.error = crashes[0].text
+            launch.outcome_evidence = f"line {crashes[0].line_no}: a fatal traceback (its exception line not read)"
             return
         if not failures:
             launch.outcome = "incomplete"
+            launch.outcome_evidence = f"neither a ready nor a failure line (the input ends at line {launch.last_line})"
             if any(e.kind == "summary" for e in evs):
                 launch.warnings.append(
                     "startup reached the scheduler summary but no ready line "
@@ -483,6 +488,7 @@ class LaunchAssembler:
         rank = {"failure": 0, "exception": 1, "child_failed": 2, "killed": 3}
         best = min(failures, key=lambda e: (1.5 if e.form == "init_failed" else rank[e.kind], e.seq))
         launch.error = _error_text(best)
+        launch.outcome_evidence = f"line {best.line_no}: the failure line"
 
     @staticmethod
     def _runtime(launch: Launch, evs: list[Event], agg: RuntimeAgg) -> None:

@@ -84,6 +84,9 @@ class Launch:
     ready_at: str | None = field(default=None, metadata=TIMESTAMP)
     outcome: str = "incomplete"  # ready | failed | incomplete
     error: str | None = None
+    #: Which line decided ``outcome``, and why that line decides it (``line 812: uvicorn's 'Application
+    #: startup complete.'``); for an incomplete launch, what the input lacks.  One line of text.
+    outcome_evidence: str | None = None
     sglang_version: str | None = None
     sglang_version_range: str | None = None
     #: The engine's release, whatever the engine: printed (vLLM), given, or dated from the wording.

@@ -9,8 +9,10 @@
 * **KV capacity**: ``num_gpu_blocks`` (V0, V1 ≤ 0.7.3; the executor already took the minimum),
   ``kv_tokens`` = blocks × block_size there, else the smallest ``GPU KV cache size`` (0.8.0-0.11.0
   print one per worker, each before the minimum); its definition changed at 0.20.1 (§4.8).
-* **Outcome**: ready on uvicorn's ``Application startup complete.`` (or, offline, on ``init engine …
-  took``), failed on a startup failure of §2.7, else incomplete.
+* **Outcome**: ready on uvicorn's ``Application startup complete.`` (offline: on ``init engine … took``,
+  or, V0, on its last CUDA-graph capture); implied ready on the API server's ``Route:`` lines (logged
+  just before uvicorn serves); failed on a startup failure of §2.7, zero GPU blocks (V0 raises on
+  them) or a worker's exception, else incomplete.  ``outcome_evidence`` names the line that decided.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from logparse.vllm_prefix import split_head
 #: Block sizes vLLM uses on CUDA (16 by default; some attention backends choose another).
 _BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
 #: Failure kinds by how well they explain a failed start (the root cause before its echoes).
-_FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_engine_failed": 2, "killed": 3}
+_FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_worker_exception": 2, "vllm_engine_failed": 3, "killed": 4}
 
 
 def fill_launch(launch: Launch, evs: list[Event]) -> None:
@@ -297,37 +299,135 @@ def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
 
 
 # --------------------------------------------------------------------------- outcome
-def _outcome(launch: Launch, evs: list[Event]) -> None:
-    ready = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
-    server = any(
+#: The engine's GPU block devices (``# GPU blocks`` 0.4.0-0.6.6.post1, ``CUDA``/``cuda`` 0.7.0-0.10.2).
+_GPU_BLOCK_DEVICES = ("GPU", "CUDA", "cuda")
+#: What a worker method that raised was doing (V0's multiprocessing executor, 0.4.2-0.10.2).
+_METHOD_KINDS = {
+    "initialize_cache": "kv_cache_init",
+    "determine_num_available_blocks": "profile",
+    "load_model": "weights",
+    "init_device": "device",
+}
+
+
+def _failure_rank(ev: Event) -> float | None:
+    """How well a line explains a failed start (lower is better), or None when it is no failure.
+    Zero GPU blocks is one: V0 (and V1 up to 0.6.6.post1) raise on ``num_gpu_blocks <= 0``."""
+    if ev.kind == "vllm_blocks" and ev.fields.get("gpu_blocks") == 0 and ev.fields.get("device") in _GPU_BLOCK_DEVICES:
+        return 0.5
+    return _FAILURE_RANK.get(ev.kind)
+
+
+def _is_server(evs: list[Event]) -> bool:
+    """The log is an API server's (version or start line, routes, uvicorn), not an offline ``LLM(...)``."""
+    return any(
         (e.kind == "vllm_version" and e.form in ("api_server", "server", "logo"))
-        or e.kind in ("vllm_server_start", "uvicorn")
+        or e.kind in ("vllm_server_start", "uvicorn", "vllm_routes")
         for e in evs
     )
-    if ready is None and not server:
-        ready = next((e for e in evs if e.kind == "vllm_init_engine"), None)  # offline LLM(...)
-    failures = [e for e in evs if e.kind in _FAILURE_RANK]
-    if ready is not None and not any(e.seq < ready.seq for e in failures):
-        # uvicorn's lines carry no time: the server was up by the last stamped line before it
-        launch.outcome = "ready"
-        launch.ready_at = ready.ts or next((e.ts for e in reversed(evs[: ready.seq]) if e.ts), None)
-        return
+
+
+def _ready_evidence(launch: Launch, evs: list[Event], server: bool) -> tuple[Event, str, bool] | None:
+    """The line that says the launch is up, why, and whether it only implies it (then a failure after
+    it still fails the start).  uvicorn's line says it; offline, the end of the engine init does."""
+    up = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
+    if up is not None:
+        return up, "uvicorn's 'Application startup complete.'", False
+    if not server:
+        init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
+        if init is not None:
+            return (
+                init,
+                "'init engine … took' and no API server in the log: an offline run is up when its engine init ends",
+                False,
+            )
+        graphs = [e for e in evs if e.kind == "vllm_graph"]
+        if graphs and launch.engine_generation == "V0":
+            why = "'Graph capturing finished' of an offline V0 run (no API server in the log): the capture is its engine's last init step"
+            return graphs[-1], why, True
+        return None
+    routes = [e for e in evs if e.kind == "vllm_routes"]
+    listed = [e for e in routes if e.form != "head"]
+    if listed:
+        head = next((e for e in routes if e.form == "head"), listed[0])
+        why = (
+            f"the API server listed its routes ({len(listed)} 'Route:' line(s)), which vLLM logs just before "
+            "uvicorn serves; the input ends before uvicorn's 'Application startup complete.'"
+        )
+        return head, why, True
+    return None
+
+
+def _outcome(launch: Launch, evs: list[Event]) -> None:
+    server = _is_server(evs)
+    failures = [e for e in evs if _failure_rank(e) is not None]
+    ready = _ready_evidence(launch, evs, server)
+    if ready is not None:
+        ev, why, implied = ready
+        if not any(f.seq < ev.seq or (implied and f.seq > ev.seq) for f in failures):
+            # uvicorn's lines carry no time: the server was up by the last stamped line before it
+            launch.outcome = "ready"
+            launch.ready_at = ev.ts or next((e.ts for e in reversed(evs[: ev.seq]) if e.ts), None)
+            launch.outcome_evidence = f"line {ev.line_no}: {why}"
+            return
     if not failures:
         launch.outcome = "incomplete"
+        launch.outcome_evidence = _incomplete_evidence(launch, evs)
         if any(e.kind == "vllm_init_engine" for e in evs):
             launch.warnings.append(
                 "the engine finished its init but the server never said it was up (the log ends early?)"
             )
         return
-    best = min(failures, key=lambda e: (_FAILURE_RANK[e.kind], e.seq))
+    best = min(failures, key=lambda e: (_failure_rank(e), e.seq))
     launch.outcome = "failed"
     launch.error = message_of(best)
-    launch.error_kind = _error_kind(best)
+    launch.error_kind = _error_kind(best, evs)
+    launch.outcome_evidence = f"line {best.line_no}: {_failure_why(best, evs)}"
 
 
-def _error_kind(ev: Event) -> str:
+def _incomplete_evidence(launch: Launch, evs: list[Event]) -> str:
+    init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
+    if init is not None:
+        return (
+            f"the engine finished its init (line {init.line_no}), then neither uvicorn's ready line nor the API "
+            f"routes nor a failure (the input ends at line {launch.last_line})"
+        )
+    return f"neither a ready nor a failure line (the input ends at line {launch.last_line})"
+
+
+def _failure_why(ev: Event, evs: list[Event]) -> str:
+    if ev.kind == "vllm_blocks":
+        why = (
+            f"'{message_of(ev)}': no memory was left for the KV cache (vLLM raises 'No available memory for the "
+            "cache blocks' on zero blocks)"
+        )
+        tb = next((e for e in evs if e.seq > ev.seq and e.kind == "exception_start"), None)
+        return why + (f"; the traceback at line {tb.line_no} lost its exception line" if tb is not None else "")
+    if ev.kind == "vllm_worker_exception":
+        f = ev.fields
+        return (
+            f"worker {f.get('process')} raised in {f.get('method')} (the executor re-raises a worker's exception: "
+            "the start failed)"
+        )
+    label = {"vllm_failure": "vLLM's startup failure", "exception": "an exception before any ready line"}.get(
+        ev.kind, "a failure line"
+    )
+    return f"{label}: {_short(message_of(ev))}"
+
+
+def _short(text: str, n: int = 100) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _error_kind(ev: Event, evs: list[Event]) -> str:
     if ev.kind == "vllm_failure":
         return (ev.form or "failure").split(":", 1)[0]
+    if ev.kind == "vllm_blocks":
+        return "no_kv_memory"
+    worker = next((e for e in evs if e.kind == "vllm_worker_exception"), None)
+    if ev.kind in ("vllm_worker_exception", "exception") and worker is not None:
+        # the worker's method says what the start was doing when it raised
+        return _METHOD_KINDS.get(worker.fields.get("method", ""), "worker_exception")
     return {"vllm_engine_failed": "engine_failed"}.get(ev.kind, ev.kind)
 
 
