@@ -33,6 +33,8 @@ from logparse.vllm_prefix import split_head
 
 #: Block sizes vLLM uses on CUDA (16 by default; some attention backends choose another).
 _BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: The engine's GPU block devices (``# GPU blocks`` 0.4.0-0.6.6.post1, ``CUDA``/``cuda`` 0.7.0-0.10.2).
+_GPU_BLOCK_DEVICES = ("GPU", "CUDA", "cuda")
 #: Failure kinds by how well they explain a failed start (the root cause before its echoes).
 _FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_worker_exception": 2, "vllm_engine_failed": 3, "killed": 4}
 
@@ -46,6 +48,7 @@ def fill_launch(launch: Launch, evs: list[Event]) -> None:
     _utilization(launch, evs, args)
     _capacity(launch, evs, args)
     _outcome(launch, evs)
+    _build_notes(launch, evs)
     if not any(e.kind in ("vllm_version", "vllm_args", "vllm_engine_init") for e in evs):
         launch.warnings.append(
             "the start of this launch is not in the input (no version, arguments or engine init line): "
@@ -221,11 +224,8 @@ def _utilization(launch: Launch, evs: list[Event], args: dict[str, Any] | None) 
 
 # --------------------------------------------------------------------------- KV capacity
 def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> None:
-    blocks = [
-        e.fields["gpu_blocks"]
-        for e in evs
-        if e.kind == "vllm_blocks" and e.fields.get("device") in ("GPU", "CUDA", "cuda")
-    ]
+    block_evs = [e for e in evs if e.kind == "vllm_blocks" and e.fields.get("device") in _GPU_BLOCK_DEVICES]
+    blocks = [e.fields["gpu_blocks"] for e in block_evs]
     conc = [c for e in evs if e.kind in ("vllm_concurrency", "vllm_kv_tokens") and (c := _concurrency(e)) is not None]
     if blocks:
         launch.num_gpu_blocks = min(blocks)
@@ -234,15 +234,17 @@ def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> 
         launch.max_concurrency_tokens, launch.max_concurrency = best
         if launch.max_model_len is None:
             launch.max_model_len = best[0]
-    launch.block_size = _block_size(launch, args)
     tokens = [
         e.fields["kv_tokens"]
         for e in evs
         if e.kind == "vllm_kv_tokens" and e.fields.get("pools") in ("GPU", "GPU + host")
     ]
+    one_group = not any((e.form or "").startswith("cache_config_info") for e in block_evs)
+    launch.block_size = _block_size(launch, args, one_group)
     if tokens:
         launch.kv_tokens = min(tokens)
         launch.kv_tokens_definition = _same_on_range(launch, vv.tokens_definition)
+        _groups_check(launch)
     elif launch.num_gpu_blocks is not None:
         block = launch.block_size or DEFAULT_BLOCK_SIZE
         if launch.block_size is None:
@@ -268,17 +270,37 @@ def _concurrency(ev: Event) -> tuple[int, float] | None:
 DEFAULT_BLOCK_SIZE = 16
 
 
-def _block_size(launch: Launch, args: dict[str, Any] | None) -> int | None:
-    """From the arguments; else (blocks printed) the power of two that ``concurrency × L / blocks`` is."""
+def _block_size(launch: Launch, args: dict[str, Any] | None, one_group: bool) -> int | None:
+    """From the arguments; else (blocks printed by an engine with one KV group: V0, V1 up to 0.7.3)
+    the power of two that ``concurrency × L / blocks`` is.  From 0.9.0 V1's blocks may be a hybrid
+    model's, whose requests take blocks in several groups: that ratio is then no block size."""
     b = whole_number((args or {}).get("block_size"))
     if b:
         return b
     blocks, conc, length = launch.num_gpu_blocks, launch.max_concurrency, launch.max_concurrency_tokens
-    if not blocks or conc is None or not length:
+    if not blocks or conc is None or not length or not one_group:
         return None
     raw = conc * length / blocks
     near = min(_BLOCK_SIZES, key=lambda s: abs(s - raw))
     return near if abs(near - raw) <= 0.01 * near else None
+
+
+def _one_group(blocks: int, block_size: int, tokens: int) -> bool:
+    """``blocks × block_size`` is the token count (within 1%): the pool is one KV cache group."""
+    return abs(blocks * block_size - tokens) <= 0.01 * max(tokens, 1)
+
+
+def _groups_check(launch: Launch) -> None:
+    """With the engine's blocks (V1's ``cache_config_info``) and a token line, say when the tokens are
+    not ``blocks × block_size``: several KV cache groups (a hybrid or sliding-window model, §4.8)."""
+    blocks, size, tokens = launch.num_gpu_blocks, launch.block_size, launch.kv_tokens
+    if not blocks or not size or tokens is None or _one_group(blocks, size, tokens):
+        return
+    launch.warnings.append(
+        f"num_gpu_blocks × block_size = {blocks:,} × {size} = {blocks * size:,} is not kv_tokens = {tokens:,}: "
+        "the KV cache has several groups (a hybrid or sliding-window model); kv_tokens counts "
+        f"{launch.kv_tokens_definition or 'what this release prints'}, not blocks × block_size"
+    )
 
 
 def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
@@ -299,8 +321,6 @@ def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
 
 
 # --------------------------------------------------------------------------- outcome
-#: The engine's GPU block devices (``# GPU blocks`` 0.4.0-0.6.6.post1, ``CUDA``/``cuda`` 0.7.0-0.10.2).
-_GPU_BLOCK_DEVICES = ("GPU", "CUDA", "cuda")
 #: What a worker method that raised was doing (V0's multiprocessing executor, 0.4.2-0.10.2).
 _METHOD_KINDS = {
     "initialize_cache": "kv_cache_init",
@@ -435,6 +455,19 @@ def message_of(ev: Event) -> str:
     """The message of an event's line, without vLLM's layers in front of it."""
     _, _, _, end = split_head(ev.text)
     return ev.text[end:].strip() or ev.text
+
+
+def _build_notes(launch: Launch, evs: list[Event]) -> None:
+    """What the lines say about the build: the model runner (MRv2 prints ``Using V2 Model Runner``) and
+    lines no upstream release prints (a patched image)."""
+    if any(e.kind == "vllm_runner" for e in evs):
+        launch.runtime["model_runner"] = "V2"
+    for ev in evs:
+        if ev.kind == "vllm_patch_note" and ev.form == "allocator_cleared":
+            launch.warnings.append(
+                f"line {ev.line_no}: a patched build (no vLLM release prints this): it cleared "
+                f"{ev.fields['cleared_gb']:.2f} GiB of PyTorch's cached memory before allocating the KV cache"
+            )
 
 
 # --------------------------------------------------------------------------- small helpers

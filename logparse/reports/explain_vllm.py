@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.model import Budget
-from logparse.budget.vllm import launch_era, pool_rank
+from logparse.budget.vllm import graph_estimate_in_budget, launch_era, pool_rank
 from logparse.grammar import vllm_versions as vv
 from logparse.launches.model import Launch, RankMemory
 
@@ -46,12 +46,7 @@ def vllm_waterfall(launch: Launch, rank: RankMemory | None) -> list[dict[str, An
             ("non-torch memory", rank.non_torch_gb),
         ]
     )
-    era = launch_era(launch)
-    if (
-        era is not None
-        and era.key in ("v1-c", "v1-d")
-        and vv.graphs_estimated_by_default(launch.engine_version or era.first)
-    ):
+    if graph_estimate_in_budget(launch)[0]:
         terms.append(("CUDA-graph estimate", x.get("graph_estimate_gb")))
     for label, gb in terms:
         if gb is not None:
@@ -96,6 +91,7 @@ def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[s
             f"gpu_memory_utilization = {u:g} ({how}) is a share of the GPU's total memory, not of the free memory "
             "(SGLang's mem_fraction_static is): everything the instance uses must fit in u × T."
         )
+    out += _graph_sentences(launch, rank)
     missing = not_shown(launch, rank)
     if missing:
         out.append("The log does not show " + "; ".join(missing) + ".")
@@ -113,6 +109,28 @@ def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[s
         out.append(
             "Since 0.20.0 the same flags give a different pool than before: the default utilization rose 0.90 → 0.92 "
             "and the CUDA-graph estimate is subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)."
+        )
+    return out
+
+
+def _graph_sentences(launch: Launch, rank: RankMemory | None) -> list[str]:
+    """Where the CUDA graphs sit in the budget, on the launch's own evidence (its advice line) or the
+    release default; and how far the capture strayed from the estimate the budget held for it."""
+    x = (rank.extra if rank is not None else None) or {}
+    g = x.get("graph_estimate_gb")
+    if g is None:
+        return []
+    inside, why = graph_estimate_in_budget(launch)
+    out = [
+        f"The CUDA-graph estimate ({g:.2f} GiB) is "
+        + ("subtracted from the KV budget" if inside else "not in the KV budget (the graphs take memory outside u × T)")
+        + f": {why}."
+    ]
+    err = x.get("graph_estimate_error_gb")
+    if err is not None and abs(err) >= 0.01:
+        out.append(
+            f"The captured CUDA graph pool came out {abs(err):.2f} GiB "
+            + ("above the estimate: memory beyond what the budget held." if err > 0 else "below the estimate.")
         )
     return out
 
