@@ -166,6 +166,21 @@ def test_a_workers_exception_after_the_server_is_up_leaves_it_ready():
     assert launch.outcome == "ready" and "uvicorn's 'Application startup complete.'" in launch.outcome_evidence
 
 
+def test_a_v1_worker_that_failed_to_start_is_the_failure_before_the_engines_echo():
+    text = (
+        "(EngineCore_DP0 pid=301) INFO 03-24 09:45:10 [core.py:93] Initializing a V1 LLM engine (v0.11.0) with "
+        "config: model='org/moe', max_seq_len=32768, tensor_parallel_size=8, kv_cache_dtype=auto\n"
+        "(Worker_TP1_EP1 pid=7311) ERROR 03-24 09:46:59 [multiproc_executor.py:597] WorkerProc failed to start.\n"
+        "(Worker_TP1_EP1 pid=7311) ERROR 03-24 09:46:59 [multiproc_executor.py:597] Traceback (most recent call "
+        "last):\n"
+        "(EngineCore_DP0 pid=301) ERROR 03-24 09:47:01 [core.py:708] EngineCore failed to start.\n"
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    )
+    launch = _one(text)
+    assert (launch.outcome, launch.error_kind) == ("failed", "worker_exception")
+    assert launch.outcome_evidence.startswith("line 2: a worker failed to start")
+
+
 # --------------------------------------------------------------------------- ready starts the log implies
 def test_an_offline_v0_run_is_ready_at_its_last_graph_capture():
     launch = _one(ENGINE_063 + V0_FIGURES + GRAPHS_063)
@@ -297,8 +312,13 @@ def test_the_v2_model_runner_and_a_patched_builds_cleanup_are_kept():
         + "(Worker_TP0 pid=257) INFO 09-14 03:14:26 [gpu_worker.py:781] Cleared 0.15 GiB of cached CUDA allocator "
         "memory before KV cache allocation.\n"
     )
+    text += (
+        "(Worker_TP0 pid=257) INFO 09-14 03:14:20 [gpu_worker.py:402] Freed 0.31 GiB before KV cache sizing; "
+        "non-torch profile increase is 0.42 GiB.\n"
+    )
     launch = _one(text)
     assert launch.runtime["model_runner"] == "V2"
+    assert any("freed 0.31 GiB" in w and "0.42 GiB" in w for w in launch.warnings)
     assert any("patched build" in w and "0.15 GiB" in w for w in launch.warnings)
     assert launch.ranks[0].weights_gb == 51.37
 

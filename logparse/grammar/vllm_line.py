@@ -364,6 +364,11 @@ class VllmTransformer(Transformer):
         # not upstream: a patched build's cleanup of PyTorch's cached blocks before the KV allocation
         return ("vllm_patch_note", {"cleared_gb": _f(c[0])}, "allocator_cleared")
 
+    def freed_before_sizing(self, c):
+        # the same patch: the memory it freed after the profile, and non-torch measured again after it
+        n = [_f(t) for t in c]
+        return ("vllm_patch_note", {"freed_gb": n[0], "non_torch_increase_gb": n[1]}, "freed_before_sizing")
+
     def external_weights(self, c):
         n = [_f(t) for t in c]
         return ("vllm_external_weights", {"budget_gb": n[0], "external_gb": n[1], "engine_gb": n[2]}, None)
@@ -639,6 +644,10 @@ class VllmTransformer(Transformer):
         # the next lines) or ``logger.error("…: %s, %s", e, tb)`` (the exception in the line)
         f: dict[str, Any] = {"process": str(c[0]), "method": str(c[1]), **c[2]}
         return ("vllm_worker_exception", f, "colon" if "detail" in f else "period")
+
+    def workerproc_failed(self, c):
+        # V1's multiprocessing executor: a worker died before it was ready (its traceback follows)
+        return ("vllm_worker_exception", {}, "workerproc_start")
 
     def traceback_start(self, c):
         return ("exception_start", {"component": None}, "vllm")

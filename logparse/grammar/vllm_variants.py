@@ -852,6 +852,19 @@ VARIANTS: list[Variant] = [
         False,  # not upstream: a patched build's line (spark-vllm-docker's pre-KV allocator cleanup)
     ),
     V(
+        "patch_freed_before_sizing",
+        "0.28.0",
+        LAST,
+        _b(
+            "gpu_worker.py:402",
+            "Freed 0.31 GiB before KV cache sizing; non-torch profile increase is 0.42 GiB.",
+            "(Worker_TP0 pid=257) ",
+        ),
+        {"freed_gb": 0.31, "non_torch_increase_gb": 0.42},
+        "vllm_patch_note",
+        False,  # not upstream: the same patch as patch_allocator_cleared
+    ),
+    V(
         "v2_model_runner",
         "0.12.0",
         LAST,
@@ -1193,6 +1206,17 @@ VARIANTS: list[Variant] = [
         {"method": "load_model", "detail": "CUDA out of memory. Tried to allocate 896.00 MiB"},
         "vllm_worker_exception",
         False,  # the release that printed this form is not pinned (a fork's copy has it): does not date
+    ),
+    V(
+        "workerproc_failed_to_start",
+        "0.8.0",
+        LAST,
+        _b("multiproc_executor.py:597", "WorkerProc failed to start.", "(Worker_TP1_EP1 pid=7311) ").replace(
+            "INFO", "ERROR"
+        ),
+        {"tp_rank": 1},
+        "vllm_worker_exception",
+        False,  # V1's multiprocessing executor; the first release that prints it is not pinned here
     ),
     V("traceback", "0.4.0", LAST, "[rank0]: Traceback (most recent call last):", {}, "exception_start", False),
     V(

@@ -463,7 +463,9 @@ class LaunchAssembler:
             launch.outcome = "ready"
             launch.ready_at = ready.ts
             launch.outcome_evidence = f"line {ready.line_no}: " + (
-                "the ready line" if ready.kind == "ready" else "uvicorn started (0.1.x prints no ready line)"
+                f"the ready line ({_quoted(ready.text)})"
+                if ready.kind == "ready"
+                else "uvicorn started (0.1.x prints no ready line)"
             )
             return
         if not failures and crashes:
@@ -488,7 +490,7 @@ class LaunchAssembler:
         rank = {"failure": 0, "exception": 1, "child_failed": 2, "killed": 3}
         best = min(failures, key=lambda e: (1.5 if e.form == "init_failed" else rank[e.kind], e.seq))
         launch.error = _error_text(best)
-        launch.outcome_evidence = f"line {best.line_no}: the failure line"
+        launch.outcome_evidence = f"line {best.line_no}: the failure line ({_quoted(launch.error or best.text)})"
 
     @staticmethod
     def _runtime(launch: Launch, evs: list[Event], agg: RuntimeAgg) -> None:
@@ -752,6 +754,12 @@ def _server_args_evidence(form: str, args: dict[str, Any], whole: bool = True) -
     if rng is not None:
         evidence.append((f"server_args field set ({len(args)} fields{'' if exact else ', closest releases'})", rng))
     return evidence
+
+
+def _quoted(text: str, n: int = 80) -> str:
+    """A line's text for the outcome evidence: stripped, at most ``n`` characters."""
+    text = text.strip()
+    return repr(text if len(text) <= n else text[: n - 1] + "…")
 
 
 def _error_text(ev: Event) -> str:

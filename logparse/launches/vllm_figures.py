@@ -423,6 +423,8 @@ def _failure_why(ev: Event, evs: list[Event]) -> str:
         )
         tb = next((e for e in evs if e.seq > ev.seq and e.kind == "exception_start"), None)
         return why + (f"; the traceback at line {tb.line_no} lost its exception line" if tb is not None else "")
+    if ev.kind == "vllm_worker_exception" and ev.form == "workerproc_start":
+        return "a worker failed to start ('WorkerProc failed to start.': the engine core fails with it)"
     if ev.kind == "vllm_worker_exception":
         f = ev.fields
         return (
@@ -467,6 +469,12 @@ def _build_notes(launch: Launch, evs: list[Event]) -> None:
             launch.warnings.append(
                 f"line {ev.line_no}: a patched build (no vLLM release prints this): it cleared "
                 f"{ev.fields['cleared_gb']:.2f} GiB of PyTorch's cached memory before allocating the KV cache"
+            )
+        elif ev.kind == "vllm_patch_note":
+            launch.warnings.append(
+                f"line {ev.line_no}: a patched build (no vLLM release prints this): it freed "
+                f"{ev.fields['freed_gb']:.2f} GiB after the profile and measured non-torch memory again "
+                f"({ev.fields['non_torch_increase_gb']:.2f} GiB) before sizing the KV cache, which gains what it freed"
             )
 
 
