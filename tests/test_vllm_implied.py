@@ -392,3 +392,16 @@ def test_a_launch_that_turned_the_estimate_off_keeps_it_out_of_the_budget():
     rep = explain_launch(launch).to_dict()
     assert not any(s["label"] == "CUDA-graph estimate" for s in rep["waterfall"])
     assert any("not in the KV budget" in s and "profiling is off" in s for s in rep["sentences"])
+
+
+def test_total_memory_from_the_graph_advice_carries_its_rounding_range():
+    from logparse.reports.explain_vllm import binding_rank, not_shown, total_gb_range
+
+    launch = parse_text((SAMPLES / "vllm" / "v1-defaults-0.20.2.log").read_text(encoding="utf-8")).launches[0]
+    t, lo, hi = total_gb_range(launch, binding_rank(launch))
+    assert lo < t < hi and hi - lo < 0.05 * t
+    (said,) = [m for m in not_shown(launch, binding_rank(launch)) if m.startswith("total GPU memory T")]
+    assert f"≈ {t:.1f} GiB, {lo:.1f}–{hi:.1f} GiB" in said
+    # a budget report prints T: nothing is derived then
+    printed = parse_text(_V031).launches[0]
+    assert total_gb_range(printed, binding_rank(printed)) is None

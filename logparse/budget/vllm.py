@@ -117,6 +117,15 @@ def launch_era(launch: Launch) -> VllmEra | None:
     return lo if lo == hi else None
 
 
+def tokens_source(launch: Launch) -> str:
+    """Which line gave the launch's KV tokens, and what they count: ``GPU KV cache size`` (V1 0.8.0+;
+    ``concurrency×max_model_len`` from 0.20.1, which for a hybrid or sliding-window model is how many
+    requests of max_model_len fit, times it, not the pool's slots) or ``# GPU blocks`` × block size."""
+    printed = any(e.kind == "vllm_kv_tokens" for e in launch.events) or not launch.num_gpu_blocks
+    line = "GPU KV cache size" if printed else "# GPU blocks × block_size"
+    return f"vLLM {line} ({launch.kv_tokens_definition or 'definition unknown'})"
+
+
 def pool_rank(launch: Launch) -> RankMemory | None:
     """The rank whose pool the engine uses: the smallest printed pool."""
     ranks = [r for r in launch.ranks if r.kv_size_gb is not None]

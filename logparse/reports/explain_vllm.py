@@ -69,7 +69,16 @@ def not_shown(launch: Launch, rank: RankMemory | None) -> list[str]:
     x = (rank.extra if rank is not None else None) or {}
     missing = []
     if x.get("total_gb") is None and x.get("requested_gb") is None:
-        missing.append("total GPU memory T (V1 prints it only in 0.10.2's and 0.26.0+'s budget report)")
+        derived = total_gb_range(launch, rank)
+        missing.append(
+            "total GPU memory T (V1 prints it only in 0.10.2's and 0.26.0+'s budget report"
+            + (
+                f"; the CUDA-graph advice gives T = G / (u − u_eq) ≈ {derived[0]:.1f} GiB, "
+                f"{derived[1]:.1f}–{derived[2]:.1f} GiB with the printed rounding)"
+                if derived
+                else ")"
+            )
+        )
     if rank is None or (rank.activation_gb is None and x.get("consumed_gb") is None):
         missing.append("the activation peak and non-torch memory (DEBUG level in V1 0.9.1–0.25.1)")
     if rank is None or rank.kv_size_gb is None:
@@ -175,14 +184,34 @@ def total_gb(launch: Launch, rank: RankMemory | None) -> float | None:
     x = (rank.extra if rank is not None else None) or {}
     if x.get("total_gb") is not None:
         return x["total_gb"]
+    g, delta = x.get("graph_estimate_gb"), _advice_delta(launch)
+    if not g or delta is None:
+        return None
+    return round(g / delta, 1)
+
+
+def _advice_delta(launch: Launch) -> float | None:
+    """``u − u_eq`` of the CUDA-graph advice (the share of T the estimate takes), when positive."""
     advice = next(
         (e.fields for e in launch.events if e.kind == "vllm_graph_advice" and "equivalent_utilization" in e.fields),
         None,
     )
-    g = x.get("graph_estimate_gb")
-    if advice is None or not g or advice["utilization"] <= advice["equivalent_utilization"]:
+    if advice is None or advice["utilization"] <= advice["equivalent_utilization"]:
         return None
-    return round(g / (advice["utilization"] - advice["equivalent_utilization"]), 1)
+    return advice["utilization"] - advice["equivalent_utilization"]
+
+
+def total_gb_range(launch: Launch, rank: RankMemory | None) -> tuple[float, float, float] | None:
+    """T from the CUDA-graph advice (:func:`total_gb`) and its range: G is printed with two decimals
+    and u, u_eq with four, so G is ±0.005 GiB and u − u_eq ±0.0001 (None when T is printed or not derivable)."""
+    x = (rank.extra if rank is not None else None) or {}
+    t = total_gb(launch, rank)
+    if t is None or x.get("total_gb") is not None:
+        return None
+    g, delta = x["graph_estimate_gb"], _advice_delta(launch) or 0.0
+    lo = (g - 0.005) / (delta + 0.0001)
+    hi = (g + 0.005) / (delta - 0.0001) if delta > 0.0001 else float("inf")
+    return t, lo, hi
 
 
 def _fp8_what_if(launch: Launch, b: Budget) -> dict[str, Any]:
