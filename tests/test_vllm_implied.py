@@ -405,3 +405,22 @@ def test_total_memory_from_the_graph_advice_carries_its_rounding_range():
     # a budget report prints T: nothing is derived then
     printed = parse_text(_V031).launches[0]
     assert total_gb_range(printed, binding_rank(printed)) is None
+
+
+def test_a_hybrid_models_ranks_keep_no_token_count_for_a_per_token_size():
+    """0.20.1-0.27.1 print one 'GPU KV cache size' line (a rank's count): for a hybrid model (padding
+    layers) it is concurrency × max_model_len, so pool / tokens would be no bytes per token."""
+    lines = (
+        "INFO 08-01 10:00:00 [core.py:93] Initializing a V1 LLM engine (v0.24.0) with config: model='org/hybrid', "
+        "max_seq_len=32768, tensor_parallel_size=1, kv_cache_dtype=auto\n"
+        "INFO 08-01 10:00:30 [gpu_worker.py:300] Available KV cache memory: 40.12 GiB\n"
+        "{padding}"
+        "INFO 08-01 10:00:31 [kv_cache_utils.py:1200] GPU KV cache size: 1,310,720 tokens\n"
+        "INFO 08-01 10:00:31 [kv_cache_utils.py:1204] Maximum concurrency for 32,768 tokens per request: 40.00x\n"
+    )
+    plain = _one(lines.format(padding=""))
+    assert plain.ranks[0].kv_tokens == 1310720 and launch_budget(plain).ranks[0].bytes_per_token is not None
+    pad = "WARNING 08-01 10:00:31 [kv_cache_utils.py:900] Add 2 padding layers, may waste at most 3.85% KV cache memory\n"
+    hybrid = _one(lines.format(padding=pad))
+    assert hybrid.kv_tokens == 1310720 and hybrid.ranks[0].kv_tokens is None
+    assert launch_budget(hybrid).ranks[0].bytes_per_token is None

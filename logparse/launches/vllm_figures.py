@@ -244,7 +244,7 @@ def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> 
     if tokens:
         launch.kv_tokens = min(tokens)
         launch.kv_tokens_definition = _same_on_range(launch, vv.tokens_definition)
-        _groups_check(launch)
+        _groups_check(launch, evs)
     elif launch.num_gpu_blocks is not None:
         block = launch.block_size or DEFAULT_BLOCK_SIZE
         if launch.block_size is None:
@@ -290,11 +290,18 @@ def _one_group(blocks: int, block_size: int, tokens: int) -> bool:
     return abs(blocks * block_size - tokens) <= 0.01 * max(tokens, 1)
 
 
-def _groups_check(launch: Launch) -> None:
+def _groups_check(launch: Launch, evs: list[Event]) -> None:
     """With the engine's blocks (V1's ``cache_config_info``) and a token line, say when the tokens are
-    not ``blocks × block_size``: several KV cache groups (a hybrid or sliding-window model, §4.8)."""
+    not ``blocks × block_size``: several KV cache groups (a hybrid or sliding-window model, §4.8).
+    Then (or with vLLM's padding-layer warning) ``concurrency × max_model_len`` counts requests that
+    fit, not slots: a rank's pool over it is no per-token size, so the ranks keep no token count."""
     blocks, size, tokens = launch.num_gpu_blocks, launch.block_size, launch.kv_tokens
-    if not blocks or not size or tokens is None or _one_group(blocks, size, tokens):
+    several = bool(blocks and size and tokens is not None and not _one_group(blocks, size, tokens))
+    padded = any(e.kind == "vllm_kv_note" and e.form == "padding" for e in evs)
+    if (several or padded) and launch.kv_tokens_definition == vv.CONCURRENCY_DEFINITION:
+        for rank in launch.ranks:
+            rank.kv_tokens = None
+    if not several or not blocks or not size or tokens is None:
         return
     launch.warnings.append(
         f"num_gpu_blocks × block_size = {blocks:,} × {size} = {blocks * size:,} is not kv_tokens = {tokens:,}: "
