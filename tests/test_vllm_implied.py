@@ -420,7 +420,9 @@ def test_a_hybrid_models_ranks_keep_no_token_count_for_a_per_token_size():
     )
     plain = _one(lines.format(padding=""))
     assert plain.ranks[0].kv_tokens == 1310720 and launch_budget(plain).ranks[0].bytes_per_token is not None
-    pad = "WARNING 08-01 10:00:31 [kv_cache_utils.py:900] Add 2 padding layers, may waste at most 3.85% KV cache memory\n"
+    pad = (
+        "WARNING 08-01 10:00:31 [kv_cache_utils.py:900] Add 2 padding layers, may waste at most 3.85% KV cache memory\n"
+    )
     hybrid = _one(lines.format(padding=pad))
     assert hybrid.kv_tokens == 1310720 and hybrid.ranks[0].kv_tokens is None
     assert launch_budget(hybrid).ranks[0].bytes_per_token is None
