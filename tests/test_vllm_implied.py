@@ -426,3 +426,13 @@ def test_a_hybrid_models_ranks_keep_no_token_count_for_a_per_token_size():
     hybrid = _one(lines.format(padding=pad))
     assert hybrid.kv_tokens == 1310720 and hybrid.ranks[0].kv_tokens is None
     assert launch_budget(hybrid).ranks[0].bytes_per_token is None
+
+
+def test_uvicorn_running_without_its_startup_line_is_up():
+    launch = _one(
+        SERVER_063
+        + ENGINE_063
+        + V0_FIGURES
+        + "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+    )
+    assert launch.outcome == "ready" and launch.outcome_evidence.startswith("line 6: uvicorn's 'Uvicorn running on")

@@ -360,6 +360,9 @@ def _ready_evidence(launch: Launch, evs: list[Event], server: bool) -> tuple[Eve
     up = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
     if up is not None:
         return up, "uvicorn's 'Application startup complete.'", False
+    running = next((e for e in evs if e.kind == "uvicorn" and e.form == "running"), None)
+    if running is not None:  # uvicorn binds and says so only after its application startup completed
+        return running, "uvicorn's 'Uvicorn running on …' (it prints it after its application startup)", False
     if not server:
         init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
         if init is not None:
