@@ -32,7 +32,7 @@ from logparse.grammar.pyliteral import (
     parse_literal_prefix,
     whole_number,
 )
-from logparse.launches.figures import check_launch, event_warnings
+from logparse.launches.figures import check_launch, event_warnings, outcome_evidence
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import rank_memory
@@ -462,21 +462,22 @@ class LaunchAssembler:
         if ready is not None:
             launch.outcome = "ready"
             launch.ready_at = ready.ts
-            launch.outcome_evidence = f"line {ready.line_no}: " + (
-                f"the ready line ({_quoted(ready.text)})"
+            launch.outcome_evidence = outcome_evidence(
+                ready,
+                f"the ready line {_quoted(ready.text)}"
                 if ready.kind == "ready"
-                else "uvicorn started (0.1.x prints no ready line)"
+                else "uvicorn started (0.1.x prints no ready line)",
             )
             return
         if not failures and crashes:
             # The traceback's last line was not recognized: the crash line itself is the error.
             launch.outcome = "failed"
             launch.error = crashes[0].text
-            launch.outcome_evidence = f"line {crashes[0].line_no}: a fatal traceback (its exception line not read)"
+            launch.outcome_evidence = outcome_evidence(crashes[0], "a fatal traceback (its exception line not read)")
             return
         if not failures:
             launch.outcome = "incomplete"
-            launch.outcome_evidence = f"neither a ready nor a failure line (the input ends at line {launch.last_line})"
+            launch.outcome_evidence = "neither a ready nor a failure line in the input"
             if any(e.kind == "summary" for e in evs):
                 launch.warnings.append(
                     "startup reached the scheduler summary but no ready line "
@@ -490,7 +491,7 @@ class LaunchAssembler:
         rank = {"failure": 0, "exception": 1, "child_failed": 2, "killed": 3}
         best = min(failures, key=lambda e: (1.5 if e.form == "init_failed" else rank[e.kind], e.seq))
         launch.error = _error_text(best)
-        launch.outcome_evidence = f"line {best.line_no}: the failure line ({_quoted(launch.error or best.text)})"
+        launch.outcome_evidence = outcome_evidence(best, f"the failure line {_quoted(launch.error or best.text)}")
 
     @staticmethod
     def _runtime(launch: Launch, evs: list[Event], agg: RuntimeAgg) -> None:

@@ -28,6 +28,7 @@ from logparse.grammar.pyliteral import (
     parse_literal_prefix,
     whole_number,
 )
+from logparse.launches.figures import outcome_evidence
 from logparse.launches.model import Launch, RankMemory
 from logparse.vllm_prefix import split_head
 
@@ -398,11 +399,11 @@ def _outcome(launch: Launch, evs: list[Event]) -> None:
             # uvicorn's lines carry no time: the server was up by the last stamped line before it
             launch.outcome = "ready"
             launch.ready_at = ev.ts or next((e.ts for e in reversed(evs[: ev.seq]) if e.ts), None)
-            launch.outcome_evidence = f"line {ev.line_no}: {why}"
+            launch.outcome_evidence = outcome_evidence(ev, why)
             return
     if not failures:
         launch.outcome = "incomplete"
-        launch.outcome_evidence = _incomplete_evidence(launch, evs)
+        launch.outcome_evidence = _incomplete_evidence(evs)
         if any(e.kind == "vllm_init_engine" for e in evs):
             launch.warnings.append(
                 "the engine finished its init but the server never said it was up (the log ends early?)"
@@ -412,17 +413,15 @@ def _outcome(launch: Launch, evs: list[Event]) -> None:
     launch.outcome = "failed"
     launch.error = message_of(best)
     launch.error_kind = _error_kind(best, evs)
-    launch.outcome_evidence = f"line {best.line_no}: {_failure_why(best, evs)}"
+    launch.outcome_evidence = outcome_evidence(best, _failure_why(best, evs))
 
 
-def _incomplete_evidence(launch: Launch, evs: list[Event]) -> str:
+def _incomplete_evidence(evs: list[Event]) -> str:
     init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
     if init is not None:
-        return (
-            f"the engine finished its init (line {init.line_no}), then neither uvicorn's ready line nor the API "
-            f"routes nor a failure (the input ends at line {launch.last_line})"
-        )
-    return f"neither a ready nor a failure line (the input ends at line {launch.last_line})"
+        why = "the engine finished its init, then neither uvicorn's ready line nor the API routes nor a failure"
+        return outcome_evidence(init, why)
+    return "neither a ready nor a failure line in the input"
 
 
 def _failure_why(ev: Event, evs: list[Event]) -> str:
@@ -432,7 +431,7 @@ def _failure_why(ev: Event, evs: list[Event]) -> str:
             "cache blocks' on zero blocks)"
         )
         tb = next((e for e in evs if e.seq > ev.seq and e.kind == "exception_start"), None)
-        return why + (f"; the traceback at line {tb.line_no} lost its exception line" if tb is not None else "")
+        return why + ("; the traceback after it lost its exception line" if tb is not None else "")
     if ev.kind == "vllm_worker_exception" and ev.form == "workerproc_start":
         return "a worker failed to start ('WorkerProc failed to start.': the engine core fails with it)"
     if ev.kind == "vllm_worker_exception":
