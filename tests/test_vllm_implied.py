@@ -438,3 +438,14 @@ def test_uvicorn_running_without_its_startup_line_is_up():
         + "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
     )
     assert launch.outcome == "ready" and launch.outcome_evidence.startswith("uvicorn's 'Uvicorn running on")
+
+
+def test_a_paste_of_only_a_workers_exception_is_a_failed_launch():
+    text = (
+        _WORKER
+        + "Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks.\n"
+        + _WORKER
+        + "Traceback (most recent call last):\n"
+    )
+    launch = _one(text)
+    assert (launch.outcome, launch.error_kind) == ("failed", "profile")

@@ -43,6 +43,7 @@ OPENING_KINDS = frozenset(
         "vllm_init_engine",
         "vllm_failure",
         "vllm_engine_failed",
+        "vllm_worker_exception",
         "vllm_graph_advice",
     }
 )
