@@ -51,7 +51,8 @@ def _explain_head(rep: dict[str, Any], console) -> None:
     if rep.get("tp_size"):
         head.append(f"  tp={rep['tp_size']}" + (f" dp={rep['dp_size']}" if (rep.get("dp_size") or 1) > 1 else ""))
     console.print(head)
-    console.print(f"  {rep['source']}", style="dim")
+    why = f"; {rep['outcome']} by {rep['outcome_evidence']}" if rep.get("outcome_evidence") else ""
+    console.print(f"  {rep['source']}{why}", style="dim")
     console.print(f"  formula: {rep.get('formula_features') or rep.get('formula') or 'unknown era'}", style="dim")
 
 

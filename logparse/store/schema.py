@@ -625,6 +625,14 @@ def _m10_order_free(con) -> None:
     con.execute("ALTER TABLE launch_sequence ADD COLUMN same_start_as VARCHAR")
 
 
+def _m11_outcome_evidence(con) -> None:
+    """``launches.outcome_evidence``: which line decided the launch's outcome and why (a launch stored
+    before stays NULL until it is ingested again).  Frozen: the column is named here."""
+    from logparse.store import columns as C
+
+    C.add_missing_columns(con, "launches", {"outcome_evidence": "str"})
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -637,6 +645,7 @@ MIGRATIONS: list[Callable] = [
     _m8_engines,
     _m9_launch_change,
     _m10_order_free,
+    _m11_outcome_evidence,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
