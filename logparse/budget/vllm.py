@@ -221,22 +221,22 @@ def upgrade_notes(a: Launch, b: Launch) -> list[str]:
     """Why two vLLM launches' KV may differ with the same flags: the defaults and the accounting that moved
     between their releases, and the inputs of the formula that differ."""
     if a.engine != b.engine:
-        return [f"different engines ({a.engine} → {b.engine}): their pools are sized differently, not comparable"]
+        return [f"different engines ({a.engine} -> {b.engine}): their pools are sized differently, not comparable"]
     notes: list[str] = []
     ra, rb = _release(a), _release(b)
     if ra and rb and ra != rb:
         lo, hi = sorted((vv.index(ra), vv.index(rb)))
-        notes.append(f"vLLM {ra} → {rb}")
+        notes.append(f"vLLM {ra} -> {rb}")
         notes += [why for release, why in MOVES if lo < vv.index(release) <= hi]
         if lo < vv.index("0.20.0") <= hi and "default" in (
             a.gpu_memory_utilization_source,
             b.gpu_memory_utilization_source,
         ):
-            notes.append("the default gpu_memory_utilization moved 0.90 → 0.92 at 0.20.0 (+0.02 × total GPU memory)")
+            notes.append("the default gpu_memory_utilization moved 0.90 -> 0.92 at 0.20.0 (+0.02 × total GPU memory)")
     for name in ("engine_generation", "gpu_memory_utilization", "max_model_len", "kv_cache_dtype", "block_size"):
         va, vb_ = getattr(a, name), getattr(b, name)
         if va is not None and vb_ is not None and va != vb_:
-            notes.append(f"{name} {va} → {vb_}")
+            notes.append(f"{name} {va} -> {vb_}")
     return notes
 
 
