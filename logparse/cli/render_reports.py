@@ -466,7 +466,9 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
 
 
 def _short(v: Any, n: int = 60) -> str:
-    s = value_text(v)
+    # a string of the document is terminal-safe already (escaped by ``for_terminal``): quoted as
+    # value_text quotes, without escaping its escapes a second time
+    s = f'"{v}"' if isinstance(v, str) else value_text(v)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
