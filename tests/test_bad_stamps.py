@@ -109,7 +109,11 @@ def _record_line(starts: list[int], i: int) -> int:
 
 
 def _without_time(doc: dict) -> dict:
-    return {k: v for k, v in doc.items() if k not in TIME_FIELDS}
+    """The launch without its times (the outcome evidence says when its line was printed: that too)."""
+    out = {k: v for k, v in doc.items() if k not in TIME_FIELDS}
+    if isinstance(out.get("outcome_evidence"), str):
+        out["outcome_evidence"] = re.sub(r" \(at [0-9:.]+\)$", "", out["outcome_evidence"])
+    return out
 
 
 def _parse(data: bytes, name: str, bulk):

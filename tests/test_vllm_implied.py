@@ -235,7 +235,7 @@ def test_sglang_launches_name_their_deciding_line_too():
     from logparse.pipeline import parse_paths
 
     (launch,) = parse_paths([str(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log")]).launches
-    assert launch.outcome == "ready" and launch.outcome_evidence.startswith("the ready line '[2026-")
+    assert launch.outcome == "ready" and launch.outcome_evidence.startswith("the ready line 'The server is fired up")
     assert launch.to_dict()["outcome_evidence"] == launch.outcome_evidence
 
 

@@ -766,8 +766,14 @@ def _server_args_evidence(form: str, args: dict[str, Any], whole: bool = True) -
 
 
 def _quoted(text: str, n: int = 80) -> str:
-    """A line's text for the outcome evidence: stripped, at most ``n`` characters."""
+    """A line's message for the outcome evidence: without its prefix (the same launch read from another
+    rendering, or with a damaged stamp, has the same evidence), stripped, at most ``n`` characters."""
     text = text.strip()
+    m = PREFIX_RE.match(text)
+    if m is not None:
+        text = text[m.end() :]
+    elif text.startswith("[") and "] " in text:  # a bracket whose stamp did not read
+        text = text.split("] ", 1)[1]
     return repr(text if len(text) <= n else text[: n - 1] + "…")
 
 
