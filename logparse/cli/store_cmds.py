@@ -28,6 +28,7 @@ from logparse.cli.app import (
     say,
 )
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
+from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
@@ -139,7 +140,7 @@ def ingest(
     label: Optional[list[str]] = typer.Option(
         None, "--label", help="key=value label on every launch ingested (repeatable); 'deployment' sets the deployment."
     ),
-    sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
+    sglang_version: Optional[str] = sglang_version_option(),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     db: Optional[str] = _db_opt(),
     lock_timeout: float = typer.Option(
@@ -221,8 +222,8 @@ def launches_cmd(
     since: Optional[str] = typer.Option(None, "--since", help="Started at or after (2026-05-01, 7d, today...)."),
     until: Optional[str] = typer.Option(None, "--until", help="Started before."),
     outcome: Optional[str] = typer.Option(None, "--outcome", help="ready, failed or incomplete."),
-    deployment: Optional[str] = typer.Option(None, "--deployment", help="Only this deployment."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N launches."),
+    deployment: Optional[str] = deployment_option(),
+    limit: Optional[int] = limit_option(),
     db: Optional[str] = _db_opt(),
     *,
     out: Output,
@@ -245,6 +246,7 @@ def launches_cmd(
             )
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
+        undated_note(store, since, until, host=host, model=model, outcome=outcome, deployment=deployment)
     if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
         out.write(_launch_text(rows.columns, rows.rows))
     else:
@@ -693,9 +695,7 @@ def history(
     metric: str = typer.Option(
         "kv_tokens", "--metric", help="kv_tokens, headroom_gb, weights_gb, kv_pool_gb, predicted_kv_tokens, ..."
     ),
-    deployment: Optional[str] = typer.Option(
-        None, "--deployment", help="Only this deployment (or a part of its name)."
-    ),
+    deployment: Optional[str] = deployment_option(),
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Also draw the metric."),

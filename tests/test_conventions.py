@@ -1,0 +1,194 @@
+"""One set of input conventions for every command (issue 22 item 3): values checked at the door,
+one deployment rule, ``--limit``, ``--since`` and undated launches, ``-V``, ``NO_COLOR``, shell
+completion of values, one meaning of negative launch references, times with their zone."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+
+import pytest
+from helpers import ROOT, SAMPLES, cli
+from store_fixture import launch_lines
+
+from logparse.launches.release_check import UnknownRelease, check_release, close_releases, release_list
+
+MODEL = ROOT / "samples" / "models" / "Qwen3-32B"
+SGLANG_LOG = sorted((SAMPLES / "sglang-0.5").glob("*.log"))[0]
+
+
+# ---------------------------------------------------------------------------- releases
+
+
+@pytest.mark.parametrize(
+    ("engine", "given", "release"),
+    [
+        ("sglang", "0.5.10", "0.5.10"),
+        ("sglang", "v0.5.10-post1", "0.5.10.post1"),
+        ("sglang", "0.5.10post1", "0.5.10.post1"),
+        ("sglang", "0.5.0-rc2", "0.5.0rc2"),
+        ("sglang", " 0.4.10.POST2 ", "0.4.10.post2"),
+        ("sglang", "0.5.11.dev3+gabc123", "0.5.11.dev3+gabc123"),  # a dev build between releases
+        ("vllm", "0.9.0.1", "0.9.0.1"),
+        ("vllm", "0.18.2rc1.dev73+gdb7a17ecc", "0.18.2rc1.dev73+gdb7a17ecc"),
+    ],
+)
+def test_release_names_pip_reads_the_same_are_one_release(engine, given, release):
+    assert check_release(engine, given) == release
+
+
+@pytest.mark.parametrize(
+    ("engine", "given", "why", "close"),
+    [
+        ("sglang", "banana", "not a version number", None),
+        ("sglang", "0.5.1rc1", "not an SGLang release", ["0.5.0rc2", "0.5.1", "0.5.1.post1"]),
+        ("sglang", "0.5.10.post9", "not an SGLang release", ["0.5.10.post1", "0.5.11", "0.5.12"]),
+        ("sglang", "0.9.0", "newer than every SGLang release", None),
+        ("sglang", "0.0.1", "older than every SGLang release", ["0.1.3", "0.1.4"]),
+        ("sglang", "0.6.0.dev1", "newer than every SGLang release", None),
+        ("vllm", "0.5.23", "not a vLLM release", ["0.5.5", "0.6.0", "0.6.1"]),
+    ],
+)
+def test_unknown_releases_are_refused_with_the_closest(engine, given, why, close):
+    with pytest.raises(UnknownRelease) as exc:
+        check_release(engine, given)
+    msg = str(exc.value)
+    assert msg.startswith(f"{given}: {why}") and "\n" not in msg
+    names = release_list(engine)
+    assert f"{names[0]} – {names[-1]}" in msg
+    if close is not None:
+        assert close_releases(given, names) == close and ", ".join(close) in msg
+
+
+def test_a_release_the_sizing_replays_is_not_a_dev_build():
+    with pytest.raises(UnknownRelease):
+        check_release("sglang", "0.5.11.dev3", builds=False)
+
+
+@pytest.mark.parametrize("command", ["parse", "ingest", "watch"])
+def test_sglang_version_is_checked_before_any_work(command, tmp_path):
+    db = tmp_path / "h.duckdb"
+    args = [command, str(SGLANG_LOG), "--sglang-version", "banana", "--db", db]
+    if command == "parse":
+        args = args[:-2]
+    if command == "watch":
+        args.append("--once")
+    code, out, err = cli(*args)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "logparse: --sglang-version banana: not a version number (known SGLang releases: "
+        f"{release_list('sglang')[0]} – {release_list('sglang')[-1]}; newest: "
+        + ", ".join(release_list("sglang")[-3:])
+        + ")"
+    ]
+    assert not db.exists()
+
+
+def test_sglang_version_spelled_as_pip_does_is_the_release():
+    code, out, err = cli("parse", str(SGLANG_LOG), "--sglang-version", "v0.5.10-post1", "--json", "-q")
+    assert code == 0, err
+    assert {la["sglang_version"] for la in json.loads(out)["launches"]} == {"0.5.10.post1"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--release", "banana"], "--release banana: not a version number"),
+        (["--release", "0.5.24"], "--release 0.5.24: newer than every SGLang release"),
+        (["--engine", "vllm", "--release", "0.5.23"], "--release 0.5.23: not a vLLM release"),
+        (["--engine", "both", "--release", "0.5.23"], "--release 0.5.23: not a vLLM release"),
+        (["--release", "0.5.11.dev2"], "--release 0.5.11.dev2: not an SGLang release"),
+    ],
+)
+def test_plan_release_is_checked_for_its_engine(args, message):
+    code, out, err = cli("plan", MODEL, "--gpu", "H100", *args)
+    assert code == 2 and out == "" and err.startswith(f"logparse: {message}"), err
+    assert "closest:" in err or "newest:" in err
+
+
+def test_plan_release_spelled_as_pip_does():
+    code, out, err = cli("plan", MODEL, "--gpu", "H100", "--engine", "vllm", "--release", "v0.20.2", "--json")
+    assert code == 0, err
+    assert json.loads(out)["release"] == "0.20.2"
+
+
+# ---------------------------------------------------------------------------- the store's filters
+
+
+def _store_of(tmp_path, launches: dict[str, list[str]]) -> str:
+    """A store holding each log under its deployment label."""
+    db = str(tmp_path / "h.duckdb")
+    for i, (deployment, lines) in enumerate(launches.items()):
+        log = tmp_path / f"{i}.log"
+        log.write_text("\n".join(lines) + "\n")
+        code, _, err = cli("ingest", log, "--label", f"deployment={deployment}", "--db", db, "-q")
+        assert code == 0, err
+    return db
+
+
+def _undated(lines: list[str]) -> list[str]:
+    """The same lines as a pasted excerpt without SGLang's time stamps."""
+    return [re.sub(r"^\[[0-9-]+ [0-9:]+\] ", "", line) for line in lines]
+
+
+@pytest.fixture
+def deployments(tmp_path):
+    now = datetime.now().replace(microsecond=0)
+    return _store_of(
+        tmp_path,
+        {
+            "prod": launch_lines(now - timedelta(days=1), random_seed=1, pid=11),
+            "prod-canary": launch_lines(now - timedelta(days=2), random_seed=2, pid=12),
+            "Kimi-K2.5-prod": launch_lines(now - timedelta(hours=3), random_seed=3, pid=13),
+            "kimi_old": _undated(launch_lines(datetime(2024, 3, 1, 9), random_seed=4, pid=14)),
+        },
+    )
+
+
+def _deployments_of(*args, db) -> set[str]:
+    code, out, err = cli(*args, "--json", db=db)
+    assert code == 0, err
+    return {r["deployment"] for r in json.loads(out)}
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("prod", {"prod"}),  # a whole name: that deployment only
+        ("Kimi", {"Kimi-K2.5-prod", "kimi_old"}),  # else a part of the name, case ignored
+        ("K2.5", {"Kimi-K2.5-prod"}),
+        ("canary", {"prod-canary"}),
+        ("_", {"kimi_old"}),  # SQL's wildcards are plain characters
+        ("%", set()),
+    ],
+)
+def test_one_deployment_rule_for_every_command(deployments, text, want):
+    assert _deployments_of("launches", "--deployment", text, db=deployments) == want
+    assert _deployments_of("history", "--deployment", text, db=deployments) == want
+
+
+def test_limit_zero_lists_none_and_a_negative_limit_is_a_usage_error(deployments):
+    code, out, err = cli("launches", "--limit", "0", "--json", db=deployments)
+    assert code == 0 and json.loads(out) == []
+    code, out, _ = cli("launches", "--limit", "2", "--json", db=deployments)
+    assert len(json.loads(out)) == 2
+    for bad in ("-1", "-5"):
+        code, out, err = cli("launches", "--limit", bad, db=deployments)
+        assert code == 2 and out == ""
+        assert err.strip() == f"logparse: --limit {bad}: give a number of launches, 0 or more (0 lists none)"
+
+
+def test_since_leaves_out_launches_without_a_start_time_and_says_so(deployments):
+    code, out, err = cli("launches", "--since", "7d", "--json", db=deployments)
+    assert code == 0
+    rows = json.loads(out)
+    assert {r["deployment"] for r in rows} == {"prod", "prod-canary", "Kimi-K2.5-prod"}
+    assert all(r["started_at"] for r in rows)
+    assert "note: 1 launch(es) without a start time left out by --since/--until" in err
+    code, out, err = cli("launches", "--until", "today", "--deployment", "kimi", "--json", db=deployments)
+    assert code == 0 and json.loads(out) == [] and "1 launch(es) without a start time" in err
+    code, out, err = cli("launches", "--since", "7d", "--deployment", "prod", "--json", db=deployments)
+    assert len(json.loads(out)) == 1 and "without a start time" not in err  # none of prod's is undated
+    code, out, err = cli("launches", "--json", db=deployments)
+    assert len(json.loads(out)) == 4 and "without a start time" not in err
