@@ -192,3 +192,83 @@ def test_since_leaves_out_launches_without_a_start_time_and_says_so(deployments)
     assert len(json.loads(out)) == 1 and "without a start time" not in err  # none of prod's is undated
     code, out, err = cli("launches", "--json", db=deployments)
     assert len(json.loads(out)) == 4 and "without a start time" not in err
+
+
+# ---------------------------------------------------------------------------- -V, usage, NO_COLOR
+
+
+def test_dash_v_is_version():
+    from logparse import __version__
+
+    for flag in ("-V", "--version"):
+        code, out, _ = cli(flag)
+        assert code == 0 and out == f"logparse {__version__}\n"
+
+
+@pytest.mark.parametrize("command", ["parse", "ingest"])
+def test_usage_says_several_paths_work(command):
+    code, out, _ = cli(command, "--help")
+    assert code == 0 and f"Usage: logparse {command} [OPTIONS] [PATH]...\n" in out
+
+
+def _styled(env: dict[str, str], *args) -> str:
+    """Run ``logparse ARGS`` as rich would on a terminal (FORCE_COLOR), with ``env``."""
+    from helpers import cli_env, cli_process
+
+    proc = cli_process(*args, env=cli_env(FORCE_COLOR="1", TERM="xterm-256color", **env), text=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["parse", str(SGLANG_LOG), "-q"],
+        ["explain", str(SGLANG_LOG)],
+        ["plan", str(MODEL), "--gpu", "H100", "--engine", "both"],
+    ],
+)
+def test_no_color_means_no_styles_at_all(args):
+    styled = _styled({"NO_COLOR": ""}, *args)  # empty: not set (no-color.org)
+    assert "\x1b[1m" in styled or "\x1b[1;" in styled, "the report has bold text on a terminal"
+    plain = _styled({"NO_COLOR": "1"}, *args)
+    assert "\x1b" not in plain
+    assert re.sub(r"\x1b\[[0-9;]*m", "", styled) == plain  # the same report, without its styles
+
+
+# ---------------------------------------------------------------------------- completion
+
+
+def _complete(words: str, db: str | None = None) -> list[str]:
+    """What bash completion offers for the command line ``words`` (click's completion protocol)."""
+    from helpers import cli_env, cli_process
+
+    parts = words.split()
+    cword = len(parts) if words.endswith(" ") else len(parts) - 1
+    env = cli_env(COMP_WORDS=words, COMP_CWORD=str(cword), _LOGPARSE_COMPLETE="complete_bash")
+    if db is not None:
+        env["LOGPARSE_DB"] = db
+    proc = cli_process(env=env, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_values_complete_in_the_shell(deployments):
+    assert _complete("logparse launches --format ") == ["table", "csv", "json", "ndjson", "parquet"]
+    assert _complete("logparse explain x --format n") == ["ndjson"]
+    assert _complete("logparse launches --outcome f") == ["failed"]
+    assert _complete("logparse plan m --engine vllm --release 0.20.") == ["0.20.2", "0.20.1", "0.20.0"]
+    assert _complete("logparse parse --sglang-version 0.5.2") == ["0.5.23", "0.5.22", "0.5.21", "0.5.20", "0.5.2"]
+    assert _complete("logparse history --metric headroom") == ["headroom_gb"]
+    assert "journal-short-iso" in _complete("logparse parse --input-format journal-")
+    assert _complete("logparse history --deployment ", db=deployments) == sorted(
+        ["prod", "prod-canary", "Kimi-K2.5-prod", "kimi_old"]
+    )
+    assert _complete("logparse show @", db=deployments)[:2] == ["@latest", "@-1"]
+    assert _complete("logparse diff @latest @-", db=deployments) == ["@-1", "@-2", "@-3"]
+    assert _complete("logparse show ./sam", db=deployments) == []  # a file: the shell completes it
+
+
+def test_completion_without_a_store_completes_nothing_and_never_fails(tmp_path):
+    assert _complete("logparse launches --deployment ", db=str(tmp_path / "none.duckdb")) == []
+    assert not (tmp_path / "none.duckdb").exists()

@@ -15,6 +15,7 @@ import typer
 
 from logparse.cli import parse_cmd, plan_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
 from logparse.cli.app import app, quick_exit_allowed
+from logparse.cli.options import add_value_completion
 
 __all__ = ["app", "main"]
 
@@ -32,6 +33,8 @@ def _name_metavars(typer_app: typer.Typer) -> None:
             info = param.default
             if isinstance(info, ArgumentInfo) and info.metavar is None:
                 info.metavar = param.name.upper().rstrip("S")
+                if "list[" in str(param.annotation):  # several values: ``[PATH]...`` as click's own usage says
+                    info.metavar = f"[{info.metavar}]..." if info.default is None else f"{info.metavar}..."
                 continue
             if not isinstance(info, OptionInfo) or info.metavar is not None or isinstance(info.default, bool):
                 continue
@@ -45,6 +48,7 @@ def _argument_without_type(self, ctx) -> None:
 
 
 _name_metavars(app)
+add_value_completion(app)
 if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older ones print no type)
     setattr(typer.core.TyperArgument, "display_type_rich", _argument_without_type)  # noqa: B010
 

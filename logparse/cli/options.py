@@ -13,7 +13,7 @@ any work is done, and the same value means the same thing in every command.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Optional
 
 import typer
@@ -143,6 +143,24 @@ def complete_deployments(ctx: typer.Context, incomplete: str) -> list[str]:
 STORE_REFS = ("@latest", "@-1", "@-2", "@-3")
 
 
+def complete_plan_release(ctx: typer.Context, incomplete: str) -> list[str]:
+    """``plan --release``: a release of the engine the command line names so far."""
+    engine = str(ctx.params.get("engine") or "sglang").lower()
+    return complete_releases("vllm" if engine == "vllm" else "sglang")(incomplete)
+
+
+def complete_metrics(incomplete: str) -> list[str]:
+    from logparse.store.changes import HISTORY_METRICS
+
+    return _matching(HISTORY_METRICS, incomplete)
+
+
+def complete_input_formats(incomplete: str) -> list[str]:
+    from logparse.sources.sniff import FORMATS
+
+    return _matching(("auto", *FORMATS), incomplete)
+
+
 def complete_launch_refs(ctx: typer.Context, incomplete: str) -> list[str]:
     """A launch reference: ``@latest``, ``@-N`` and ``HOST@latest`` from the store.  Anything else
     completes nothing here, and the shell then completes file names (``complete -o default``)."""
@@ -152,3 +170,43 @@ def complete_launch_refs(ctx: typer.Context, incomplete: str) -> list[str]:
         return []  # a file name: the shell's own completion
     hosts = _store_values(ctx, "SELECT DISTINCT host FROM launches ORDER BY 1")
     return _matching([f"{h}@latest" for h in hosts], incomplete)
+
+
+#: Completion of each option's values, by its flag, in every command that has it.
+OPTION_COMPLETION: dict[str, Callable[..., list[str]]] = {
+    "--outcome": complete_choices(("ready", "failed", "incomplete")),
+    "--engine": complete_choices(("sglang", "vllm", "both")),
+    "--events": complete_choices(("startup", "all", "none")),
+    "--axis": complete_choices(("auto", "time", "launch")),
+    "--metric": complete_metrics,
+    "--input-format": complete_input_formats,
+    "--deployment": complete_deployments,
+    "--release": complete_plan_release,
+    "--baseline": complete_launch_refs,
+    "--from": complete_launch_refs,
+}
+#: Arguments that take a launch reference, by parameter name (show, explain, diff, check).
+LAUNCH_ARGUMENTS = frozenset({"launch", "launch_ref", "a", "b"})
+
+
+def add_value_completion(typer_app: typer.Typer) -> None:
+    """Give every option of :data:`OPTION_COMPLETION` and every launch argument its completion
+    (``logparse --install-completion`` then completes ``--format j`` to ``json``, ``--deployment``
+    to the store's deployments and ``show @`` to ``@latest``)."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    for command in typer_app.registered_commands:
+        if command.callback is None:
+            continue
+        for param in inspect.signature(command.callback).parameters.values():
+            info = param.default
+            if not isinstance(info, (ArgumentInfo, OptionInfo)) or info.autocompletion is not None:
+                continue
+            if isinstance(info, ArgumentInfo):
+                info.autocompletion = complete_launch_refs if param.name in LAUNCH_ARGUMENTS else None
+                continue
+            flag = next((d for d in info.param_decls or () if d in OPTION_COMPLETION), None)
+            if flag is not None:
+                info.autocompletion = OPTION_COMPLETION[flag]

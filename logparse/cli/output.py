@@ -30,6 +30,7 @@ from typing import Any, Optional
 import typer
 
 from logparse.cli.app import EXIT_USAGE, fail
+from logparse.cli.options import complete_choices
 
 TABLE_FORMATS = ("table", "csv", "json", "ndjson", "parquet")
 DOCUMENT_FORMATS = ("table", "csv", "json", "ndjson")
@@ -231,7 +232,11 @@ def output_options(formats: tuple[str, ...] = TABLE_FORMATS, default: str = "tab
                 "fmt",
                 inspect.Parameter.KEYWORD_ONLY,
                 default=typer.Option(
-                    None, "--format", "-f", help=f"Output format: {names} (default {default}). {extra_help}".strip()
+                    None,
+                    "--format",
+                    "-f",
+                    help=f"Output format: {names} (default {default}). {extra_help}".strip(),
+                    autocompletion=complete_choices(formats),
                 ),
                 annotation=Optional[str],
             ),

@@ -12,6 +12,7 @@ from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, 
 from logparse.cli.cells import fmt as _fmt
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
+from logparse.text import console_style
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
 
@@ -88,7 +89,7 @@ def make_console() -> Console:
 def report_console(**options: Any) -> Console:
     """A rich console for reports: no highlighting, and no markup or emoji codes (a ``[bold]`` or a
     ``:smile:`` in a model path is text: see :mod:`logparse.cli.cells`)."""
-    return Console(highlight=False, markup=False, emoji=False, **options)
+    return Console(highlight=False, markup=False, emoji=False, **(console_style() | options))
 
 
 def vllm_rank_table(launch: Launch) -> Table:
