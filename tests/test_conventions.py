@@ -272,3 +272,38 @@ def test_values_complete_in_the_shell(deployments):
 def test_completion_without_a_store_completes_nothing_and_never_fails(tmp_path):
     assert _complete("logparse launches --deployment ", db=str(tmp_path / "none.duckdb")) == []
     assert not (tmp_path / "none.duckdb").exists()
+
+
+# ---------------------------------------------------------------------------- launch references
+
+
+def _launch_id(ref: str, db: str) -> tuple[str, str]:
+    code, out, err = cli("show", ref, "--json", "--events", "none", db=db)
+    assert code == 0, err
+    return json.loads(out)["launch_id"], err
+
+
+def test_negative_references_count_from_the_last_in_the_store_as_in_a_file(db, three):
+    assert cli("ingest", three, "-q", db=db).code == 0
+    for n in (1, 2, 3):
+        stored, note = _launch_id(f"@-{n}", db)
+        in_file, no_note = _launch_id(f"{three}#-{n}", db)
+        assert stored == in_file
+        assert f"note: @-{n}: @-N counts from the newest launch as FILE#-N does" in note and no_note == ""
+        assert _launch_id(f"@{4 - n}", db)[0] == _launch_id(f"{three}#{4 - n}", db)[0]  # @1: the oldest
+    assert _launch_id("@-1", db)[0] == _launch_id("@latest", db)[0]
+    assert _launch_id("@latest", db)[1] == ""  # no note where nothing changed
+    code, _, err = cli("show", "@0", db=db)
+    assert code == 2 and "there is no @0" in err
+    code, _, err = cli("show", "@-4", db=db)
+    assert code == 2 and "@-4: only 3 launch(es) in the store (@-1 the newest, @-3 the oldest)" in err
+
+
+def test_diff_of_the_last_two_launches_reads_as_in_python(db, three):
+    assert cli("ingest", three, "-q", db=db).code == 0
+    code, out, err = cli("diff", "@-2", "@-1", "--json", db=db)
+    assert code == 0, err
+    d = json.loads(out)
+    assert err.count("note:") == 1 and "@-2, @-1" in err  # one note per command
+    code, out2, _ = cli("diff", f"{three}#-2", f"{three}#-1", "--json", db=db)
+    assert json.loads(out2)["budget"] == d["budget"]

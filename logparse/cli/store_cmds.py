@@ -359,7 +359,9 @@ def _event_summary(ev) -> str:
 @output_options(formats=DOCUMENT_FORMATS, extra_help="csv: one row per rank of the budget.")
 def show(
     launch_ref: str = typer.Argument(
-        ..., metavar="LAUNCH", help="launch id prefix, @latest, @-N, HOST@latest, or a log file (FILE#N)."
+        ...,
+        metavar="LAUNCH",
+        help="launch id prefix, @latest, @-N (@-1 the newest), HOST@latest, or a log file (FILE#N, FILE#-1).",
     ),
     events: str = typer.Option("startup", "--events", help="Timeline: startup (default), all, or none."),
     db: Optional[str] = _db_opt(),
@@ -368,10 +370,12 @@ def show(
 ) -> None:
     """Everything known about one launch: per-rank memory and budget, timeline, warnings, runtime KV pressure."""
     from logparse.cli.parse_cmd import launch_document
-    from logparse.store.refs import resolve_launch
+    from logparse.store.refs import ref_notes, resolve_launch
 
     if events not in ("startup", "all", "none"):
         raise fail("--events: expected startup, all or none", EXIT_USAGE)
+    for note in ref_notes([launch_ref]):
+        say(note)
     with store_errors():
         launch = resolve_launch(launch_ref, db)
     doc = launch_document(launch, with_events=events != "none")
