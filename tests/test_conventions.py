@@ -307,3 +307,98 @@ def test_diff_of_the_last_two_launches_reads_as_in_python(db, three):
     assert err.count("note:") == 1 and "@-2, @-1" in err  # one note per command
     code, out2, _ = cli("diff", f"{three}#-2", f"{three}#-1", "--json", db=db)
     assert json.loads(out2)["budget"] == d["budget"]
+
+
+# ---------------------------------------------------------------------------- times with their zone
+
+
+def _journal(lines: list[str], *, hours_ahead: int = 0, minutes_ahead: int = 0) -> str:
+    """``lines`` as ``journalctl -o short-iso`` prints them, the journal's time (UTC) behind SGLang's
+    own stamps by the server's offset (a container at +02:00 stamps 11:00 at 09:00 UTC)."""
+    from store_fixture import journal_short_iso
+
+    shift = timedelta(hours=hours_ahead, minutes=minutes_ahead)
+    shifted = []
+    for line in lines:
+        stamp = datetime.fromisoformat(line[1:20]) - shift
+        shifted.append((line, stamp.strftime("%Y-%m-%dT%H:%M:%S+0000")))
+    out = journal_short_iso(lines, unit_started=False)
+    return "\n".join(f"{utc} {j.split(' ', 1)[1]}" for (_, utc), j in zip(shifted, out)) + "\n"
+
+
+def _parsed(tmp_path, text: str, name: str = "j.log") -> dict:
+    path = tmp_path / name
+    path.write_text(text)
+    code, out, err = cli("parse", path, "--json", "-q")
+    assert code == 0, err
+    (launch,) = json.loads(out)["launches"]
+    return launch
+
+
+@pytest.mark.parametrize(
+    ("hours", "minutes", "zone"), [(0, 0, "+00:00"), (2, 0, "+02:00"), (5, 30, "+05:30"), (-7, 0, "-07:00")]
+)
+def test_a_journal_time_with_its_zone_gives_the_launch_its_zone(tmp_path, hours, minutes, zone):
+    lines = launch_lines(datetime(2026, 5, 18, 9, 0, 1))
+    launch = _parsed(tmp_path, _journal(lines, hours_ahead=hours, minutes_ahead=minutes if hours >= 0 else -minutes))
+    assert launch["time_zone"] == zone
+    assert launch["started_at"] == "2026-05-18T09:00:01"  # SGLang's own stamp, as printed
+    text = cli("parse", tmp_path / "j.log", "-q").out
+    assert f"started 2026-05-18T09:00:01{zone}, ready 2026-05-18T09:00:25{zone};" in text
+
+
+def test_a_log_without_a_zone_says_so(tmp_path):
+    lines = launch_lines(datetime(2026, 5, 18, 9, 0, 1))
+    launch = _parsed(tmp_path, "\n".join(lines) + "\n", "plain.log")
+    assert launch["time_zone"] is None and launch["started_at"] == "2026-05-18T09:00:01"
+    text = cli("parse", tmp_path / "plain.log", "-q").out
+    assert "started 2026-05-18T09:00:01 (no zone), ready 2026-05-18T09:00:25 (no zone);" in text
+
+
+def test_a_zone_less_journal_rendering_is_no_zone(tmp_path):
+    """``journalctl -o short`` prints local time without a zone: read as UTC, but not known to be."""
+    lines = launch_lines(datetime(2026, 5, 18, 9, 0, 1))
+    short = [f"May 18 {ln[12:20]} gpu-1 python3[20817]: {ln}" for ln in lines]
+    assert _parsed(tmp_path, "\n".join(short) + "\n")["time_zone"] is None
+
+
+def test_stored_launches_show_their_zone(db, tmp_path):
+    j = tmp_path / "j.log"
+    j.write_text(_journal(launch_lines(datetime(2026, 5, 18, 9, 0, 1), pid=7)))
+    p = tmp_path / "p.log"
+    p.write_text("\n".join(launch_lines(datetime(2026, 5, 19, 9, 0, 1), pid=8, random_seed=9)) + "\n")
+    assert cli("ingest", j, p, "-q", db=db).code == 0
+    rows = json.loads(cli("launches", "--json", db=db).out)
+    assert [(r["started_at"], r["time_zone"]) for r in rows] == [
+        ("2026-05-18T09:00:01", "+00:00"),
+        ("2026-05-19T09:00:01", None),
+    ]
+    table = cli("launches", db=db).out
+    assert "2026-05-18T09:00:01+00:00" in table and "2026-05-19T09:00:01 " in table
+    assert "2026-05-18T09:00:01+00:00" in cli("history", db=db).out
+    assert "started 2026-05-18T09:00:01+00:00" in cli("show", "@1", db=db).out
+    d = json.loads(cli("diff", "@1", "@2", "--json", db=db).out)
+    assert (d["a"]["time_zone"], d["b"]["time_zone"]) == ("+00:00", None)
+
+
+def test_migration_11_gives_stored_journal_launches_their_zone(tmp_path):
+    import duckdb
+
+    from logparse.store import Store, schema
+
+    path = tmp_path / "old.duckdb"
+    j = tmp_path / "j.log"
+    j.write_text(_journal(launch_lines(datetime(2026, 5, 18, 9, 0, 1), pid=7)))
+    p = tmp_path / "p.log"
+    p.write_text("\n".join(launch_lines(datetime(2026, 5, 19, 9, 0, 1), pid=8, random_seed=9)) + "\n")
+    Store(path).ingest_paths([j, p], progress=False)
+    con = duckdb.connect(str(path))  # the store as migration 10 left it
+    con.execute("DROP VIEW history")
+    con.execute("DROP VIEW launch_summary")
+    con.execute("ALTER TABLE launches DROP COLUMN time_zone")
+    con.execute("DELETE FROM schema_version WHERE version = 11")
+    con.close()
+    store = Store(path)
+    rows = store.launches(as_rows=True, columns=["started_at", "time_zone"]).rows
+    assert [z for _, z in rows] == ["+00:00", None]
+    assert store.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION == 11

@@ -12,6 +12,7 @@ from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, 
 from logparse.cli.cells import fmt as _fmt
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
+from logparse.launches.times import iso_time
 from logparse.text import console_style
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
@@ -213,9 +214,9 @@ def lines_where(launch: Launch) -> str:
 
 def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:
     console.print(launch_header(launch))
-    when = f"started {launch.started_at or '?'}"
+    when = f"started {iso_time(launch.started_at, launch.time_zone) or '?'}"
     if launch.ready_at:
-        when += f", ready {launch.ready_at}"
+        when += f", ready {iso_time(launch.ready_at, launch.time_zone)}"
     console.print(f"  {when}; {lines_where(launch)}", style="dim")
     if launch.sglang_version_range and not launch.sglang_version:
         console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")

@@ -31,6 +31,7 @@ from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
 from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
 from logparse.grammar.bounds import OUT_OF_RANGE
+from logparse.launches.times import iso_time
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
 from logparse.store.db import default_db_path
 
@@ -290,7 +291,7 @@ def _launch_cells(columns: list[str], rows: list[tuple]) -> list[list[str]]:
             [
                 r["launch_id"][:12],
                 r.get("host") or "—",
-                cell(r.get("started_at")),
+                iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—",
                 r.get("outcome") or "?",
                 _version_cell(r.get("version"), r.get("engine")),
                 model,
@@ -558,6 +559,7 @@ _HISTORY_TABLE_COLUMNS = (
     "launch_no",
     "launch_id",
     "started_at",
+    "time_zone",
     "outcome",
     "version",
     "metric",
@@ -577,7 +579,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = 
 
     at = {c: i for i, c in enumerate(columns)}
     dep = at["deployment"]
-    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "outcome", "version", m)))
+    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "time_zone", "outcome", "version", m)))
     change_at, engine_at = at[f"{m}_change"], at["engine"]
     what = itemgetter(*(at[c] for c in _WHAT_CHANGED_COLUMNS))
     out = []
@@ -585,7 +587,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = 
     for i, row in enumerate(rows):
         first = i == 0 or rows[i - 1][dep] != row[dep]
         last = i == n - 1 or rows[i + 1][dep] != row[dep]
-        no, lid, started, outcome, version, value = shown(row)
+        no, lid, started, zone, outcome, version, value = shown(row)
         change = row[change_at]
         ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
         pieces = _what_changed_pieces(*what(row))
@@ -593,7 +595,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = 
             short_label(row[dep]) if first else "",
             str(no),
             lid[:12],
-            cell(started),
+            iso_time(started, zone, mark=False) or "—",
             outcome or "",
             _version_cell(version, row[engine_at]),
             cell(value),

@@ -93,6 +93,7 @@ LIST_COLUMNS = (
     "n_warnings",
     "engine",
     "deployment",
+    "time_zone",  # of started_at (logparse.launches.times); last: columns are added at the end
 )
 
 METRIC_ALIASES = {
@@ -157,6 +158,7 @@ HISTORY_COLUMNS = (
     "prev_launch_id",
     "engine",
     "kv_tokens_definition_change",
+    "time_zone",
 )
 
 
