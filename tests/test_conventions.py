@@ -9,7 +9,7 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
-from helpers import ROOT, SAMPLES, cli
+from helpers import CORPUS, ROOT, SAMPLES, cli, needs_corpus
 from store_fixture import launch_lines
 
 from logparse.launches.release_check import UnknownRelease, check_release, close_releases, release_list
@@ -402,3 +402,19 @@ def test_migration_11_gives_stored_journal_launches_their_zone(tmp_path):
     rows = store.launches(as_rows=True, columns=["started_at", "time_zone"]).rows
     assert [z for _, z in rows] == ["+00:00", None]
     assert store.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION == 11
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    "order", [("short.txt", "short-iso.txt"), ("short-iso.txt", "short.txt"), ("cat.txt", "export.txt")]
+)
+def test_a_launch_keeps_the_zone_any_rendering_of_it_printed(tmp_path, order):
+    """Two renderings of one journal, one with the zone and one without: one launch each, with the
+    zone, whichever came first."""
+    from logparse.store import Store
+
+    store = Store(tmp_path / "h.duckdb")
+    for name in order:
+        store.ingest_paths([CORPUS / "journal" / "0.5.23-restart" / name], progress=False)
+    rows = store.launches(as_rows=True, columns=["started_at", "time_zone"]).rows
+    assert len(rows) == 2 and {z for _, z in rows} == {"+00:00"}
