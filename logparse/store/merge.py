@@ -58,7 +58,7 @@ def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal:
     return asm.finish(version, ordinal=ordinal)
 
 
-def known_zone(final: Launch, copies: list[Launch | None]) -> str | None:
+def known_zone(final: Launch, copies: Sequence[Launch | None]) -> str | None:
     """The zone of a launch united from several copies: the zone of a copy that starts at the same
     time (stored lines keep no zone of their own: a rendering that printed one knows it)."""
     return next(
@@ -530,9 +530,8 @@ class Merger:
                 return
         first_sid = self.origin(events[0])[0] if events else None
         final = reassemble(events, stream, version, _ordinal(group, first_sid, self.source_id))
-        final.time_zone = final.time_zone or known_zone(
-            final, [x for _, x, _ in group.stored] + [it.launch for it in group.items]
-        )
+        copies: list[Launch | None] = [x for _, x, _ in group.stored]
+        final.time_zone = final.time_zone or known_zone(final, copies + [it.launch for it in group.items])
         final.runtime = rtm.apply(final.runtime, span)
         _lines_of_named_source(final, ranges.get(first_sid) if first_sid else None)
         if disagreeing:
