@@ -20,7 +20,7 @@ disaggregation role of a prefill/decode server, a node name): any other word of 
 when it is one entirely (:data:`TAG_RE`), else a word.  The 0.1.x ``Rank N: `` prefix is
 read by the grammar alone: it has no stamp and only old logs carry it.
 
-**Authority.**  The grammar (``logparse/grammar/sglang_line.lark``, rule ``prefix``) is
+**Authority.**  The grammar (``grammars/sglang_line.lark``, rule ``prefix``) is
 the documented definition.  :data:`STAMP`, :data:`TAG`, :data:`LOG_LEVEL` and
 :data:`PYLOC` below are its terminals written as Python regexps (non-capturing groups,
 ``/`` unescaped); ``tests/test_prefix.py`` fails when they differ from the grammar's by
@@ -100,3 +100,13 @@ def prefix_fields(m: re.Match) -> dict:
         info["level"] = level
         info["pyloc"] = m.group("pyloc")
     return info
+
+
+#: The starts of SGLang's lines that carry no bracket (0.1.x ``Rank N: ``, 0.1.17-0.2.13's ``[gpu_id=N] `` rank
+#: inside the message, the bare ``server_args=`` and summary lines, and the key startup lines of a paste whose
+#: brackets were cut): with :data:`BRACKET`, what tells the
+#: sources stage that an ambiguous wrapper (a ``  | `` gutter) stands in front of SGLang's text.
+BARE_STARTS = (
+    r"\[gpu(?:_id)?=[0-9]+\] |[Rr]ank [0-9]+: |server_args=|max_total_num_tokens?=|Load weight (?:begin|end)|"
+    r"KV Cache is allocated|Memory pool end|Capture cuda graph|Init torch distributed|The server is fired up"
+)

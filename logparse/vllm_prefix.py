@@ -16,7 +16,7 @@ with ``VLLM_LOGGING_LEVEL=DEBUG`` (``v1/worker/gpu_worker.py``, ``model_executor
 A message that spans several physical lines repeats the whole prefix on each (``\\r\\n`` between
 them); the first and last lines of the 0.15+ version logo are the prefix alone.
 
-**Authority.**  The grammar (``logparse/grammar/vllm_line.lark``, terminals ``PROC_TAG``,
+**Authority.**  The grammar (``grammars/vllm_line.lark``, terminals ``PROC_TAG``,
 ``RANK_PREFIX`` and ``VLOG``) is the documented definition; :data:`PROC_TAG`, :data:`RANK_PREFIX`
 and :data:`LOG_PREFIX` below are the same terminals written as Python regexps, and
 ``tests/test_vllm_prefix.py`` fails when they differ by one character.  They sit at the bottom
@@ -89,3 +89,73 @@ def split_head(text: str) -> tuple[list[tuple[str | None, int, str | None]], int
     if lp is not None:
         pos = lp.end()
     return tags, rank, lp, pos
+
+
+#: The first words of the vLLM messages that say whose they are on their own, without vLLM's prefix (a
+#: paste of the messages alone, from a notebook or a trimmed log): start-anchored, so a line that only
+#: mentions one of them somewhere is not taken.  Each is the start of a line the vLLM grammar reads
+#: (catalogue §2); ``weak`` ones are generic enough to join a vLLM launch but are no evidence on their own.
+BARE_MESSAGE_STARTS = (
+    r"Loading model weights took ",
+    r"Model loading took ",
+    r"Loading weights took ",
+    r"Memory profiling (?:results: |takes )",
+    r"the current vLLM instance can use ",
+    r"model weights take ",
+    r"Available KV cache memory: ",
+    r"# (?:GPU|CUDA|cuda|TPU|HPU|XPU|CPU) blocks: ",
+    r"Maximum concurrency for ",
+    r"(?:GPU|GPU \+ host|XPU|CPU|TPU|HPU) KV cache size: ",
+    r"Graph capturing finished in ",
+    r"Estimated CUDA graph memory: ",
+    r"CUDA graph pool memory: ",
+    r"CUDA graph memory profiling is ",
+    r"Profiling CUDA graph memory: ",
+    r"init engine \(profile",
+    r"Initializing an? (?:V[01] )?LLM engine \(v",
+    r"vLLM (?:API |batch processing API |gRPC )?(?:server )?version ",
+    r"non-default args: ",
+    r"args: Namespace\(",
+    r"Free memory on device ",
+    r"Starting vLLM (?:API )?server ",
+    r"Overriding num_gpu_blocks=",
+    r"(?:Engine [0-9]{3}: )?vllm cache_config_info ",
+    r"Exception in worker [^\s]+ while processing method ",
+    r"Started engine process with PID ",
+    r"Starting to load model ",
+    r"Using max model len ",
+    r"Chunked prefill is enabled with ",
+    r"Capturing cudagraphs for decoding",
+    r"Capturing the model for CUDA graphs",
+    r"CUDA graphs can take additional ",
+    r"torch\.compile t(?:akes|ook) ",
+    r"Dynamo bytecode transform time: ",
+    r"Compiling a graph for ",
+    r"Initial profiling/warmup run took ",
+    r"Initial free memory:? [0-9]",
+    r"Free memory after profiling: ",
+    r"Reserving [0-9.]+ GiB of GPU memory for frontend multimodal ",
+    r"Applying persisted startup plan ",
+    r"Startup plan not applied",
+    r"Weights are held outside this process",
+    r"Add [0-9]+ padding layers",
+    r"Auto-fit max_model_len: ",
+    r"Hybrid KV cache manager is disabled",
+    r"rank [0-9]+ in world size [0-9]+ is assigned as ",
+    r"Sequence group [^\s]+ is preempted by ",
+    r"(?:Engine [0-9]{3}: )?Avg prompt throughput: ",
+    r"Multiplying the GPU KV cache size by ",
+    r"In v0\.[0-9]+, CUDA graph memory profiling ",
+    r"Failed to load model - ",
+    r"Engine core initialization failed",
+    r"EngineCore failed to start",
+    r"[█▄▀][█▄▀ ]* (?:version|model) ",  # the version logo's lines that name them (0.15+)
+    r"Cleared [0-9.]+ GiB of cached CUDA allocator memory ",  # patched builds (spark-vllm-docker)
+    r"Freed [0-9.]+ GiB before KV cache sizing",
+)
+WEAK_BARE_MESSAGE_STARTS = (r"Available routes are:", r"Route: ", r"Using V2 Model Runner")
+#: A bare vLLM message at the start of a text (group ``weak`` set for a weak one).
+BARE_MESSAGE = (
+    r"[ \t]*(?:(?:" + "|".join(BARE_MESSAGE_STARTS) + r")|(?P<weak>" + "|".join(WEAK_BARE_MESSAGE_STARTS) + "))"
+)
+BARE_MESSAGE_RE = re.compile(BARE_MESSAGE)

@@ -42,11 +42,15 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session", autouse=True)
 def _no_user_store(tmp_path_factory):
     """No test reads or writes the user's history store: $LOGPARSE_DB is unset and the default
-    store (``$XDG_DATA_HOME/logparse/history.duckdb``) is in an empty temporary directory.
+    store (``$XDG_DATA_HOME/logparse/history.duckdb``) is in an empty temporary directory; nor
+    depends on the user's terminal ($COLUMNS, $LINES, $LOGPARSE_PAGER unset).
     Session-scoped: hypothesis refuses function-scoped fixtures around ``@given`` tests."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("LOGPARSE_DB", raising=False)
         mp.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+        # tables are fitted to $COLUMNS when it is set: a test sets it itself (tests/test_tables.py)
+        for name in ("COLUMNS", "LINES", "LOGPARSE_PAGER"):
+            mp.delenv(name, raising=False)
         yield
 
 

@@ -142,3 +142,9 @@ class StoreHolder:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+#: In CI (``.ci/run`` sets LOGPARSE_CI; other CI systems set CI) a test whose tool ``.ci/run`` installs
+#: fails when the tool is missing, instead of skipping. Not CI itself: with CI set, hypothesis loads its
+#: derandomized "ci" profile, which would change what the fuzz tests run.
+IN_CI = bool(os.environ.get("LOGPARSE_CI") or os.environ.get("CI"))

@@ -196,10 +196,8 @@ def test_history_of_restarts_is_dated_with_steps_and_labelled_changes(sample_his
     assert series.axis == "time" and series.unit == "GiB"
     assert [p.started_at for p in series.points] == [datetime.fromisoformat(str(r["started_at"])) for r in rows]
     assert [(m.index, m.kind) for m in series.marks] == [(1, "args"), (2, "args")]
-    assert series.marks[0].label == "mem_fraction_static: 0.8→0.88"
-    assert series.marks[0].detail.startswith(
-        "arguments changed: mem_fraction_static — mem_fraction_static: 0.8 -> 0.88"
-    )
+    assert series.marks[0].label == "mem_fraction_static: 0.8 -> 0.88"  # history's words
+    assert series.marks[0].detail == "arguments changed: mem_fraction_static: 0.8 -> 0.88"
     box = history_render.Box(series, 0, 0, 960, 230, compact=False)
     xs = box.xs
     assert xs[0] < xs[1] < xs[2] and (xs[2] - xs[1]) < (xs[1] - xs[0])  # 24 min after 29 min: spaced by time
@@ -210,7 +208,7 @@ def test_history_of_restarts_is_dated_with_steps_and_labelled_changes(sample_his
     assert pts[1][1] == pts[0][1] and pts[1][0] == pts[2][0] and pts[3][1] == pts[2][1] and pts[3][0] == pts[4][0]
     texts = _texts(root)
     assert "09:30" in texts and "10:00" in texts and "2026-05-18" in texts  # dated ticks
-    assert "mem_fraction_static: 0.8→0.88" in texts and "-6.35" in texts  # the change, and its effect
+    assert "mem_fraction_static: 0.8 -> 0.88" in texts and "-6.35" in texts  # the change, and its effect
     titles = _titles(root)
     assert "launch 2 · 2026-05-18 09:41:40 · ready: 8.08 GiB" in titles
 
@@ -242,7 +240,9 @@ def test_history_chart_caps_the_panels_and_says_so(sample_history):
     chart = specs.history_chart(sample_history, "headroom_gb", limit=3)
     assert len(chart.series) == 3 and chart.deployments > 3
     assert (
-        chart.title == f"headroom_gb over launches (3 of {chart.deployments} deployments: those with the most launches)"
+        chart.title
+        == f"headroom_gb over launches (3 of {chart.deployments} deployments: those with the most launches; "
+        "--deployment or --model to plot the others)"
     )
     assert not chart.series[0].points[0].integer
     assert specs.history_series([{"launch_no": 1, "kv_tokens": 5}], "kv_tokens", title="t").points[0].integer

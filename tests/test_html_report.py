@@ -80,7 +80,7 @@ def test_report_is_self_contained(sample_report, reports):
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert "url(" not in html
     waterfalls = sum(1 for r in reports.values() if r["explain"]["waterfall"])
-    assert html.count("<section") == len(reports) >= 15
+    assert html.count('<details class="dep') == len(reports) >= 15
     assert html.count("<svg") == 3 * len(reports) + waterfalls
     assert html.count('aria-label="Budget of ') == waterfalls
 
@@ -89,7 +89,7 @@ def test_report_says_what_the_other_reports_say(sample_report, reports):
     _, page = sample_report
     html = page.read_text()
     for latest, rep in reports.items():
-        section = html.split(f"<code>{latest[:12]}</code>", 1)[1].split("<section", 1)[0]
+        section = html.split(f"<code>{latest[:12]}</code>", 1)[1].split('<details class="dep', 1)[0]
         for sentence in rep["explain"]["sentences"]:
             assert escape(sentence) in section
         for line in rep["explain"]["answer"]:  # the answer and the ranked recommendations, as explain says them
@@ -102,7 +102,8 @@ def test_report_says_what_the_other_reports_say(sample_report, reports):
             assert escape(line) in section
     # the restarts: the argument changes marked, the failed starts with their error
     assert (
-        "mem_fraction_static: 0.8 → 0.88" in html and "kv_cache_dtype: &quot;auto&quot; → &quot;fp8_e4m3&quot;" in html
+        "mem_fraction_static: 0.8 -&gt; 0.88" in html
+        and "kv_cache_dtype: &quot;auto&quot; -&gt; &quot;fp8_e4m3&quot;" in html
     )
     assert "arguments changed: mem_fraction_static" in html
     failed = [r for r in reports.values() if r["explain"]["outcome"] == "failed"]
@@ -154,6 +155,8 @@ def test_report_in_headless_chromium(sample_report, reports, tmp_path, screen, w
     b = Browser(exe, str(tmp_path / "profile"))
     try:
         b.open(page.as_uri(), width=width, height=height, mobile=mobile)
+        folded = b.evaluate("document.querySelectorAll('details.dep:not([open])').length")
+        b.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; }) || 0")  # unfold all
         charts = b.evaluate(CHARTS)
         page_width, view_width = b.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         first = b.evaluate(
@@ -165,6 +168,7 @@ def test_report_in_headless_chromium(sample_report, reports, tmp_path, screen, w
     finally:
         b.close()
     assert problems == []
+    assert folded >= 10  # the deployments with nothing to look at are folded to one line
     assert requested == [page.as_uri()]
     assert view_width == width and page_width <= width  # nothing wider than the screen
     waterfalls = sum(1 for r in reports.values() if r["explain"]["waterfall"])
@@ -194,7 +198,10 @@ def test_history_chart_marks_version_and_argument_changes():
         {"launch_no": 4, "outcome": "ready", "kv_tokens": 900, "version_changed": False},
     ]
     svg = history_chart(points, "kv_tokens", "KV tokens", "tokens")
-    assert svg.count(f'stroke="{VERSION_COLOR}"') == 1 and "0.5.9 -&gt; 0.5.12</text>" in svg
+    # each change line is numbered (the page lists what each number changed) and says it in its tooltip
+    assert svg.count(f'stroke="{VERSION_COLOR}"') == 1 and "version 0.5.9 -&gt; 0.5.12</title>" in svg
     assert svg.count(f'stroke="{ARGS_COLOR}"') == 1 and "arguments changed: mem_fraction_static" in svg
+    assert f'fill="{ARGS_COLOR}" font-weight="bold" text-anchor="middle">1</text>' in svg
+    assert f'fill="{VERSION_COLOR}" font-weight="bold" text-anchor="middle">2</text>' in svg
     assert svg.count("<circle") == 3 and svg.count('class="miss"') == 1  # the failed start has no figure
     assert "launch 3 · ? · failed: no figure" in svg

@@ -35,6 +35,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 STAGES = {
     "text": -1,
     "data": -1,
+    "figures": -1,
     "sglang_prefix": -1,
     "vllm_prefix": -1,
     "sources": 0,

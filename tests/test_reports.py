@@ -171,8 +171,8 @@ def test_diff_seed_hicache(seed_files, tmp_path):
     assert rep["attribution"]["supported"] and rep["attribution"]["delta_tokens"] == 0
     code, out, err = cli("diff", *seed_files, "--plot", tmp_path / "d.png")
     assert code == 0, (out, err)
-    assert "enable_hierarchical_cache" in out and "hicache_write_policy='write_through'" in out
-    assert "KV pool unchanged" in out and "HiCache host pool per rank: off → 22.39 GB" in out
+    assert "enable_hierarchical_cache: false -> true" in out and 'hicache_write_policy="write_through"' in out
+    assert "KV pool unchanged" in out and "HiCache host pool per rank: off -> 22.39 GB" in out
     assert (tmp_path / "d.png").stat().st_size > 1000
     code, out, _ = cli("diff", *seed_files, "--json")
     assert code == 0 and json.loads(out)["budget"]["kv_tokens"]["delta"] == 0
@@ -439,7 +439,7 @@ def test_corpus_diff_versions(tmp_path):
     assert rep["server_args"]["added_removed_by_version"]
     code, out, _ = cli("diff", a, b, "--plot", tmp_path / "c.svg")
     assert code == 0
-    assert "SGLang version: 0.5.10–0.5.10.post1 → 0.5.23" in out and "mem_fraction_static" in out
+    assert "SGLang version: 0.5.10–0.5.10.post1 -> 0.5.23" in out and "mem_fraction_static" in out
     assert (tmp_path / "c.svg").stat().st_size > 1000
 
 

@@ -619,6 +619,30 @@ def test_export_reads_back_in_duckdb_and_polars_and_merges(tmp_path):
     assert json.loads((out / "logparse-export.json").read_text())["rows"]["launches"] == 4
 
 
+def test_export_files_an_undated_launch_under_month_unknown(tmp_path):
+    from helpers import SAMPLES
+
+    a = Store(tmp_path / "a.duckdb")
+    a.ingest_paths([SAMPLES / "sglang-0.1" / "llama-tp2-0.1.12.log"])  # times of day only: no date
+    a.ingest_text(three_launches(), name="three.log", host="gpu-1")
+    (undated,) = a.query("SELECT launch_id FROM launches WHERE started_at IS NULL")["launch_id"].to_list()
+    out = tmp_path / "export"
+    a.export(out)
+    glob = str(out / "launches" / "**" / "*.parquet")
+    rows = duckdb.sql(
+        f"SELECT launch_id, month FROM read_parquet('{glob}', hive_partitioning=true) ORDER BY launch_id"
+    ).fetchall()
+    months = dict(rows)
+    assert months.pop(undated) == "unknown" and set(months.values()) == {"2026-05"}
+    events = str(out / "events" / "**" / "*.parquet")
+    got = duckdb.sql(
+        f"SELECT DISTINCT month FROM read_parquet('{events}', hive_partitioning=true) WHERE launch_id = '{undated}'"
+    ).fetchall()
+    assert got == [("unknown",)]  # a launch's rows go where the launch goes
+    fleet = Store(tmp_path / "fleet.duckdb")
+    assert fleet.ingest_paths([out]).added == 4  # read back: the partition column is not data
+
+
 # ---------------------------------------------------------------------------- doctor, refs
 
 

@@ -135,6 +135,17 @@ def test_query_cli_reads_and_writes_with_write(db, three, tmp_path):
     assert code == 2 and "SQL error" in err
 
 
+def test_query_write_never_creates_a_store_or_its_folder(tmp_path):
+    missing = tmp_path / "no" / "such" / "dir" / "x.duckdb"
+    for sql in ("CREATE TABLE t (a INTEGER)", "SELECT 1"):
+        code, out, err = cli("query", sql, "--db", missing, "--write")
+        assert code == 3 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert f"no history store at {missing}" in err
+    assert not (tmp_path / "no").exists()
+    code, _, err = cli("query", "CREATE TABLE t (a INTEGER)", "--db", tmp_path / "new.duckdb", "--write")
+    assert code == 3 and not (tmp_path / "new.duckdb").exists()
+
+
 # ---------------------------------------------------------------------------- store errors
 
 

@@ -110,3 +110,12 @@ def test_release_names_sort_as_pep_440_orders_them():
     ]
     shuffled = ordered[1::2] + ordered[::2]
     assert sorted(shuffled, key=release_key) == ordered
+
+
+def test_a_release_name_that_is_not_pep_440_is_placed_by_its_leading_release():
+    from logparse.grammar import versions
+
+    assert versions.release_key("0.5.10-custom") == versions.release_key("0.5.10")
+    assert versions.releases()[versions.index("0.5.10-custom")] == "0.5.10"  # not among the 0.4 releases
+    assert versions.releases()[versions.index("v0.4.7")] == "0.4.7"
+    assert versions.index("banana") == 0  # before every release, never an error

@@ -192,7 +192,7 @@ def test_watch_a_growing_file_matches_a_plain_ingest(tmp_path):
     assert [b["launch"]["outcome"] for b in blocks] == ["ready"] * 3
     assert blocks[0]["previous"] is None and blocks[0]["check"]["status"] == "nothing_to_compare"
     assert blocks[1]["previous"]["launch_id"] == blocks[0]["launch"]["launch_id"]
-    assert any("mem_fraction_static 0.8 → 0.88" in s for s in blocks[1]["change"])
+    assert any("mem_fraction_static: 0.8 -> 0.88" in s for s in blocks[1]["change"])
     assert blocks[1]["attribution"][0]["input"] == "mem_fraction_static"
     assert blocks[2]["budget"]["kv_tokens"] == 455243 and blocks[2]["check"]["status"] == "ok"
     res = cli_process("ingest", log, "--db", plain, "-q")
@@ -200,7 +200,7 @@ def test_watch_a_growing_file_matches_a_plain_ingest(tmp_path):
     assert differences(store_state(db), store_state(plain)) == []
     # --metrics kept the textfile current: after the last write it is what `metrics` says of the store
     kept = (tmp_path / "m.prom").read_text()
-    assert kept.count("logparse_kv_tokens{") == 1 and " 455243\n" in kept
+    assert kept.count("logparse_kv_tokens{") == 1 and " 455243.0\n" in kept
     assert kept == cli_process("metrics", "--db", db).stdout.decode()
 
 

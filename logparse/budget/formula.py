@@ -205,6 +205,15 @@ class Inputs:
     spec_topk: int | None = None
     spec_draft_tokens: int | None = None
     mamba_gb: float = 0.0
+    #: 0.5.18+: GiB of the KV budget held for multimodal allocations made after sizing (printed when > 0)
+    mm_reservation_gb: float = 0.0
+    #: post-capture sizing (0.5.16+): GiB the resize after the CUDA-graph capture moved the pool by
+    #: (negative: the capture's memory and headrooms came out of it), from the two printed token counts;
+    #: a what-if keeps it (the capture costs the same), the prediction checked against the log does not
+    capture_delta_gb: float = 0.0
+    #: DeepSeek-V4 (0.5.12+): GiB of the pools sized before the full pool (SWA cap, compression states),
+    #: from its ``DSV4 memory calculation`` line
+    fixed_pools_gb: float = 0.0
 
     def with_(self, **kw: Any) -> Inputs:
         return replace(self, **kw)
@@ -243,17 +252,27 @@ def max_num_reqs(inp: Inputs, feat: Features, tokens: int) -> int:
     return min(est, feat.max_reqs_cap) if feat.max_reqs_cap else est
 
 
-def predict(inp: Inputs, feat: Features) -> Prediction:
-    """Apply one era's formula to ``inp``."""
+def _budget(inp: Inputs) -> tuple[Prediction, float]:
+    """The KV budget (``rest``, GiB) and the step that shows it; the second value is what the pool's
+    tokens are sized from (DeepSeek-V4 sizes its fixed pools out of the budget first)."""
     reserved = inp.m_pre_gb * (1.0 - inp.f)
-    rest = inp.m_post_gb - reserved - (inp.mamba_gb or 0.0)
+    rest = inp.m_post_gb - reserved - (inp.mamba_gb or 0.0) - (inp.mm_reservation_gb or 0.0)
     p = Prediction(reserved_gb=reserved, rest_gb=rest)
+    rest -= inp.fixed_pools_gb or 0.0
     p.steps.append(
         f"rest = M_post {inp.m_post_gb:.2f} − M_pre {inp.m_pre_gb:.2f} × (1 − {inp.f:g}) = "
         f"{inp.m_post_gb:.2f} − {reserved:.2f}"
         + (f" − mamba {inp.mamba_gb:.2f}" if inp.mamba_gb else "")
+        + (f" − multimodal reservation {inp.mm_reservation_gb:.2f}" if inp.mm_reservation_gb else "")
+        + (f" − fixed DSV4 pools {inp.fixed_pools_gb:.2f}" if inp.fixed_pools_gb else "")
         + f" = {rest:.2f} GiB"
     )
+    return p, rest
+
+
+def predict(inp: Inputs, feat: Features) -> Prediction:
+    """Apply one era's formula to ``inp``."""
+    p, rest = _budget(inp)
     cap = inp.max_total_tokens
     if inp.cell is None or inp.cell <= 0:
         p.steps.append("bytes per token unknown: no token count can be derived")
@@ -261,6 +280,12 @@ def predict(inp: Inputs, feat: Features) -> Prediction:
             p.tokens = cap
             p.capped = True
         return p
+    if inp.capture_delta_gb:
+        rest += inp.capture_delta_gb
+        p.steps.append(
+            f"post-capture sizing: the resize after the CUDA-graph capture moves it by {inp.capture_delta_gb:+.2f} "
+            f"GiB (as in this launch) = {rest:.2f} GiB"
+        )
     if feat.era.key == "A":
         t = int(rest * GiB // inp.cell) if rest > 0 else math.floor(rest * GiB / inp.cell)
     else:
@@ -301,8 +326,8 @@ def predict(inp: Inputs, feat: Features) -> Prediction:
 
 def fraction_for_rest(inp: Inputs, rest_gb: float) -> float:
     """The --mem-fraction-static that gives ``rest_gb`` with the same memory figures."""
-    # rest = M_post - M_pre*(1-f) - mamba  =>  f = 1 - (M_post - mamba - rest)/M_pre
-    return 1.0 - (inp.m_post_gb - (inp.mamba_gb or 0.0) - rest_gb) / inp.m_pre_gb
+    # rest = M_post - M_pre*(1-f) - mamba - mm  =>  f = 1 - (M_post - mamba - mm - rest)/M_pre
+    return 1.0 - (inp.m_post_gb - (inp.mamba_gb or 0.0) - (inp.mm_reservation_gb or 0.0) - rest_gb) / inp.m_pre_gb
 
 
 # --------------------------------------------------------------------------- inputs from a launch
@@ -342,11 +367,24 @@ def pool_figures(rank) -> tuple[float | None, int, int | None, str]:
         how = "KV pool line" + (
             "s (" + " + ".join(p.get("label") or "KV" for p in pools) + ")" if len(pools) > 1 else ""
         )
+        if resized_after_capture(rank):
+            # the pool lines' own count (the full-attention pool's, as ranks.py reads it), not the resized one
+            full = [p for p in pools if p.get("label") in (None, "Full") and p.get("tokens")]
+            tokens = full[-1]["tokens"] if full else pools[0].get("tokens")
+            how = "pre-capture " + how + " (0.5.16 resizes the pool after the CUDA-graph capture)"
         return total, figs, tokens, how
     if rank.kv_size_gb is not None and rank.kv_tokens:
         figs = 2 if rank.k_size_gb is not None else 1
         return rank.kv_size_gb, figs, rank.kv_tokens, "KV pool line"
     return None, 0, rank.kv_tokens, "no KV pool line"
+
+
+def resized_after_capture(rank) -> bool:
+    """0.5.16's post-capture sizing: the pool was resized after the capture to a token count printed
+    without a size (``Post-capture KV sizing: max_total_num_tokens=N, free memory=X GB``), so the
+    pre-capture pool line gives the bytes per token but not the pool's size."""
+    pc = (rank.extra or {}).get("post_capture") if rank is not None else None
+    return isinstance(pc, dict) and pc.get("kv_gb") is None and bool(pc.get("tokens"))
 
 
 def bytes_per_token(rank, page: int, *, max_rel_err: float = 0.10) -> BytesPerToken:
@@ -368,6 +406,36 @@ def bytes_per_token(rank, page: int, *, max_rel_err: float = 0.10) -> BytesPerTo
     return BytesPerToken(val if reliable else None, lo, hi, src, reliable)
 
 
+#: The first release that prints the KV pool's size (``KV Cache is allocated``/``K size``).
+FIRST_KV_SIZE_RELEASE = "0.4.1.post6"
+
+
+def prints_kv_pool_size(launch) -> bool:
+    """Does the launch's release print its KV pool's size?  (False before 0.4.1.post6; a launch of
+    unknown release is taken to.)"""
+    rng = launch.version_range
+    return not rng or versions.is_empty(rng) or _idx(rng[1]) >= _idx(FIRST_KV_SIZE_RELEASE)
+
+
+def request_table_gb(launch) -> float:
+    """The request-to-token table beside the KV pool: ``(max_running_requests + 1) × (context_len + 4)
+    × 4`` bytes (0 when the summary line does not give both)."""
+    mrr, ctx = launch.max_running_requests_effective, launch.context_len
+    return (mrr + 1) * (ctx + 4) * 4 / GiB if mrr and ctx else 0.0
+
+
+def kv_pool_from_pool_end(launch, rank) -> tuple[float, float] | None:
+    """(KV pool, request table) GiB of a rank of a release that prints no KV pool size: the memory
+    the pools took (``Load weight end`` avail − ``Memory pool end`` avail) split into the KV pool and
+    the request-to-token table (:func:`request_table_gb`)."""
+    if rank is None or prints_kv_pool_size(launch) or not launch.max_total_num_tokens:
+        return None
+    if rank.avail_after_load_gb is None or rank.avail_after_pool_gb is None:
+        return None
+    used, req = rank.avail_after_load_gb - rank.avail_after_pool_gb, request_table_gb(launch)
+    return (used - req, req) if used - req > 0 else None
+
+
 def bytes_per_token_from_pool_end(launch, group: Group, page: int) -> BytesPerToken | None:
     """Before 0.4.1.post6 no KV line is printed: use the memory the pools took.
 
@@ -387,10 +455,7 @@ def bytes_per_token_from_pool_end(launch, group: Group, page: int) -> BytesPerTo
     if best is None or best[0] <= 0:
         return None
     used, r = best
-    req = 0.0
-    mrr, ctx = launch.max_running_requests_effective, launch.context_len
-    if mrr and ctx:
-        req = (mrr + 1) * (ctx + 4) * 4 / GiB
+    req = request_table_gb(launch)
     kv = used - req
     if kv <= 0:
         return None
@@ -439,6 +504,26 @@ def mamba_gb(rank) -> float:
     if not m:
         return 0.0
     return float(sum(v for k, v in m.items() if k.endswith("_gb") and isinstance(v, (int, float))))
+
+
+def mm_reservation_gb(rank) -> float:
+    """The multimodal reservation a rank printed (``Reserving X GB of the KV budget ...``, 0.5.18+), else 0."""
+    v = (rank.extra or {}).get("mm_reservation_gb") if rank is not None else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else 0.0
+
+
+def capture_resize(launch) -> tuple[int | None, int] | None:
+    """Post-capture KV sizing (0.5.16+, ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING``): (the token count
+    reserved before the CUDA-graph capture, or None if not printed; the pool's count after it) of
+    the first pool group's pool rank, or None for a launch sized once.  The last count is the pool."""
+    grp = groups(launch)
+    ranks = grp[0].targets if grp else []
+    rank = pool_rank(ranks) or next((r for r in ranks if (r.extra or {}).get("post_capture")), None)
+    pc = (rank.extra or {}).get("post_capture") if rank is not None else None
+    if rank is None or not isinstance(pc, dict) or not pc.get("tokens"):
+        return None
+    pools = [p for p in (rank.extra or {}).get("pools", []) if p.get("label") in (None, "Full") and p.get("tokens")]
+    return (pools[-1]["tokens"] if pools else None), pc["tokens"]
 
 
 def _sa(launch, *names):
@@ -544,14 +629,49 @@ def launch_inputs(launch, group: Group | None = None, features: Features | None 
         spec_topk=topk if (spec and _is_int(topk)) else None,
         spec_draft_tokens=ndraft if (spec and _is_int(ndraft)) else None,
         mamba_gb=mamba_gb(tgt),
+        mm_reservation_gb=mm_reservation_gb(tgt),
+        fixed_pools_gb=(dsv4_solve(tgt) or (0.0, 0.0))[1],
     )
+    if li.inputs.mm_reservation_gb:
+        li.notes.append(
+            f"0.5.18+ takes the multimodal reservation ({li.inputs.mm_reservation_gb:.2f} GiB, printed) out of "
+            "the budget before sizing"
+        )
+    resize = capture_resize(launch)
+    if resize is not None and resize[0] and cell:
+        li.inputs.capture_delta_gb = (resize[1] - resize[0]) * cell / GiB
     return li
 
 
+def dsv4_solve(rank) -> tuple[float, float] | None:
+    """DeepSeek-V4's own solve (``DSV4 memory calculation``): (bytes per full-attention token of all its
+    pools, GiB of the pools it sizes first: the ``*_fixed`` terms), or None."""
+    calc = (rank.extra or {}).get("dsv4_memory") if rank is not None else None
+    bpt = calc.get("bytes_per_full_token") if isinstance(calc, dict) else None
+    if (
+        not isinstance(calc, dict)
+        or not isinstance(bpt, (int, float))
+        or isinstance(bpt, bool)
+        or not bpt > 0
+        or not math.isfinite(bpt)
+    ):
+        return None
+    fixed = [
+        v for k, v in calc.items() if k.endswith("_fixed") and isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
+    return float(bpt), float(sum(v for v in fixed if math.isfinite(v)))
+
+
 def _cells(launch, group: Group, page: int) -> tuple[BytesPerToken, BytesPerToken]:
-    """Bytes per token of the target's KV pool (from its pool line, else ``Memory pool end``, refined
-    with HiCache's host pool) and of the draft's."""
+    """Bytes per token of the target's KV pool (DeepSeek-V4: its own solve's; else from its pool line,
+    else ``Memory pool end``, refined with HiCache's host pool) and of the draft's."""
+    solve = next((x for x in (dsv4_solve(r) for r in group.targets) if x is not None), None)
     bpt = bytes_per_token(pool_rank(group.targets), page)
+    if solve is not None:
+        v = solve[0]
+        bpt = BytesPerToken(
+            v, v - 0.005, v + 0.005, f"DSV4 memory calculation: {v:,.2f} B per full-attention token (all pools)", True
+        )
     if bpt.value is None and bpt.lo is None:
         bpt = bytes_per_token_from_pool_end(launch, group, page) or bpt
     bpt = _refine_with_hicache(launch, group, page, bpt)

@@ -81,10 +81,16 @@ class RankBudget:
         return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank)
 
 
-def _pool_gb(rank: RankMemory | None) -> float | None:
+def _pool_gb(rank: RankMemory | None, page: int = 1) -> float | None:
     if rank is None:
         return None
-    total = fm.pool_figures(rank)[0]
+    total, _, tokens, _ = fm.pool_figures(rank)
+    if fm.resized_after_capture(rank):
+        # 0.5.16 prints the resized pool's tokens only: its size is theirs at the pre-capture line's bytes
+        # per token (the same layout), pool rows = tokens + one padding page
+        if total is None or not tokens or not rank.kv_tokens:
+            return None
+        return total * (rank.kv_tokens + max(page, 1)) / (tokens + max(page, 1))
     return total if total is not None else rank.kv_size_gb
 
 
@@ -100,6 +106,10 @@ def _lowest_free(*ranks: RankMemory | None) -> float | None:
             if x is not None
         ]
         figures += [g["avail_gb"] for g in (r.extra or {}).get("graphs", []) or [] if g.get("avail_gb") is not None]
+        pc = (r.extra or {}).get("post_capture") or {}
+        after_resize = pc.get("avail_gb", pc.get("free_gb"))  # post-capture sizing: free once the pool is resized
+        if isinstance(after_resize, (int, float)) and not isinstance(after_resize, bool):
+            figures.append(after_resize)
     return min(figures) if figures else None
 
 
@@ -114,16 +124,24 @@ def _weights(target: RankMemory | None) -> float | None:
 
 
 def rank_budget(
-    target: RankMemory | None, draft: RankMemory | None, *, setup_complete: bool, page_size: int = 1
+    target: RankMemory | None,
+    draft: RankMemory | None,
+    *,
+    setup_complete: bool,
+    page_size: int = 1,
+    pools_split: tuple[float, float] | None = None,
 ) -> RankBudget:
-    """The budget of one physical rank from its own lines."""
+    """The budget of one physical rank from its own lines (``pools_split``: the KV pool and the
+    request table of a release that prints no KV pool size, :func:`formula.kv_pool_from_pool_end`)."""
     t, d = target, draft
     shown = t or d
     label = shown.label() if shown is not None else "?"
     after_load = t.avail_after_load_gb if t else None
-    kv = _pool_gb(t)
+    kv = _pool_gb(t, page_size)
     other_pools = None
-    if after_load is not None and t is not None and t.avail_after_pool_gb is not None:
+    if kv is None and pools_split is not None:
+        kv, other_pools = pools_split
+    elif after_load is not None and t is not None and t.avail_after_pool_gb is not None:
         other_pools = max(after_load - (kv or 0.0) - t.avail_after_pool_gb, 0.0)
     graph = t.graph_gb if t else None
     dweights, dkv, dgraph = (d.weights_gb, _pool_gb(d), d.graph_gb) if d else (None, None, None)
@@ -290,14 +308,32 @@ def launch_budget(launch: Launch) -> Budget:
         return _vllm_budget(launch)
     done = setup_complete(launch)
     page = _page_size(launch)
-    ranks = [rank_budget(t, d, setup_complete=done, page_size=page) for t, d in physical_ranks(launch)]
+    ranks = [
+        rank_budget(t, d, setup_complete=done, page_size=page, pools_split=fm.kv_pool_from_pool_end(launch, t))
+        for t, d in physical_ranks(launch)
+    ]
     b = Budget(launch.launch_id, launch.outcome, memory_kind(launch), done, ranks)
     _binding(b)
     _timings(b, launch)
     _actual_kv(b, launch)
     _formula(b, launch)
+    _pool_from_pool_end(b, launch)
     _unknowns(b, launch)
     return b
+
+
+def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
+    """A release that prints no KV pool size (before 0.4.1.post6): the pool is what the binding rank's
+    pools took less the request table (the rank budgets' split), said in the formula notes."""
+    binding = b.rank(b.binding_rank)
+    if b.kv_pool_gb is not None or binding is None or binding.kv_pool_gb is None or fm.prints_kv_pool_size(launch):
+        return
+    b.kv_pool_gb = binding.kv_pool_gb
+    b.formula_notes.append(
+        f"this release prints no KV pool size: the pool is the memory the pools took on {binding.rank} "
+        f"('Load weight end' − 'Memory pool end') less ≈{binding.other_pools_gb or 0.0:.2f} GiB of request "
+        f"table = {b.kv_pool_gb:.2f} GiB"
+    )
 
 
 def _vllm_budget(launch: Launch) -> Budget:
@@ -401,7 +437,15 @@ def seconds_between(a: str | None, b: str | None) -> float | None:
 def _actual_kv(b: Budget, launch: Launch) -> None:
     groups = fm.groups(launch)
     pool_rank = fm.pool_rank(groups[0].targets) if groups else None
-    if pool_rank is not None and pool_rank.kv_tokens is not None:
+    resize = fm.capture_resize(launch)
+    if resize is not None:
+        # post-capture sizing: the pool is the last count, the one after the CUDA-graph capture
+        resized = pool_rank or next(r for r in groups[0].targets if (r.extra or {}).get("post_capture"))
+        b.kv_tokens = resize[1]
+        b.kv_tokens_source = (
+            f"Post-capture KV sizing line of {resized.label()} (the pool resized after the CUDA-graph capture)"
+        )
+    elif pool_rank is not None and pool_rank.kv_tokens is not None:
         b.kv_tokens = pool_rank.kv_tokens
         b.kv_tokens_source = f"KV pool line of {pool_rank.label()}"
     elif launch.max_total_num_tokens is not None:
@@ -413,7 +457,7 @@ def _actual_kv(b: Budget, launch: Launch) -> None:
         b.kv_tokens = least.kv_tokens
         b.kv_tokens_source = f"KV pool line of {least.label()} (its size is not known)"
     sized = pool_rank or next((r for r in (groups[0].targets if groups else []) if r.kv_size_gb is not None), None)
-    b.kv_pool_gb = _gb(_pool_gb(sized))  # a pool whose token count is not known still has its size
+    b.kv_pool_gb = _gb(_pool_gb(sized, _page_size(launch)))  # a pool whose token count is not known still has its size
 
 
 def _formula(b: Budget, launch: Launch) -> None:
@@ -432,24 +476,50 @@ def _formula(b: Budget, launch: Launch) -> None:
     b.draft_bytes_per_token = None if li.draft_bpt.value is None else round(li.draft_bpt.value, 1)
     if inp is None:
         return
-    pred = fm.predict(inp, feat)
-    b.prediction = pred
+    checked = inp.with_(capture_delta_gb=0.0)  # what the log's pre-capture figures are checked against
+    pred = fm.predict(checked, feat)
+    # the what-ifs' base: after a post-capture resize, the pool as it was resized
+    b.prediction = fm.predict(inp, feat) if inp.capture_delta_gb else pred
     b.pre_load_avail_gb, b.pre_load_source = _gb(inp.m_pre_gb), li.m_pre_source
     b.post_load_avail_gb, b.post_load_source = _gb(inp.m_post_gb), li.m_post_source
     b.reserved_gb, b.rest_gb = _gb(pred.reserved_gb), _gb(pred.rest_gb)
     b.derivation = list(pred.steps)
     if inp.cell is not None:
         b.predicted_kv_tokens = pred.tokens
-    lo, hi = fm.token_interval(inp, feat, li.bpt)
+    lo, hi = fm.token_interval(checked, feat, li.bpt)
     b.predicted_kv_tokens_lo, b.predicted_kv_tokens_hi = lo, hi
     if pred.tokens is not None and pred.tokens > 0 and li.bpt.value is not None:
         b.predicted_kv_gb = _gb(fm.pool_gb(pred.tokens, inp.page_size, li.bpt.value))
-    if b.kv_tokens is not None and b.predicted_kv_tokens is not None:
-        b.kv_tokens_diff = b.kv_tokens - b.predicted_kv_tokens
+    compared = _compared_tokens(b, launch)
+    if compared is not None and b.predicted_kv_tokens is not None:
+        b.kv_tokens_diff = compared - b.predicted_kv_tokens
         if b.predicted_kv_tokens:
             b.kv_tokens_diff_pct = round(b.kv_tokens_diff / b.predicted_kv_tokens * 100.0, 3)
-        b.within_rounding = lo is not None and hi is not None and lo <= b.kv_tokens <= hi
+        b.within_rounding = lo is not None and hi is not None and lo <= compared <= hi
     _cap(b, launch, li, pred)
+
+
+def _compared_tokens(b: Budget, launch: Launch) -> int | None:
+    """The token count the formula's prediction is compared with: the pool, except after post-capture
+    sizing, where the formula sizes the reservation made before the capture (and only that is compared)."""
+    resize = fm.capture_resize(launch)
+    if resize is None:
+        return b.kv_tokens
+    pre, post = resize
+    b.formula_notes.append(
+        "post-capture KV sizing (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING): this formula sizes the reservation made "
+        "before the CUDA-graph capture"
+        + (f" ({pre:,} tokens)" if pre else " (not printed)")
+        + f"; after the capture SGLang resized the pool to {post:,} tokens from the memory then free, "
+        "less M_pre*(1-f) and its headrooms: the prediction is compared with the reservation"
+        + (
+            " (0.5.16 prints no size for the resized pool: its GiB are its tokens at the pre-capture line's bytes "
+            "per token)"
+            if any(fm.resized_after_capture(r) for r in launch.ranks)
+            else ""
+        )
+    )
+    return pre
 
 
 def _cap(b: Budget, launch: Launch, li: fm.LaunchInputs, pred: fm.Prediction) -> None:
@@ -485,6 +555,17 @@ _OUT_OF_RANGE_WHY = "the log printed it out of range: see the warnings"
 _FIGURES_OF = ("kv_tokens", "kv_size_gb", "avail_after_pool_gb", "avail_after_graph_gb")
 
 
+def _reservation_only(launch: Launch) -> str | None:
+    """Why a post-capture launch cut before its resize has no pool: it printed only the reservation."""
+    va = [p for r in launch.ranks for p in (r.extra or {}).get("pools", []) if p.get("va_upper_bound")]
+    if not va:
+        return None
+    return (
+        f"the log ends before the post-capture resize: only the reservation made before the CUDA-graph "
+        f"capture (KV Cache VA upper bound, {va[0].get('tokens') or 0:,} tokens) was printed, not the pool"
+    )
+
+
 def _unknowns(b: Budget, launch: Launch) -> None:
     """Why each headline figure is missing, worded once for every surface."""
     u = b.unknown
@@ -504,7 +585,7 @@ def _unknowns(b: Budget, launch: Launch) -> None:
             if launch.outcome == "failed"
             else _OUT_OF_RANGE_WHY
             if "kv_tokens" in aside
-            else "no KV pool line and no max_total_num_tokens line"
+            else _reservation_only(launch) or "no KV pool line and no max_total_num_tokens line"
         )
     if b.kv_pool_gb is None:
         if "kv_size_gb" in aside:

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from logparse.grammar import versions
+from logparse.launches.model import Launch
 
 MIB_PER_GIB = 1024.0
 #: Free memory before the weights is the GPU's total less the CUDA context, NCCL buffers and other
@@ -537,7 +538,7 @@ def _notes(
 _MULTIMODAL_HINTS = ("ForConditionalGeneration", "VL", "Vision", "Llava", "LlavaNext", "Omni", "Mllama")
 
 
-def _sa(launch, name: str) -> Any:
+def _sa(launch: Launch, name: str) -> Any:
     return (launch.server_args or {}).get(name)
 
 
@@ -545,7 +546,7 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _graph_max_bs(launch) -> tuple[int | None, str]:
+def _graph_max_bs(launch: Launch) -> tuple[int | None, str]:
     """``cuda_graph_max_bs`` as the launch resolved it (renamed ``cuda_graph_max_bs_decode`` /
     ``cuda_graph_config['decode']['max_bs']`` in 0.5.14)."""
     for name in ("cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
@@ -561,7 +562,7 @@ def _graph_max_bs(launch) -> tuple[int | None, str]:
     return None, ""
 
 
-def _piecewise_of(launch) -> tuple[bool | None, int | None]:
+def _piecewise_of(launch: Launch) -> tuple[bool | None, int | None]:
     """Are the piecewise (prefill) CUDA graphs on, and how many sizes: ``enable_piecewise_cuda_graph``
     (≤ 0.5.9), ``disable_piecewise_cuda_graph`` (0.5.10 – 0.5.13), ``cuda_graph_config['prefill']`` (0.5.14+)."""
     cfg = _sa(launch, "cuda_graph_config")
@@ -579,7 +580,7 @@ def _piecewise_of(launch) -> tuple[bool | None, int | None]:
     return on, len(sizes) if isinstance(sizes, list) and sizes else None
 
 
-def model_type(launch) -> str | None:
+def model_type(launch: Launch) -> str | None:
     """The model class SGLang loaded (``Load weight end … type=``), target worker first."""
     for r in sorted(launch.ranks, key=lambda r: r.worker != "target"):
         if (r.extra or {}).get("model_type"):
@@ -594,14 +595,14 @@ def looks_multimodal(model_class: str | None) -> bool | None:
     return any(h in model_class for h in _MULTIMODAL_HINTS)
 
 
-def _is_mla(launch) -> bool | None:
+def _is_mla(launch: Launch) -> bool | None:
     pools = [r for r in launch.ranks if r.worker == "target" and r.kv_size_gb is not None]
     if not pools:
         return None
     return all(r.k_size_gb is None for r in pools)
 
 
-def reserve_inputs(launch) -> ReserveInputs:
+def reserve_inputs(launch: Launch) -> ReserveInputs:
     """The reserve's inputs from a launch's own arguments (``server_args`` and the launch fields)."""
     src: dict[str, str] = {}
 
@@ -631,7 +632,7 @@ def reserve_inputs(launch) -> ReserveInputs:
     )  # fmt: skip
 
 
-def launch_reserve(launch, m_pre_gb: float | None, gpu_memory_gb: float | None = None) -> EngineReserve:
+def launch_reserve(launch: Launch, m_pre_gb: float | None, gpu_memory_gb: float | None = None) -> EngineReserve:
     """The SGLang engine's own reserve for a launch: its release range, its own arguments, and the GPU
     (given, else assumed from ``m_pre_gb``, the free memory before the weights on the smallest rank)."""
     rng = launch.version_range if launch.version_range and not versions.is_empty(launch.version_range) else None

@@ -3,21 +3,67 @@
 ``app`` (:mod:`logparse.cli.app`) holds the typer application and the exit codes; each
 command module registers its commands on it when imported here.  Heavy libraries (lark,
 polars, duckdb, cairosvg) are imported inside the commands so that ``logparse --help``
-stays fast.
+stays fast.  ``logparse CMD`` imports only the module of CMD (:data:`COMMAND_MODULES`); help,
+completion, an unknown name and ``logparse.cli.app`` (the application for tests and the library)
+import them all.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import typer
 
-from logparse.cli import parse_cmd, plan_cmd, report_cmds, store_cmds, systemd_cmd, watch_cmd  # noqa: F401  (they register commands)
-from logparse.cli.app import app, quick_exit_allowed
-from logparse.cli.options import add_value_completion
+from logparse.cli import app as _app_module
+from logparse.cli.app import quick_exit_allowed
 
 __all__ = ["app", "main"]
+
+# Importing the submodule bound its name here; ``logparse.cli.app`` is the whole application (see
+# :func:`__getattr__`), the submodule stays ``sys.modules["logparse.cli.app"]``.
+del globals()["app"]
+
+#: The module that registers each command, in the order of the help's list of commands.
+COMMAND_MODULES = {
+    "parse": "parse_cmd",
+    **dict.fromkeys(("ingest", "launches", "show", "history", "query", "export", "doctor"), "store_cmds"),
+    **dict.fromkeys(("explain", "diff", "check", "report"), "report_cmds"),
+    "plan": "plan_cmd",
+    "systemd-units": "systemd_cmd",
+    **dict.fromkeys(("watch", "metrics"), "watch_cmd"),
+}
+_registered: set[str] = set()
+
+
+def register_commands(command: str | None = None) -> typer.Typer:
+    """Import the module of ``command`` (it registers its commands), or all of them for None or a
+    name no module has; the application, ready to run."""
+    wanted = COMMAND_MODULES.get(command or "")
+    for module in dict.fromkeys(COMMAND_MODULES.values()):
+        if module not in _registered and wanted in (None, module):
+            importlib.import_module(f"logparse.cli.{module}")
+            _registered.add(module)
+    _name_metavars(_app_module.app)
+    from logparse.cli.options import add_value_completion
+
+    add_value_completion(_app_module.app)
+    return _app_module.app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        return register_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The command ``argv`` runs (its first word that is not an option), None for help or
+    completion."""
+    if "_LOGPARSE_COMPLETE" in os.environ:
+        return None
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _name_metavars(typer_app: typer.Typer) -> None:
@@ -47,13 +93,12 @@ def _argument_without_type(self, ctx) -> None:
     return None
 
 
-_name_metavars(app)
-add_value_completion(app)
 if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older ones print no type)
     setattr(typer.core.TyperArgument, "display_type_rich", _argument_without_type)  # noqa: B010
 
 
 def main() -> None:
+    app = register_commands(_command_name(sys.argv[1:]))
     try:
         app(prog_name="logparse")  # also under `python -m logparse`: one name, one completion variable
     except KeyboardInterrupt:

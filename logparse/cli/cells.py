@@ -55,6 +55,19 @@ def cell(v: Any) -> str:
     return fmt(v)
 
 
+def figure_cell(figure: Any, v: Any) -> str:
+    """A figure's table cell as its ``fmt`` in :mod:`logparse.figures` writes it."""
+    if v is None:
+        return "—"
+    if figure.fmt == "percent" and isinstance(v, (int, float)):
+        return f"{v:.0%}"
+    if figure.fmt == "share" and isinstance(v, (int, float)):
+        return f"{v:g}"
+    if figure.fmt == "model" and isinstance(v, str):
+        return v.rstrip("/").rsplit("/", 1)[-1] or v
+    return cell(v)
+
+
 def plain_table_text(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]]) -> str:
     """A large table as plain aligned columns, from plain strings (``right``: right-justified columns)."""
     rows = _shown_rows(rows)

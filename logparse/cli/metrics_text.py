@@ -1,61 +1,75 @@
-"""The Prometheus text exposition format 0.0.4 of :class:`logparse.reports.metrics.Metrics`.
+"""The Prometheus text exposition format 0.0.4 of :class:`logparse.reports.metrics.Metrics`, written
+by prometheus_client (the Python client Prometheus maintains).
 
-HELP and TYPE lines for every family, no sample timestamps (node_exporter's textfile collector
-refuses them), label values escaped (``\\``, ``"``, newline).  :func:`write_atomic` writes a file
-the collector never sees half-written: a temporary file in the same folder, then ``rename``.
+:class:`StoreCollector` hands the metrics to prometheus_client as custom metric families
+(``GaugeMetricFamily``, ``CounterMetricFamily``, ``InfoMetricFamily``); prometheus_client writes
+HELP and TYPE lines for every family, escapes label values and writes no sample timestamps
+(node_exporter's textfile collector refuses them).  :func:`write_textfile` is its
+``write_to_textfile``: a temporary file beside the target, then a rename, so the collector never
+reads a file half-written.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
-import tempfile
-from pathlib import Path
+import re
+from collections.abc import Iterator
 
-from logparse.reports.metrics import Metrics
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.exposition import generate_latest, write_to_textfile
+from prometheus_client.registry import CollectorRegistry
 
+from logparse.reports.metrics import SERIES_LABELS, Family, Metrics, Sample
 
-def _escape(v: str) -> str:
-    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _help(v: str) -> str:
-    return v.replace("\\", "\\\\").replace("\n", "\\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _number(v: float) -> str:
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    return str(int(v)) if v == int(v) and abs(v) < 1e15 else repr(v)
+def _text(v: str) -> str:
+    """A label value prometheus_client can encode: a lone surrogate (an undecodable byte of a log) becomes U+FFFD."""
+    return v if v.isascii() else _SURROGATE.sub("\ufffd", v)
+
+
+def _family(fam: Family, samples: list[Sample]) -> Metric:
+    if fam.kind == "info":
+        info = InfoMetricFamily(fam.name.removesuffix("_info"), fam.help, labels=["deployment"])
+        for s in samples:
+            rest = {k: _text(v) for k, v in s.labels.items() if k != "deployment"}
+            info.add_metric([_text(s.labels["deployment"])], rest)
+        return info
+    names = list(SERIES_LABELS)
+    metric: CounterMetricFamily | GaugeMetricFamily
+    if fam.kind == "counter":
+        metric = CounterMetricFamily(fam.name.removesuffix("_total"), fam.help, labels=names)
+    else:
+        metric = GaugeMetricFamily(fam.name, fam.help, labels=names)
+    for s in samples:
+        metric.add_metric([_text(s.labels[k]) for k in names], s.value)
+    return metric
+
+
+class StoreCollector:
+    """A prometheus_client collector of fixed metrics (one scrape: the store as it was read)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        for fam, samples in self.metrics.families:
+            yield _family(fam, samples)
+
+
+def registry(m: Metrics) -> CollectorRegistry:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(StoreCollector(m))
+    return reg
 
 
 def exposition(m: Metrics) -> str:
-    lines: list[str] = []
-    for fam, samples in m.families:
-        lines.append(f"# HELP {fam.name} {_help(fam.help)}")
-        lines.append(f"# TYPE {fam.name} {fam.kind}")
-        for s in samples:
-            labels = ",".join(f'{k}="{_escape(v)}"' for k, v in s.labels.items())
-            lines.append(f"{fam.name}{{{labels}}} {_number(s.value)}")
-    return "\n".join(lines) + "\n"
+    return generate_latest(registry(m)).decode("utf-8")
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def write_textfile(path: str | os.PathLike, m: Metrics) -> None:
+    """Write the metrics to ``path`` through a temporary file in the same folder and a rename; readable by
+    every user whatever the umask (node_exporter runs as a user of its own)."""
+    write_to_textfile(os.fspath(path), registry(m))
+    os.chmod(path, 0o644)

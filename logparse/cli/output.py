@@ -1,14 +1,20 @@
 """One set of output options for every command that prints data (as sqlite-utils shares one).
 
-:func:`output_options` adds ``--format table|csv|json|ndjson[|parquet]``, ``--output FILE`` (``-o``)
-and ``--json`` (short for ``--format json``) to a command, and hands it an :class:`Output`.
+:func:`output_options` adds ``--format table|csv|tsv|json|ndjson[|parquet]``, ``--output FILE``
+(``-o``; ``-`` is stdout), ``--json`` and ``--ndjson`` (short for those formats), ``--wide`` (every
+column, nothing shortened) and ``--no-pager`` to a command, and hands it an :class:`Output`.
 
 * A **table** result (``launches``, ``history``, ``query``) prints its rows in every format;
   parquet too.
-* A **nested** result (``parse``, ``show``, ``explain``, ``diff``, ``check``): ``table`` prints the
-  human report, ``csv`` its main rows (parse: one row per launch; show: one per rank; explain: the
-  budget steps; diff: one row per compared figure; check: one row per check), ``json`` the whole
-  result and ``ndjson`` the whole result on one line (``parse``: one launch per line).
+* A **nested** result (``parse``, ``show``, ``explain``, ``diff``, ``check``, ``doctor``): ``table``
+  prints the human report, ``csv``/``tsv`` its main rows (parse: one row per launch; show: one per
+  rank; explain: the budget steps; diff: one row per compared figure; check: one row per check),
+  ``json`` the whole result as one document and ``ndjson`` the whole result on one line
+  (``parse``: one launch per line).
+* A **stream** (``watch``) has ``ndjson``: one object per line as it comes.
+
+The human tables fit the terminal (:mod:`logparse.cli.layout`); on a terminal, long output goes
+through a pager (:mod:`logparse.cli.pager`).
 """
 
 from __future__ import annotations
@@ -29,17 +35,21 @@ from typing import Any, Optional
 
 import typer
 
-from logparse.cli.app import EXIT_USAGE, fail
+from logparse.cli.app import EXIT_USAGE, fail, say
 from logparse.cli.options import complete_choices
 
-TABLE_FORMATS = ("table", "csv", "json", "ndjson", "parquet")
-DOCUMENT_FORMATS = ("table", "csv", "json", "ndjson")
+TABLE_FORMATS = ("table", "csv", "tsv", "json", "ndjson", "parquet")
+DOCUMENT_FORMATS = ("table", "csv", "tsv", "json", "ndjson")
 
 
 @dataclass
 class Output:
     fmt: str
-    path: str | None
+    path: str | None  #: None: stdout (``--output -`` too)
+    #: ``--wide``: every column of a human table, nothing shortened, whatever the width
+    wide: bool = False
+    #: a pager may show long output on a terminal (not ``--no-pager``, not a stream such as ``watch``)
+    pager: bool = True
 
     # ------------------------------------------------------------------ writing
     def write(self, text: str) -> None:
@@ -48,25 +58,58 @@ class Output:
                 Path(self.path).write_text(text, encoding="utf-8")
             except OSError as exc:
                 raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
+        elif self._paged():
+            from logparse.cli.pager import page
+
+            page(text)
         else:
             sys.stdout.write(text)
 
+    def _paged(self) -> bool:
+        from logparse.cli.pager import wants_pager
+
+        return self.pager and not self.path and wants_pager()
+
+    def width(self) -> int | None:
+        """The width human tables are fitted to (None: no limit)."""
+        from logparse.cli.layout import output_width
+
+        return None if self.wide or self.path else output_width()
+
     def console(self):
-        """A rich console on stdout, or on the ``--output`` file."""
-        from logparse.cli.render import make_console, report_console
+        """A rich console on stdout (through the pager on a terminal), or on the ``--output`` file;
+        lines on a pipe or a file without trailing spaces."""
+        from logparse.cli.layout import UNBOUNDED, StripTrailing
+        from logparse.cli.render import report_console
 
         if self.path:
             try:
                 fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close_console
             except OSError as exc:
                 raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
-            return report_console(file=fh, width=200, no_color=True)
-        return make_console()
+            return report_console(file=StripTrailing(fh), width=UNBOUNDED, no_color=True)
+        width = self.width()
+        if self._paged():
+            return report_console(file=io.StringIO(), force_terminal=True, width=width or UNBOUNDED)
+        if sys.stdout.isatty():
+            return report_console(width=width or UNBOUNDED)
+        return report_console(file=StripTrailing(sys.stdout), width=width or UNBOUNDED)
 
     @staticmethod
     def close_console(console) -> None:
-        if console.file is not sys.stdout:
-            console.file.close()
+        from logparse.cli.layout import StripTrailing
+
+        fh = console.file
+        if isinstance(fh, io.StringIO):
+            from logparse.cli.pager import page
+
+            page(fh.getvalue())
+        elif isinstance(fh, StripTrailing):
+            fh.close()
+            if fh.target is not sys.stdout:
+                fh.target.close()
+        elif fh is not sys.stdout:
+            fh.close()
 
     # ------------------------------------------------------------------ documents
     def document(self, doc: dict[str, Any], rows: Callable[[], list[dict[str, Any]]], render: Callable) -> None:
@@ -75,8 +118,8 @@ class Output:
             self.write(dumps(doc, indent=2) + "\n")
         elif self.fmt == "ndjson":
             self.write(dumps(doc) + "\n")
-        elif self.fmt == "csv":
-            self.write(csv_text(rows()))
+        elif self.fmt in ("csv", "tsv"):
+            self.write(csv_text(rows(), delimiter=self.delimiter))
         else:
             from logparse.cli.cells import for_terminal
 
@@ -85,6 +128,10 @@ class Output:
                 render(for_terminal(doc), console)
             finally:
                 self.close_console(console)
+
+    @property
+    def delimiter(self) -> str:
+        return "\t" if self.fmt == "tsv" else ","
 
     # ------------------------------------------------------------------ tables
     def rows(self, columns: list[str], rows: Iterable[tuple], render_table: Callable | None = None) -> int:
@@ -98,8 +145,8 @@ class Output:
                 self.write(dumps(dicts, indent=2) + "\n")
             else:
                 self.write("".join(dumps(d) + "\n" for d in dicts))
-        elif self.fmt == "csv":
-            self.write(csv_text([dict(zip(columns, r)) for r in rows], columns))
+        elif self.fmt in ("csv", "tsv"):
+            self.write(csv_text([dict(zip(columns, r)) for r in rows], columns, delimiter=self.delimiter))
         else:
             from logparse.cli.cells import for_terminal
 
@@ -158,10 +205,11 @@ def _csv_cell(v: Any) -> Any:
     return "" if v is None else v
 
 
-def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None, delimiter: str = ",") -> str:
+    """CSV (or with ``delimiter="\\t"`` TSV: the same quoting, so that a cell's tab or line break survives)."""
     cols = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\n", delimiter=delimiter)
     w.writerow(cols)
     for r in rows:
         w.writerow([_csv_cell(r.get(c)) for c in cols])
@@ -173,6 +221,13 @@ def write_parquet(columns: list[str], rows: list[tuple], path: str | None) -> No
     import pyarrow.parquet as pq
 
     table = pa.table({c: _parquet_column([r[i] for r in rows]) for i, c in enumerate(columns)})
+    if path is None:  # --output -: the file's bytes on stdout
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(sink.getvalue().to_pybytes())
+        sys.stdout.buffer.flush()
+        return
     try:
         pq.write_table(table, path)
     except OSError as exc:
@@ -201,62 +256,64 @@ def _parquet_cell(v: Any) -> Any:
 
 
 def plain_table(columns: list[str], rows: list[tuple], console) -> None:
-    from rich.table import Table
-
+    """A query's rows: fitted to the width (text columns wrap, nothing is cut); a single row that
+    does not fit across is shown as one line per column (``column  value``)."""
     from logparse.cli.cells import cell
-    from logparse.cli.render import print_table
+    from logparse.cli.layout import Col, cell_width
+    from logparse.cli.render import console_width, print_fitted
 
-    table = Table(title=f"{len(rows)} row(s)", title_justify="left", show_edge=False, pad_edge=False)
     numeric = [
         all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows if r[i] is not None)
         and any(r[i] is not None for r in rows)
         for i in range(len(columns))
     ]
-    for c, num in zip(columns, numeric):
-        table.add_column(c, justify="right" if num else "left", overflow="fold")
-    for r in rows:
-        table.add_row(*[cell(v) for v in r])
-    print_table(console, table)
+    texts = [[cell(v) for v in r] for r in rows]
+    title = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
+    width = console_width(console)
+    across = sum(max(cell_width(c), *(cell_width(r[i]) for r in texts)) for i, c in enumerate(columns))
+    if len(rows) == 1 and len(columns) > 1 and width is not None and across + 3 * (len(columns) - 1) > width:
+        record = [[c, v] for c, v in zip(columns, texts[0])]
+        print_fitted(console, title, [Col("column"), Col("value", wrap=True)], record)
+        return
+    cols = [Col(c, right=num, wrap=not num) for c, num in zip(columns, numeric)]
+    print_fitted(console, title, cols, texts)
 
 
 # ---------------------------------------------------------------------------- the decorator
-def output_options(formats: tuple[str, ...] = TABLE_FORMATS, default: str = "table", extra_help: str = ""):
-    """Add ``--format``, ``--output``/``-o`` and ``--json`` to a command; it receives ``out: Output``."""
+def output_options(
+    formats: tuple[str, ...] = TABLE_FORMATS,
+    default: str = "table",
+    extra_help: str = "",
+    renamed: dict[str, tuple[str, str]] | None = None,
+    pager: bool = True,
+    tables: bool = True,
+):
+    """Add ``--format``, ``--output``/``-o``, ``--json``, ``--ndjson``, ``--wide`` and ``--no-pager``
+    to a command; it receives ``out: Output``.  ``renamed``: a format that is still accepted under
+    its old name, ``{old: (new, why)}`` (the message says so on stderr); ``pager``: False for a
+    command whose output is a stream; ``tables``: False for a command whose human output is lines
+    of text, not tables (no ``--wide``)."""
+    renamed = renamed or {}
 
     def decorate(fn):
         sig = inspect.signature(fn)
         params = [p for p in sig.parameters.values() if p.name != "out"]
-        names = ", ".join(formats)
-        added = [
-            inspect.Parameter(
-                "fmt",
-                inspect.Parameter.KEYWORD_ONLY,
-                default=typer.Option(
-                    None,
-                    "--format",
-                    "-f",
-                    help=f"Output format: {names} (default {default}). {extra_help}".strip(),
-                    autocompletion=complete_choices(formats),
-                ),
-                annotation=Optional[str],
-            ),
-            inspect.Parameter(
-                "output",
-                inspect.Parameter.KEYWORD_ONLY,
-                default=typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
-                annotation=Optional[str],
-            ),
-            inspect.Parameter(
-                "as_json",
-                inspect.Parameter.KEYWORD_ONLY,
-                default=typer.Option(False, "--json", help="Short for --format json."),
-                annotation=bool,
-            ),
-        ]
+        added = _option_parameters(formats, default, extra_help, pager, "json" in renamed, tables)
 
         @functools.wraps(fn)
-        def wrapper(*args, fmt: str | None = None, output: str | None = None, as_json: bool = False, **kw):
-            return fn(*args, out=make_output(fmt, output, as_json, formats, default), **kw)
+        def wrapper(
+            *args,
+            fmt: str | None = None,
+            output: str | None = None,
+            as_json: bool = False,
+            as_ndjson: bool = False,
+            wide: bool = False,
+            no_pager: bool = False,
+            **kw,
+        ):
+            out = make_output(fmt, output, as_json, formats, default, as_ndjson=as_ndjson, renamed=renamed)
+            out.wide, out.pager = wide, pager and not no_pager
+            return fn(*args, out=out, **kw)
 
         wrapper.__signature__ = sig.replace(parameters=[*params, *added])  # type: ignore[attr-defined]
         return wrapper
@@ -264,12 +321,70 @@ def output_options(formats: tuple[str, ...] = TABLE_FORMATS, default: str = "tab
     return decorate
 
 
-def make_output(fmt: str | None, output: str | None, as_json: bool, formats: tuple[str, ...], default: str) -> Output:
-    if as_json and fmt and fmt.lower() != "json":
-        raise fail(f"--json and --format {fmt} disagree: give one of them", EXIT_USAGE)
-    chosen = (fmt or ("json" if as_json else default)).lower()
+def _option_parameters(
+    formats: tuple[str, ...], default: str, extra_help: str, pager: bool, old_json: bool, tables: bool
+) -> list:
+    def option(name: str, default_value: Any, annotation: Any, *decls: str, **kw: Any) -> inspect.Parameter:
+        return inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(default_value, *decls, **kw),
+            annotation=annotation,
+        )
+
+    names = ", ".join(formats)
+    out = [
+        option(
+            "fmt",
+            None,
+            Optional[str],
+            "--format",
+            "-f",
+            metavar="|".join(formats),
+            help=f"Output format: {names} (default {default}). {extra_help}".strip(),
+            autocompletion=complete_choices(formats),
+        ),
+        option("output", None, Optional[str], "--output", "-o", metavar="FILE", help="Write to FILE ('-': stdout)."),
+    ]
+    if "json" in formats or old_json:
+        what = "one JSON document" if "json" in formats else "the old spelling of --ndjson"
+        out.append(option("as_json", False, bool, "--json", help=f"Short for --format json ({what})."))
+    if "ndjson" in formats:
+        out.append(option("as_ndjson", False, bool, "--ndjson", help="Short for --format ndjson (one object a line)."))
+    if tables and "table" in formats:
+        out.append(option("wide", False, bool, "--wide", help="Tables: every column, nothing shortened."))
+    if pager and tables and "table" in formats:
+        out.append(
+            option("no_pager", False, bool, "--no-pager", help="Never page (default: $PAGER on a terminal, less -FRX).")
+        )
+    return out
+
+
+def make_output(
+    fmt: str | None,
+    output: str | None,
+    as_json: bool,
+    formats: tuple[str, ...],
+    default: str,
+    *,
+    as_ndjson: bool = False,
+    renamed: dict[str, tuple[str, str]] | None = None,
+) -> Output:
+    """The output a command's options ask for, or exit 2 with the reason."""
+    flags = [f for f, given in (("json", as_json), ("ndjson", as_ndjson)) if given]
+    if len(flags) > 1:
+        raise fail("--json and --ndjson disagree: give one of them", EXIT_USAGE)
+    if flags and fmt and fmt.lower() != flags[0]:
+        raise fail(f"--{flags[0]} and --format {fmt} disagree: give one of them", EXIT_USAGE)
+    chosen = (fmt or (flags[0] if flags else default)).lower()
+    if chosen in (renamed or {}):
+        chosen, why = (renamed or {})[chosen]
+        say(f"logparse: {why}")
     if chosen not in formats:
         raise fail(f"unknown --format {fmt!r}; choose one of {', '.join(formats)}", EXIT_USAGE)
+    path = None if output == "-" else output
     if chosen == "parquet" and not output:
-        raise fail("--format parquet needs --output FILE", EXIT_USAGE)
-    return Output(chosen, output)
+        raise fail("--format parquet needs --output FILE (or '-o -' for stdout)", EXIT_USAGE)
+    if chosen == "parquet" and path is None and sys.stdout.isatty():
+        raise fail("--format parquet -o -: stdout is a terminal; redirect it to a file", EXIT_USAGE)
+    return Output(chosen, path)

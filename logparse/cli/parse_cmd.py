@@ -67,45 +67,18 @@ def launch_document(launch, *, with_events: bool = False) -> dict[str, Any]:
     return d
 
 
-#: Columns of ``parse --format csv``: one row per launch.
-PARSE_ROW_COLUMNS = (
-    "launch_id",
-    "engine",
-    "source",
-    "host",
-    "unit",
-    "pid",
-    "started_at",
-    "ready_at",
-    "outcome",
-    "engine",
-    "engine_version_range",
-    "model_path",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "kv_cache_dtype",
-    "max_total_num_tokens",
-    "context_len",
-    "error",
-)
-BUDGET_ROW_COLUMNS = ("kv_tokens", "kv_pool_gb", "weights_gb", "headroom_gb", "binding_rank", "predicted_kv_tokens")
-
-
 def _launch_row(doc: dict[str, Any]) -> dict[str, Any]:
-    row = {k: doc.get(k) for k in PARSE_ROW_COLUMNS}
-    row.update({k: doc["budget"].get(k) for k in BUDGET_ROW_COLUMNS})
-    return row
+    """A launch's row of ``parse --format csv``: the figures of the ``parse_csv`` surface
+    (:mod:`logparse.figures`), a budget figure from the launch's budget."""
+    from logparse import figures
+
+    return {f.name: (doc["budget"] if f.of == figures.BUDGET else doc).get(f.name) for f in figures.on("parse_csv")}
 
 
 @app.command()
 @output_options(formats=TABLE_FORMATS, extra_help="json: the whole parse result; ndjson: one launch per line.")
 def parse(
     paths: list[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
-    ndjson: bool = typer.Option(False, "--ndjson", help="Short for --format ndjson (one JSON object per launch)."),
     events: bool = typer.Option(False, "--events", help="With --format json/ndjson: include every parsed event."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     sglang_version: Optional[str] = sglang_version_option(),
@@ -123,7 +96,6 @@ def parse(
     """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
     from logparse import sources as src_mod
 
-    out = _ndjson_alias(out, ndjson)
     if events and out.fmt not in ("json", "ndjson"):
         raise fail("--events lists every parsed event: use it with --format json or ndjson", EXIT_USAGE)
     if not paths and not journal_options_used(journal, unit, since, until, directory, jfile) and stdin_is_piped():
@@ -155,14 +127,6 @@ def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
         return parse_sources(srcs, sglang_version=sglang_version, on_source=progress.source)
 
 
-def _ndjson_alias(out: Output, ndjson: bool) -> Output:
-    if not ndjson:
-        return out
-    if out.fmt not in ("table", "ndjson"):
-        raise fail(f"--ndjson and --format {out.fmt} disagree: give one of them", EXIT_USAGE)
-    return Output("ndjson", out.path)
-
-
 def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> None:
     docs = [launch_document(launch, with_events=events) for launch in result.launches]
     if out.fmt == "json":
@@ -173,10 +137,11 @@ def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> 
         out.write("".join(dumps(d) + "\n" for d in docs))
         for w in result.warnings:
             say(f"warning: {w}")
-    elif out.fmt in ("csv", "parquet"):
-        rows = [_launch_row(d) for d in docs]
-        cols = list(PARSE_ROW_COLUMNS + BUDGET_ROW_COLUMNS)
-        out.rows(cols, [tuple(r[c] for c in cols) for r in rows])
+    elif out.fmt in ("csv", "tsv", "parquet"):
+        from logparse.figures import names
+
+        cols = list(names("parse_csv"))
+        out.rows(cols, [tuple(_launch_row(d).values()) for d in docs])
     else:
         from logparse.cli.render import print_parse_result
 

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
+from logparse.figures import names as figure_names
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
 from logparse.launches.times import iso_time
@@ -81,10 +82,60 @@ def fmt_value(v: Any, nd: int = 2) -> str:
 
 
 def make_console() -> Console:
-    """A console that does not squash tables when the output is a pipe or a file."""
-    probe = Console()
-    width = probe.width if probe.is_terminal else 200
-    return report_console(width=max(width, 100))
+    """A console on stdout fitted to the terminal or ``$COLUMNS``; on a pipe unbounded and
+    without trailing spaces (as :meth:`logparse.cli.output.Output.console` makes it)."""
+    import sys
+
+    from logparse.cli.layout import UNBOUNDED, StripTrailing, output_width
+
+    width = output_width() or UNBOUNDED
+    if sys.stdout.isatty():
+        return report_console(width=width)
+    return report_console(file=StripTrailing(sys.stdout), width=width)
+
+
+def console_width(console: Console) -> int | None:
+    """The width a console's tables are fitted to (None: a pipe, a file, ``--wide``)."""
+    from logparse.cli.layout import UNBOUNDED
+
+    return None if console.width >= UNBOUNDED else console.width
+
+
+def print_fitted(
+    console: Console,
+    title: str | None,
+    columns: list,
+    rows: list[list[str]],
+    *,
+    styled: Any = None,
+    sections: list[bool] | None = None,
+) -> None:
+    """A table of plain cells fitted to the console's width (:func:`logparse.cli.layout.fit`);
+    ``styled(i, cells)`` gives row ``i``'s cells (a dict by header) their styles; ``sections``:
+    whether a row ends a section.  A large table is printed as plain aligned text."""
+    from logparse.cli.layout import PLAIN_GAP, RICH_GAP, fit, shorten
+
+    big = len(rows) > FAST_TABLE_ROWS
+    fitted = fit(columns, rows, console_width(console), PLAIN_GAP if big else RICH_GAP)
+    heads = [c.header for c in fitted.columns]
+    if big:
+        cells = [
+            [shorten(v, w, "end") if c.wrap else v for v, w, c in zip(r, fitted.widths, fitted.columns)]
+            for r in fitted.rows
+        ]
+        console.file.write(plain_table_text(title, heads, [c.right for c in fitted.columns], cells))
+    else:
+        table = Table(show_edge=False, pad_edge=False)
+        for c in fitted.columns:
+            table.add_column(c.header, justify="right" if c.right else "left", no_wrap=not c.wrap, overflow="fold")
+        for i, r in enumerate(fitted.rows):
+            shown = dict(zip(heads, r)) if styled is None else styled(i, dict(zip(heads, r)))
+            table.add_row(*(shown[h] for h in heads), end_section=bool(sections and sections[i]))
+        if title:
+            console.print(Text(title, style="table.title"))
+        print_rich_table(console, table)
+    if fitted.note():
+        console.print(Text(fitted.note() or "", style="dim"))
 
 
 def report_console(**options: Any) -> Console:
@@ -181,26 +232,9 @@ def budget_line(budget: dict[str, Any]) -> Text:
     return t
 
 
-#: Launch fields shown on the line under a launch's header when set (SGLang's arguments, vLLM's figures).
-LAUNCH_LINE_FIELDS = (
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "max_model_len",
-    "num_gpu_blocks",
-    "block_size",
-    "kv_tokens",
-    "kv_tokens_definition",
-    "max_concurrency",
-    "error_kind",
-    "kv_cache_dtype",
-    "page_size",
-    "context_length",
-    "chunked_prefill_size",
-    "max_running_requests",
-    "max_total_tokens",
-    "speculative_algorithm",
-    "enable_hierarchical_cache",
-)
+#: Launch fields shown on the line under a launch's header when set (SGLang's arguments, vLLM's
+#: figures): the ``show`` surface of :mod:`logparse.figures`.
+LAUNCH_LINE_FIELDS = figure_names("show")
 
 
 def lines_where(launch: Launch) -> str:
@@ -308,12 +342,83 @@ def _plain(cell) -> str:
 
 def print_rich_table(console: Console, table: Table) -> None:
     """``console.print(table)``, the same text laid out without rich where that can be done
-    (:func:`rich_layout_without_colour`)."""
+    (:func:`rich_layout_without_colour`).  The title of one of ours (no edges) is a line of its own:
+    a title wider than the table is neither wrapped into the table's width nor widens it."""
+    if isinstance(table.title, (str, Text)) and table.title and not table.show_edge:
+        from copy import copy
+
+        title = table.title.copy() if isinstance(table.title, Text) else Text(table.title)
+        if not title.style:
+            title.stylize("table.title")
+        console.print(title)
+        table = copy(table)  # the caller's table keeps its title
+        table.title = None
+    groups = _column_groups(console, table)
+    if groups == []:  # too wide, with text in it: its text wraps rather than being cut short
+        table = _text_wraps(table)
+    elif groups:
+        for n, group in enumerate(groups):
+            if n:
+                console.print()
+            print_rich_table(console, _columns_of(table, group))
+        return
     text = rich_layout_without_colour(console, table)
     if text is None:
         console.print(table)
     else:
         console.file.write(text)
+
+
+def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
+    """A table of ours too wide for the console, whose cells are short (figures, names): its
+    columns in groups that each fit, every group led by the first column (the row's key), as a
+    wide data frame prints.  None when it fits, may wrap already, or the width is unbounded;
+    [] when it is too wide but holds text (a cell wider than :data:`GROUPED_CELL`)."""
+    from logparse.cli.layout import RICH_GAP, cell_width
+
+    width = console_width(console)
+    cols = table.columns
+    if width is None or table.show_edge or len(cols) < 3 or any(c.overflow == "fold" for c in cols):
+        return None
+    widths = [max([cell_width(_plain(c.header))] + [cell_width(_plain(x)) for x in c._cells]) for c in cols]
+    if sum(widths) + RICH_GAP * (len(cols) - 1) <= width:
+        return None
+    if max(widths[1:]) > GROUPED_CELL:
+        return []
+    groups, current, used = [], [0], widths[0]
+    for i in range(1, len(cols)):
+        if used + RICH_GAP + widths[i] > width and len(current) > 1:
+            groups.append(current)
+            current, used = [0], widths[0]
+        current.append(i)
+        used += RICH_GAP + widths[i]
+    groups.append(current)
+    return groups if len(groups) > 1 else None
+
+
+#: A table whose cells (past its first column) are at most this wide is split into column groups
+#: when it does not fit; a wider one holds text, which wraps instead.
+GROUPED_CELL = 24
+
+
+def _text_wraps(table: Table) -> Table:
+    """A copy of ``table`` whose left-justified columns wrap their text (numbers stay whole)."""
+    part = _columns_of(table, list(range(len(table.columns))))
+    for c in part.columns:
+        if c.justify == "left":
+            c.overflow, c.no_wrap = "fold", False
+    return part
+
+
+def _columns_of(table: Table, group: list[int]) -> Table:
+    """A table of some of ``table``'s columns (same rows, same look)."""
+    part = Table(show_edge=False, pad_edge=False, box=table.box, show_header=table.show_header)
+    for i in group:
+        c = table.columns[i]
+        part.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, overflow=c.overflow, style=c.style)
+    for r, row in enumerate(table.rows):
+        part.add_row(*(table.columns[i]._cells[r] for i in group), end_section=row.end_section)
+    return part
 
 
 def rich_layout_without_colour(console: Console, table: Table) -> str | None:

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from logparse.cli.render import fmt_value, print_rich_table
+from logparse.launches.args import value_text
 from logparse.launches.times import iso_time
 
 
@@ -169,10 +170,15 @@ def _explain_kv_pool(rep: dict[str, Any], console) -> None:
         ("logged KV GiB", rep.get("kv_pool_gb")),
         ("headroom left (binding rank)", _known(rep, "headroom_gb")),
     ]
+    # a figure the launch cannot know is said in words under the table: a sentence in the value
+    # column would push every number to its far end
+    unknown = [(k, v) for k, v in rows if isinstance(v, str)]
     for k, v in rows:
-        if v is not None:
+        if v is not None and not isinstance(v, str):
             kv.add_row(k, _kv_pool_value(k, v))
-    console.print(kv)
+    print_rich_table(console, kv)
+    for k, v in unknown:
+        console.print(f"  {k}: {v}")
     if rep.get("derivation"):
         for line in rep["derivation"]:
             console.print(f"    {line}", style="dim")
@@ -275,16 +281,24 @@ def _ab_table(console, title: str, items: dict[str, dict[str, Any]]) -> None:
     print_rich_table(console, t)
 
 
+#: What the Δ column says of two figures whose rounding intervals overlap.
+EQUAL_WITHIN_ROUNDING = "equal within the log's rounding"
+
+
 def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
     def f(v):
         return fmt_value(v, nd)
 
+    if d.get("within_rounding") and d.get("equal_within"):
+        lo, hi = d["equal_within"]
+        both = f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+        return both, both, EQUAL_WITHIN_ROUNDING, ""
     delta = d.get("delta")
     ds = "" if delta in (None, 0, 0.0) else (f"{delta:+,}" if isinstance(delta, int) else f"{delta:+,.{nd}f}")
-    if d.get("within_rounding"):
-        ds = "≈ (rounding)"
     pct = d.get("pct")
     ps = "" if pct in (None, 0, 0.0) else f"{pct:+.2f}%"
+    if d.get("not_comparable"):
+        ds = "not comparable"
     return f(d.get("a")), f(d.get("b")), ds, ps
 
 
@@ -299,7 +313,10 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
         return
     for line in rep["summary"]:
         console.print(Text("  • " + line))
-    _diff_args(rep["server_args"], console)
+    if rep.get("engines"):
+        _diff_engines(rep["engines"], console)
+    else:
+        _diff_args(rep["server_args"], console)
     _diff_budget(rep["budget"], console)
     _diff_ranks(rep["ranks"], console, max_rank_rows)
     _ab_table(console, "runtime KV pressure", rep["runtime"])
@@ -307,9 +324,38 @@ def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
     _diff_attribution(rep["attribution"], console)
 
 
+def _diff_engines(eng: dict[str, Any], console) -> None:
+    """Each engine's sizing side by side (the arguments of two engines are not compared)."""
+    a, b = eng["a"], eng["b"]
+    t = Table(title="how each engine sizes its KV pool", title_justify="left", show_edge=False, pad_edge=False)
+    for h in ("", f"A ({a['name']})", f"B ({b['name']})"):
+        t.add_column(h)
+    rows = (
+        ("release", a["release"] or "—", b["release"] or "—"),
+        ("formula era", a["era"] or "—", b["era"] or "—"),
+        ("formula", a["formula"] or "—", b["formula"] or "—"),
+        ("fraction", _fraction_cell(a["fraction"]), _fraction_cell(b["fraction"])),
+        ("this launch", _derivation_cell(a), _derivation_cell(b)),
+    )
+    for row in rows:
+        t.add_row(*row)
+    print_rich_table(console, t)
+
+
+def _derivation_cell(side: dict[str, Any]) -> str:
+    return "; ".join(side["derivation"]) or "the log does not print the formula's terms"
+
+
+def _fraction_cell(fr: dict[str, Any]) -> str:
+    value = "not known" if fr["value"] is None else f"{fr['value']:g}"
+    if fr["source"] == "default":
+        return f"{fr['name']} {value} (the release's default)"
+    return f"{fr['name']} {value} ({fr['source'] or 'source not known'}; the default: {fr['default_text']})"
+
+
 def _diff_args(args: dict[str, Any], console) -> None:
-    """The server arguments that differ (changed, then added and removed), features turned on,
-    and the arguments that differ on every start."""
+    """The server arguments that differ (changed, then added and removed) and the arguments that
+    differ on every start; the settings a feature brings are in the summary above, not repeated."""
     if args["changed"] or args["added"] or args["removed"]:
         t = Table(title="server arguments", title_justify="left", show_edge=False, pad_edge=False)
         t.add_column("arg")
@@ -325,13 +371,8 @@ def _diff_args(args: dict[str, Any], console) -> None:
         more = max(len(args["added"]) - lim, 0) + max(len(args["removed"]) - lim, 0)
         print_rich_table(console, t)
         if more:
-            why = " (ServerArgs fields of one SGLang release only)" if args["added_removed_by_version"] else ""
+            why = " (fields of one release's arguments only)" if args["added_removed_by_version"] else ""
             console.print(f"  … {more} fields only in one launch{why} (see --json)", style="dim")
-    for feat in args.get("enabled_features", []):
-        console.print(
-            f"  {feat['flag']} → {feat['value']!r}; settings now in effect: "
-            + ", ".join(f"{k}={v!r}" for k, v in feat["settings"].items())
-        )
     if args["ignored_noise"]:
         console.print(f"  ignored (differ on every start): {', '.join(args['ignored_noise'])}", style="dim")
 
@@ -396,7 +437,8 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
     console.print(Text("Attribution of the KV-token change", style="bold"))
     if not at.get("supported"):
         console.print(f"  not computable: {at.get('reason')}")
-        if at.get("delta_pool_gb") is not None:
+        if at.get("delta_pool_gb") is not None and at.get("delta_tokens") is not None:
+            # (without a token change the summary gives the pool's change)
             console.print(f"  KV pool change: {at['delta_pool_gb']:+.2f} GiB")
         for n in at.get("notes", []):
             console.print(f"  • {n}")
@@ -424,7 +466,7 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
 
 
 def _short(v: Any, n: int = 60) -> str:
-    s = repr(v)
+    s = value_text(v)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 

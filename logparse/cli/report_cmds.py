@@ -7,6 +7,7 @@ see :mod:`logparse.store.refs`.
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
@@ -218,7 +219,9 @@ def _history_launches(paths: list[str] | None):
 
 @app.command()
 def report(
-    html: str = typer.Option(..., "--html", metavar="FILE", help="Write the report as one self-contained HTML page."),
+    html: str = typer.Option(
+        ..., "--html", metavar="FILE", help="Write the report as one self-contained HTML page ('-': stdout)."
+    ),
     title: str = typer.Option("logparse report", "--title", help="The page's title."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
@@ -235,9 +238,13 @@ def report(
     with store_errors(), Bar("report", quiet=quiet, unit="deployments", show_bytes=False) as bar:
         doc = overview(path, on_deployment=lambda _d: bar.advance(0, 1)).to_dict()
     stamp = datetime.now(UTC).strftime("generated %Y-%m-%d %H:%M UTC")
+    page = render_html(doc, title=title, generated=stamp)
+    if html == "-":
+        sys.stdout.write(page)
+        raise typer.Exit(EXIT_OK)
     try:
         with open(html, "w", encoding="utf-8") as fh:
-            fh.write(render_html(doc, title=title, generated=stamp))
+            fh.write(page)
     except OSError as exc:
         raise fail(f"--html {html}: {exc.strerror or exc}", EXIT_USAGE) from None
     if not quiet:

@@ -27,9 +27,9 @@ from logparse.cli.app import (
     fail,
     say,
 )
-from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, terminal_text
+from logparse.cli.cells import for_terminal, terminal_text
 from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
-from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, output_options
+from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, dumps, output_options
 from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.launches.times import iso_time
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
@@ -122,6 +122,12 @@ def _show_outcome(quiet: bool):
 
 
 @app.command()
+@output_options(
+    formats=("table", "json", "ndjson"),
+    tables=False,
+    pager=False,
+    extra_help="table: a line per input on stderr; json: the report on stdout; ndjson: one line per input.",
+)
 def ingest(
     paths: list[str] = typer.Argument(
         None, help="Log files, directories, '-' for stdin, export directories or other .duckdb stores to merge."
@@ -151,30 +157,68 @@ def ingest(
         "then 'store is busy' (exit 3).",
     ),
     history_after: bool = typer.Option(False, "--history", help="Print the history table after ingesting."),
+    summary_after: bool = typer.Option(
+        False, "--summary", help="After ingesting: the store in a few lines, what needs attention, what to run next."
+    ),
     metric: str = typer.Option("kv_tokens", "--metric", help="With --history: the metric to show."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only errors and the closing line."),
+    *,
+    out: Output,
 ) -> None:
     """Parse logs and add their launches to the history store (idempotent)."""
-    from logparse.cli.parse_cmd import journal_options_used, stdin_is_piped
+    from logparse.cli.parse_cmd import journal_options_used
 
     opts = {"host": host, "labels": parse_labels(label), "sglang_version": sglang_version, "input_format": input_format}
     store = _store(db, lock_timeout)
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
+    inputs = _ingest_paths(paths, use_journal)
+    _text_only(out, "--history" if history_after else "--summary" if summary_after else None)
+    journal_query = _journal_query(unit, since, until, directory, jfile, no_resume) if use_journal else None
+    report = _ingest_inputs(store, journal_query, inputs, opts, _show_outcome(quiet))
+    history_metric, tour_db = (metric if history_after else None), ((db or "") if summary_after else None)
+    _close_ingest(
+        store, report, quiet=quiet, journal=use_journal, history_metric=history_metric, out=out, tour_db=tour_db
+    )
+
+
+def _ingest_paths(paths: list[str] | None, use_journal: bool) -> list[str] | None:
+    """The paths to ingest: stdin when it is piped and nothing else is named."""
+    from logparse.cli.parse_cmd import stdin_is_piped
+
     if not paths and not use_journal and stdin_is_piped():
-        paths = ["-"]
+        return ["-"]
     if not paths and not use_journal:
         raise fail("nothing to ingest: give one or more paths, '-' for stdin, or --journal", EXIT_USAGE)
-    journal_query = (
-        {"unit": unit, "since": since, "until": until, "directory": directory, "file": jfile, "resume": not no_resume}
-        if use_journal
-        else None
-    )
-    report = _ingest_inputs(store, journal_query, paths, opts, _show_outcome(quiet))
-    _close_ingest(store, report, quiet=quiet, journal=use_journal, history_metric=metric if history_after else None)
+    return paths
 
 
-def _close_ingest(store, report, *, quiet: bool, journal: bool, history_metric: str | None) -> None:
+def _text_only(out: Output, option: str | None) -> None:
+    """``--history`` and ``--summary`` print text: refused with a machine-readable format."""
+    if option is not None and out.fmt != "table":
+        raise fail(f"{option} prints text: it does not go with --format {out.fmt}", EXIT_USAGE)
+
+
+def _journal_query(unit, since, until, directory, jfile, no_resume: bool) -> dict[str, Any]:
+    return {
+        "unit": unit,
+        "since": since,
+        "until": until,
+        "directory": directory,
+        "file": jfile,
+        "resume": not no_resume,
+    }
+
+
+def _close_ingest(
+    store, report, *, quiet: bool, journal: bool, history_metric: str | None, out: Output, tour_db: str | None = None
+) -> None:
     """The closing lines of an ingest and its exit: 2 only when nothing useful could be read."""
+    if out.fmt == "json":
+        out.write(dumps({"store": str(store.path), **report.to_dict()}, indent=2) + "\n")
+    elif out.fmt == "ndjson":
+        from logparse.store.ingest import source_dict
+
+        out.write("".join(dumps(source_dict(s)) + "\n" for s in report.sources))
     if report.sources and len(report.failed) == len(report.sources):
         raise typer.Exit(EXIT_USAGE)  # nothing could be read: each input's line said why
     if not quiet:
@@ -183,9 +227,21 @@ def _close_ingest(store, report, *, quiet: bool, journal: bool, history_metric: 
     say(report.summary() + f" [{store.path}]")
     if history_metric is not None:
         _print_history(store, history_metric, None, None, None, Output("table", None), None)
+    if tour_db is not None:
+        _print_tour(store, tour_db or None)
     if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not journal:
         raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
+
+
+def _print_tour(store, db_arg: str | None) -> None:
+    """``--summary``: the store in a few lines and three commands to try (the quick start's ending)."""
+    from logparse.cli.render_tour import program, tour_lines
+    from logparse.reports.tour import store_tour
+
+    with store_errors():
+        tour = store_tour(store.path, db_arg)
+    typer.echo("\n".join(tour_lines(tour.to_dict(), program())))
 
 
 def _ingest_inputs(store, journal_query: dict[str, Any] | None, paths: list[str] | None, opts: dict[str, Any], show):
@@ -248,90 +304,70 @@ def launches_cmd(
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
         undated_note(store, since, until, host=host, model=model, outcome=outcome, deployment=deployment)
-    if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
-        out.write(_launch_text(rows.columns, rows.rows))
-    else:
-        out.rows(rows.columns, rows.rows, render_table=_launch_table)
+    out.rows(rows.columns, rows.rows, render_table=_launch_table)
     allow_quick_exit()
 
 
-#: The launches table's columns: header and whether it is right-justified.
-_LAUNCH_HEADS: tuple[tuple[str, bool], ...] = (
-    ("launch", False),
-    ("host", False),
-    ("started", False),
-    ("outcome", False),
-    ("version", False),
-    ("model", False),
-    ("tp", True),
-    ("dp", True),
-    ("mem frac", True),
-    ("KV tokens", True),
-    ("KV GiB", True),
-    ("weights GiB", True),
-    ("headroom GiB", True),
-    ("peak usage", True),
-    ("retract", True),
-    ("warn", True),
-)
+def _launch_columns() -> list:
+    """The launches table's columns: the figures of the ``launches_table`` surface, their labels."""
+    from logparse import figures
+    from logparse.cli.layout import Col
+
+    return [
+        Col(
+            f.label,
+            right=f.fmt in ("int", "gib", "share", "percent"),
+            shorten="middle" if f.fmt in ("path", "model") else None,
+            importance=f.importance,
+        )
+        for f in figures.on("launches_table")
+    ]
 
 
 def _launch_cells(columns: list[str], rows: list[tuple]) -> list[list[str]]:
-    """Per launch: its cells as text, in :data:`_LAUNCH_HEADS` order."""
-    from logparse.cli.cells import cell
+    """Per launch: its cells as text, one per figure of the ``launches_table`` surface."""
+    from logparse import figures
+    from logparse.cli.cells import figure_cell
 
+    shown = figures.on("launches_table")
     out = []
     for values in rows:
         r = dict(zip(columns, values))
-        model = (r.get("model_path") or "—").rstrip("/").rsplit("/", 1)[-1]
-        usage = r.get("peak_token_usage")
-        # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
-        mf = r.get("mem_fraction_static") if r.get("engine") != "vllm" else r.get("gpu_memory_utilization")
         out.append(
-            [
-                r["launch_id"][:12],
-                r.get("host") or "—",
-                iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—",
-                r.get("outcome") or "?",
-                _version_cell(r.get("version"), r.get("engine")),
-                model,
-                cell(r.get("tp_size")),
-                cell(r.get("dp_size")),
-                "—" if mf is None else f"{mf:g}",
-                cell(r.get("kv_tokens")),
-                cell(r.get("kv_pool_gb")),
-                cell(r.get("weights_gb")),
-                cell(r.get("headroom_gb")),
-                "—" if usage is None else f"{usage:.0%}",
-                cell(r.get("retractions")),
-                cell(r.get("n_warnings")),
-            ]
+            [_launch_cell(f, r) if f.name in _LAUNCH_OWN_CELLS else figure_cell(f, r.get(f.name)) for f in shown]
         )
     return out
 
 
-def _launch_text(columns: list[str], rows: list[tuple]) -> str:
-    """The launches table as plain aligned columns (more than ``FAST_TABLE_ROWS`` launches)."""
-    from logparse.cli.cells import plain_table_text
+#: Cells of the launches table that read more than their own figure.
+_LAUNCH_OWN_CELLS = ("launch_id", "started_at", "version", "mem_fraction_static", "outcome")
 
-    heads = [h for h, _ in _LAUNCH_HEADS]
-    right = [r for _, r in _LAUNCH_HEADS]
-    return plain_table_text(f"{len(rows)} launch(es)", heads, right, _launch_cells(columns, rows))
+
+def _launch_cell(fig, r: dict[str, Any]) -> str:
+    if fig.name == "launch_id":
+        return r["launch_id"][:12]
+    if fig.name == "outcome":
+        return r.get("outcome") or "?"
+    if fig.name == "started_at":  # with its zone, when the input printed one (logparse.launches.times)
+        return iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—"
+    if fig.name == "version":
+        return _version_cell(r.get("version"), r.get("engine"))
+    # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
+    mf = r.get("mem_fraction_static") if r.get("engine") != "vllm" else r.get("gpu_memory_utilization")
+    return "—" if mf is None else f"{mf:g}"
 
 
 def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    from logparse.cli.render import OUTCOME_STYLE, print_table
+    from logparse.cli.render import OUTCOME_STYLE, print_fitted
 
-    t = Table(title=f"{len(rows)} launch(es)", title_justify="left", show_edge=False, pad_edge=False)
-    for name, right in _LAUNCH_HEADS:
-        t.add_column(name, justify="right" if right else "left", no_wrap=name in ("launch", "started", "outcome"))
-    for cells in _launch_cells(columns, rows):
-        outcome = Text(cells[3], style=OUTCOME_STYLE.get(cells[3], ""))
-        t.add_row(*cells[:3], outcome, *cells[4:])
-    print_table(console, t)
+    def styled(_i: int, cells: dict[str, Any]) -> dict[str, Any]:
+        if "outcome" in cells:
+            cells["outcome"] = Text(cells["outcome"], style=OUTCOME_STYLE.get(cells["outcome"], ""))
+        return cells
+
+    print_fitted(console, f"{len(rows)} launch(es)", _launch_columns(), _launch_cells(columns, rows), styled=styled)
 
 
 # ---------------------------------------------------------------------------- show
@@ -491,9 +527,6 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot, ax
     if out.fmt == "table" and not rows.rows:
         typer.echo("no launches in the store match", err=True)
         return
-    if out.fmt == "table" and len(rows.rows) > FAST_TABLE_ROWS:  # plain text: no rich for thousands of rows
-        out.write(_history_text(rows.columns, rows.rows, m))
-        return
     out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
 
 
@@ -520,8 +553,10 @@ def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
         raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
+    from logparse.reports.charts import left_out
+
     shown = len(chart.series)
-    what = f"{shown} deployment(s)" if shown == chart.deployments else f"{shown} of {chart.deployments} deployments"
+    what = f"{shown} deployment(s)" if shown == chart.deployments else left_out(shown, chart.deployments).strip(" ()")
     typer.echo(f"wrote {plot} ({what}, {chart.launches} launch(es))", err=True)
 
 
@@ -568,9 +603,9 @@ _HISTORY_TABLE_COLUMNS = (
 )
 
 
-def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = False) -> list[tuple[list, bool]]:
-    """Per row: its cells as plain text (the change and what changed as (text, style) pieces, or
-    with ``plain`` as text too), and whether it ends its deployment's section.  Rows are read by
+def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
+    """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
+    and whether it ends its deployment's section.  Rows are read by
     position: ``history`` of a large store is thousands of them."""
     from operator import itemgetter
 
@@ -600,10 +635,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str, plain: bool = 
             _version_cell(version, row[engine_at]),
             cell(value),
         ]
-        if plain:
-            cells += [ctext, _text(pieces)]
-        else:
-            cells += [(ctext, "" if not change else ("green" if change > 0 else "red")), pieces]
+        cells += [(ctext, "" if not change else ("green" if change > 0 else "red")), pieces]
         out.append((cells, last and i < n - 1))
     return out
 
@@ -654,45 +686,46 @@ def _text(pieces: list[tuple[str, str]]) -> str:
     return "".join(t for t, _ in pieces)
 
 
-_HISTORY_HEADS = ("deployment", "#", "launch", "started", "outcome", "version", None, "change", "what changed")
+def _history_columns(m: str) -> list:
+    """The history table's columns (``m``: the metric, headed by its label in :mod:`logparse.figures`)."""
+    from logparse.cli.layout import Col
+    from logparse.figures import label
 
-
-def _history_text(columns: list[str], rows: list[tuple], m: str) -> str:
-    """The history table as plain aligned columns (what a table of more than
-    :data:`~logparse.cli.cells.FAST_TABLE_ROWS` rows prints)."""
-    from logparse.cli.cells import plain_table_text
-
-    heads = [h or m for h in _HISTORY_HEADS]
-    plain = [r for r, _ in _history_cells(columns, rows, m, plain=True)]
-    return plain_table_text(f"{m} over launches, by deployment", heads, [h in ("#", m, "change") for h in heads], plain)
+    return [
+        Col("deployment", shorten="middle", floor=28),
+        Col("#", right=True, importance=4),
+        Col("launch"),
+        Col("started", importance=3),
+        Col("outcome", importance=4),
+        Col("version", importance=2),
+        Col(label(m), right=True),
+        Col("change", right=True, importance=2),
+        Col("what changed", wrap=True, floor=20),
+    ]
 
 
 def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
-    heads = [h or m for h in _HISTORY_HEADS]
-    title = f"{m} over launches, by deployment"
-    _history_rich_table(title, heads, _history_cells(columns, rows, m), m, console)
-
-
-def _history_rich_table(title: str, heads: list[str], cells: list, m: str, console) -> None:
-    from rich.table import Table
+    """The history table, fitted to the width: the change coloured, what changed styled piece by piece."""
     from rich.text import Text
 
-    from logparse.cli.render import print_table
+    from logparse.cli.render import print_fitted
 
-    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for c in heads:
-        t.add_column(
-            c,
-            justify="right" if c in ("#", m, "change") else "left",
-            overflow="fold",
-            no_wrap=c in ("launch", "started"),
-        )
-    for row, end_section in cells:
-        what = Text("")
-        for text, style in row[8]:
-            what.append(text, style=style or None)
-        t.add_row(*row[:7], Text(row[7][0], style=row[7][1]), what, end_section=end_section)
-    print_table(console, t)
+    cells = _history_cells(columns, rows, m)
+    plain = [[*row[:7], row[7][0], _text(row[8])] for row, _ in cells]
+
+    def styled(i: int, shown: dict[str, Any]) -> dict[str, Any]:
+        row = cells[i][0]
+        if "change" in shown:
+            shown["change"] = Text(row[7][0], style=row[7][1])
+        if "what changed" in shown:
+            what = Text("")
+            for text, style in row[8]:
+                what.append(text, style=style or None)
+            shown["what changed"] = what
+        return shown
+
+    title = f"{m} over launches, by deployment"
+    print_fitted(console, title, _history_columns(m), plain, styled=styled, sections=[end for _, end in cells])
 
 
 @app.command()
@@ -790,6 +823,8 @@ def export(
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
     from logparse.cli.progress import Bar
 
+    if directory == "-":  # '-' is stdout everywhere else: a tree of files cannot go there
+        raise fail("export writes a directory of Parquet files: give a directory, not '-'", EXIT_USAGE)
     store = _store(db)
     with store_errors(), Bar("export", quiet=quiet, unit="rows", show_bytes=False) as bar:
         try:
@@ -806,21 +841,28 @@ def export(
 
 
 @app.command()
-def doctor(db: Optional[str] = _db_opt()) -> None:
+@output_options(formats=("table", "json", "ndjson"), tables=False, pager=False)
+def doctor(db: Optional[str] = _db_opt(), *, out: Output) -> None:
     """Check the store: schema version, every table and index read in full, referential integrity, counts.
     Exit 0 when healthy, 3 otherwise (each problem says which table or index)."""
     store = _store(db)
     with store_errors():
         rep = store.doctor()
-    typer.echo(f"store: {terminal_text(str(rep.path))}")
-    typer.echo(f"schema version: {rep.schema_version}")
-    for t, n in rep.counts.items():
-        typer.echo(f"  {t}: {n}")
+    if out.fmt in ("json", "ndjson"):
+        out.write(dumps(rep.to_dict(), indent=2 if out.fmt == "json" else None) + "\n")
+    else:
+        out.write(_doctor_text(rep))
     if rep.problems:
-        for p in rep.problems:
-            typer.echo(f"problem: {terminal_text(p)}")
-        for note in rep.notes:
-            typer.echo(f"note: {terminal_text(note)}")
         raise fail(f"the store has {len(rep.problems)} problem(s)", EXIT_STORE)
-    typer.echo("healthy")
     raise typer.Exit(EXIT_OK)
+
+
+def _doctor_text(rep) -> str:
+    lines = [f"store: {terminal_text(str(rep.path))}", f"schema version: {rep.schema_version}"]
+    lines += [f"  {t}: {n}" for t, n in rep.counts.items()]
+    if rep.problems:
+        lines += [f"problem: {terminal_text(p)}" for p in rep.problems]
+        lines += [f"note: {terminal_text(note)}" for note in rep.notes]
+    else:
+        lines.append("healthy")
+    return "\n".join(lines) + "\n"

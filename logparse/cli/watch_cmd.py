@@ -20,7 +20,11 @@ from logparse.cli.options import sglang_version_option
 from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
-WATCH_FORMATS = ("table", "json", "ndjson")
+WATCH_FORMATS = ("table", "ndjson")
+#: ``watch`` writes one object per line as launches finish: NDJSON, which it called json until 0.1.
+_WATCH_RENAMED = {
+    "json": ("ndjson", "watch writes one JSON object per line: that is --format ndjson (json is its old name)")
+}
 _LOCK_HELP = (
     "Seconds another process (a writer, or any reader while watch writes) may hold the store before watch "
     "says so, once; it keeps what it read and tries again until the store is free."
@@ -50,7 +54,9 @@ class _Stop:
 
 
 @app.command()
-@output_options(formats=WATCH_FORMATS, extra_help="json and ndjson: one object per finished launch, one per line.")
+@output_options(
+    formats=WATCH_FORMATS, extra_help="ndjson: one object per finished launch.", renamed=_WATCH_RENAMED, pager=False
+)
 def watch(
     path: Optional[str] = typer.Argument(None, metavar="[FILE]", help="A log file to follow (rotation included)."),
     journal: bool = typer.Option(False, "--journal", help="Follow the systemd journal from the stored cursor."),
@@ -276,11 +282,11 @@ class _Session:
     def update_metrics(self) -> None:
         if not self.metrics_file:
             return
-        from logparse.cli.metrics_text import exposition, write_atomic
+        from logparse.cli.metrics_text import write_textfile
         from logparse.reports.metrics import collect
 
         try:
-            write_atomic(self.metrics_file, exposition(self._waiting("--metrics", lambda: collect(self.store.path))))
+            write_textfile(self.metrics_file, self._waiting("--metrics", lambda: collect(self.store.path)))
         except OSError as exc:
             raise fail(f"--metrics {self.metrics_file}: {exc.strerror or exc}", EXIT_STORE) from None
 
@@ -300,23 +306,23 @@ class _Session:
 @app.command()
 def metrics(
     output: Optional[str] = typer.Option(
-        None, "--output", "-o", metavar="FILE", help="Write FILE atomically (temp file + rename) instead of stdout."
+        None, "--output", "-o", metavar="FILE", help="Write FILE atomically (temp file + rename); '-' or none: stdout."
     ),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Prometheus text format 0.0.4 (node_exporter textfile collector): per deployment, its latest launch."""
-    from logparse.cli.metrics_text import exposition, write_atomic
+    from logparse.cli.metrics_text import exposition, write_textfile
     from logparse.reports.metrics import collect
     from logparse.store.db import resolve_db_path
 
     with store_errors():
-        text = exposition(collect(resolve_db_path(db)))
-    if output:
+        found = collect(resolve_db_path(db))
+    if output and output != "-":  # '-': stdout, as every output path
         try:
-            write_atomic(output, text)
+            write_textfile(output, found)
         except OSError as exc:
             raise fail(f"--output {output}: {exc.strerror or exc}", EXIT_USAGE) from None
         typer.echo(f"wrote {output}", err=True)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(exposition(found))
     raise typer.Exit(EXIT_OK)

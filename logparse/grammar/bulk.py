@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse import sglang_prefix
-from logparse.grammar import bounds, bulk_export, bulk_template
+from logparse.grammar import bounds, bulk_export
 from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
 from logparse.sources import timestamps
 from logparse.sources.formats.journal_export import ExportReader
@@ -192,6 +192,8 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     only the others classified by polars; None when no row of the block can be proven."""
     import numpy as np
 
+    from logparse.grammar import bulk_template
+
     b = bulk_template.Bytes(data)
     starts, ends = b.lines()
     rows = _message_rows(b, data, starts, ends, fmt)
@@ -265,6 +267,8 @@ def _one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=Non
     None otherwise."""
     import numpy as np
 
+    from logparse.grammar import bulk_template
+
     parts = [r for r in (decode, prefill) if len(r.row)]
     rows = np.concatenate([r.row for r in parts])
     lo, hi = int(rows.min()), int(rows.max())
@@ -296,6 +300,8 @@ def _stamp_frame(ts, at: list, b):
     import polars as pl
     import pyarrow as pa
 
+    from logparse.grammar import bulk_template
+
     milli = ts % 10000 > 0
     if not milli.any() or milli.all():
         width = 23 if milli.any() else 19
@@ -311,6 +317,8 @@ def _stamp_frame(ts, at: list, b):
 def _message_rows(b, data: bytes, starts, ends, fmt: str):
     """The rows whose message :mod:`.bulk_template` may read, positioned at it (None: none)."""
     import numpy as np
+
+    from logparse.grammar import bulk_template
 
     if fmt == "plain":
         return bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
@@ -517,6 +525,8 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
     numpy, the others by polars (or by the record path when few); None when none is proven."""
     import numpy as np
     import polars as pl
+
+    from logparse.grammar import bulk_template
 
     ms, me = eb.value_spans("MESSAGE")
     entries = np.flatnonzero(simple)

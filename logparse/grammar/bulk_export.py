@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from logparse.grammar.bulk_template import first_byte
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
 from logparse.sources.streams import gathered
 
@@ -178,6 +177,8 @@ def _key_ids(block: bytes, padded: bytes, starts, ends):
     A line's name (up to the first ``=``) is read as four little-endian words, hashed, looked
     up in the table of known names and compared with the name found there."""
     import numpy as np
+
+    from logparse.grammar.bulk_template import first_byte
 
     global _TABLE
     if _TABLE is None:

@@ -20,9 +20,10 @@ from typing import Any
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
-from logparse.grammar.vllm_classify import classify_vllm, parse_vllm_failure, vllm_layers
+from logparse.grammar.vllm_classify import classify_bare_vllm, classify_vllm, parse_vllm_failure, vllm_layers
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.sources.records import Record
+from logparse.vllm_prefix import BARE_MESSAGE_RE
 
 #: Substrings that mark a line we extract figures from (case-sensitive).  A line with
 #: one of these must parse, or it is reported as a near miss.
@@ -78,10 +79,17 @@ ANCHORS = (
     "Using KV cache dtype",
     "KV cache scaling factors",
     "FP8 KV cache but no",
+    "DSV4 pool sizes",
+    "DSV4 SWA sizing",
+    "of the KV budget for post-sizing",
+    "max_running_requests is capped",
+    "max_running_requests was reduced",
     # 0.1.x (router era "Rank N: ...", then the controller era) and its crash lines
     "load weight begin",
     "load weight end",
     "max_total_num_token=",
+    "Max_total_num_token=",
+    "uant_config: ",
     "Not enought memory",
     "Set cuda device",
     "server_args: ",
@@ -179,7 +187,7 @@ NOISE: list[dict[str, Any]] = [
         "category": "sglang_other",
         "after_prefix": False,
         "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
-        r"sglang is using nccl==|Gracefully exiting|Rank \d+: .*)",
+        r"sglang is using nccl==|Gracefully exiting|Rank \d+: (?![Ll]oad weight|[Mm]ax_total_num_token).*)",
         "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend.",
     },
     {
@@ -195,6 +203,16 @@ NOISE: list[dict[str, Any]] = [
         "after_prefix": False,
         "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
         "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used",
+    },
+    # rpyc's server log (SGLang 0.1.x runs each TP rank behind an rpyc server): "%(message)s" only;
+    # rpyc <= 6 prints it lowercase, pastes show it capitalised (and "with file descriptor N").
+    {
+        "name": "rpyc",
+        "category": "third_party",
+        "after_prefix": False,
+        "re": r"(?i:server started on \[[^\]]*\]:\d+$|accepted \(.*\) with (?:fd|file descriptor) \d+$|"
+        r"welcome \(.*\)$|goodbye \(.*\)$)",
+        "sample": "Accepted ('127.0.0.1', 51234) with file descriptor 7",
     },
     # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
     {
@@ -215,6 +233,23 @@ NOISE: list[dict[str, Any]] = [
         "re": r"Process (?:(?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*|EngineCore(?:_DP)?_?\d*):$",
         "sample": "Process SpawnProcess-2:",
     },
+    # a terminal UI's frame rows around the boxed lines (k9s and other tview viewers; the rows inside are
+    # peeled by logparse.sources.formats.wrappers)
+    {
+        "name": "tui_frame",
+        "category": "tui_frame",
+        "after_prefix": False,
+        "re": r"[ \t]*[┌┏╔╭├┠╟└┗╚╰][─━═┄┈╌].*[┐┓╗╮┤┨╢┘┛╝╯][ \t]*$|[ \t]*[─━═]{8,}[ \t]*$",
+        "sample": "┌──────── Logs(ml/vllm-7f9c:server)[tail] ────────┐",
+    },
+    # CI runners' own lines between the stamped output: Buildkite's section headers, GitHub Actions' commands
+    {
+        "name": "ci_section",
+        "category": "ci",
+        "after_prefix": False,
+        "re": r"(?:~~~|---|\+\+\+) \S|##\[(?:group|endgroup|error|warning|notice|debug|command|section)\]",
+        "sample": "~~~ Running commands",
+    },
     {
         "name": "systemd",
         "category": "systemd",
@@ -226,6 +261,9 @@ NOISE: list[dict[str, Any]] = [
 _NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if n["after_prefix"]))
 _NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
 _NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
+
+#: Kinds any program prints (an exception line, uvicorn's): a bare vLLM message read so by SGLang's grammar is vLLM's.
+_GENERIC_SGLANG_KINDS = frozenset({"exception", "exception_start", "uvicorn", "killed"})
 
 #: Bounded time per line: a ``server_args`` line (tens of KB in practice) may be this long;
 #: any other line longer than ``MAX_GRAMMAR_LINE`` is kept as unrecognized without parsing.
@@ -376,11 +414,29 @@ class LineClassifier:
                 return Classified("parsed", fast[2][0], fast, text)
         if m is None and _WARNING_HEADER_RE.match(text):
             return self._warning(text)
+        if m is None and BARE_MESSAGE_RE.match(text):
+            bare = self._bare_vllm(text)
+            if bare is not None:
+                return bare
         if _ANCHOR_RE.search(text) or text == "Killed":
             return self._tracked(text, m)
         if m is None and _EXCEPTION_LINE_RE.match(text) and ": " in text:
             return self._parse(text, exception=True)
         return _untracked(text, m)
+
+    def _bare_vllm(self, text: str) -> Classified | None:
+        """A bare vLLM message (its prefix cut by a paste); None: not one (the SGLang rules go on).
+        A line SGLang's grammar reads stays SGLang's, as before, unless it read only a generic event
+        (an exception) that vLLM's grammar reads as one of vLLM's."""
+        res = classify_bare_vllm(text)
+        if res is None:
+            return None
+        if _ANCHOR_RE.search(text):
+            sglang = self._parse(text)
+            if sglang.status == "parsed" and (res[0] != "parsed" or sglang.reason not in _GENERIC_SGLANG_KINDS):
+                return sglang
+            self.mode = None  # an exception_start read by SGLang's grammar opened no traceback here
+        return Classified(*res)
 
     def _continuation(self, text: str) -> Classified | None:
         """A line inside a multi-line record (a warning's source line, a traceback, the tail
@@ -419,6 +475,7 @@ class LineClassifier:
         if (
             PREFIX_RE.match(text)
             or STAMP_START_RE.match(text)
+            or BARE_MESSAGE_RE.match(text)
             or text.lstrip().startswith(('File "', "Traceback (most recent call last)"))
             or _NOISE_BARE.match(text)
             or _TQDM_RE.search(text)

@@ -1,4 +1,4 @@
-"""Building the LALR parsers of the ``.lark`` grammars beside this module.
+"""Building the LALR parsers of the ``.lark`` grammars (``grammars/`` at the top, package ``logparse.grammars``).
 
 Each grammar module (:mod:`~logparse.grammar.sglang_line`, :mod:`~logparse.grammar.pyliteral`)
 builds its parser once per process through :func:`build_parser`.  Building the LALR tables
@@ -20,8 +20,8 @@ from lark import Lark
 
 
 def grammar_text(filename: str) -> str:
-    """The text of a grammar file of this package, e.g. ``sglang_line.lark``."""
-    return resources.files("logparse.grammar").joinpath(filename).read_text()
+    """The text of one of logparse's grammar files, e.g. ``sglang_line.lark``."""
+    return resources.files("logparse.grammars").joinpath(filename).read_text()
 
 
 def cache_folder() -> str:

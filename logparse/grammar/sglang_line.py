@@ -373,6 +373,29 @@ class LineTransformer(Transformer):
     def dsv4_memory(self, c):
         return ("dsv4_memory", dict(c[0]), None)
 
+    def dsv4_pools(self, c):
+        names = ("full", "swa", "c4", "c128", "c4_state", "c128_state")
+        return ("dsv4_pools", {n: _int(t) for n, t in zip(names, c)}, None)
+
+    def dsv4_swa_cap(self, c):
+        f = {"mode": "cap", "swa_tokens": _int(c[0]), "request_cap_headroom": _int(c[1]), "prefix_tails": _int(c[2])}
+        return ("dsv4_swa_sizing", f, "cap")
+
+    def dsv4_swa_ratio(self, c):
+        f = {"mode": str(c[0]), "swa_tokens": _int(c[1]), "swa_full_tokens_ratio": _float(c[2])}
+        return ("dsv4_swa_sizing", f, "ratio")
+
+    def mm_reservation(self, c):
+        return ("mm_reservation", {"reserved_gb": _float(c[0])}, None)
+
+    def max_running_capped(self, c):
+        f = {"max_running_requests": _int(c[0]), "max_mamba_cache_size": _int(c[1]), "slots_per_request": _int(c[2])}
+        return ("max_running_capped", f, "mamba")
+
+    def max_running_reduced(self, c):
+        form = "kv" if str(c[2]) == "KV cache" else "kv_or_aux"  # the second: the MLX backend's wording
+        return ("max_running_capped", {"requested": _int(c[0]), "max_running_requests": _int(c[1])}, form)
+
     def pool_end(self, c):
         return ("pool_end", {"avail_gb": float(c[0])}, None)
 
@@ -684,6 +707,19 @@ class LineTransformer(Transformer):
 
     def load_end_lower(self, c):
         return ("load_end", {}, "lower")
+
+    def load_begin_v01_paste(self, c):
+        return ("load_begin", {}, "v01_paste")
+
+    def load_end_v01_paste(self, c):
+        return ("load_end", {}, "v01_paste")
+
+    def summary_v01_paste(self, c):
+        kind, f, _ = self.summary_v01(c)
+        return (kind, f, "v01_paste")
+
+    def quant_config(self, c):
+        return ("startup_info", {"quant_config": str(c[1]).strip()}, "quant_config")
 
     def summary_v01(self, c):
         f: dict[str, Any] = {

@@ -136,6 +136,39 @@ VARIANTS: list[Variant] = [
     ),
     V("load_begin_lower", "0.1.6", "0.1.16", "Rank 1: load weight begin.", {"tp_rank": 1}, "load_begin"),
     V("load_end_lower", "0.1.6", "0.1.16", "Rank 0: load weight end.", {"tp_rank": 0}, "load_end"),
+    # The router era's lines as users paste them: capitalised, "begins"/"ends", "Max_total_num_token".
+    # No release prints this wording (0.1.3-0.1.16 wheels print the lowercase one above), so it dates
+    # no further than the "Rank N: " prefix does: the router era.
+    V("load_begin_v01_paste", "0.1.3", "0.1.16", "Rank 3: Load weight begins.", {"tp_rank": 3}, "load_begin"),
+    V("load_end_v01_paste", "0.1.3", "0.1.16", "Rank 2: Load weight ends.", {"tp_rank": 2}, "load_end"),
+    V(
+        "summary_v01_paste",
+        "0.1.3",
+        "0.1.16",
+        "Rank 1: Max_total_num_token=118204, max_prefill_num_token=16384, context_len=16384, model_mode=[]",
+        {"tp_rank": 1, "max_total_num_tokens": 118204, "max_prefill_tokens": 16384, "model_mode": []},
+        "summary",
+    ),
+    # 0.1.x printed the quantization config bare ("%(message)s" format; print() in 0.1.3-0.1.5);
+    # pastes capitalise it.  Its shape is too plain to date a log.
+    V(
+        "quant_config_v01",
+        "0.1.3",
+        "0.1.16",
+        "quant_config: AWQConfig(weight_bits=4, group_size=64, zero_point=True)",
+        {"quant_config": "AWQConfig(weight_bits=4, group_size=64, zero_point=True)"},
+        "startup_info",
+        False,
+    ),
+    V(
+        "quant_config_v01_paste",
+        "0.1.3",
+        "0.1.16",
+        "Quant_config: GPTQConfig(weight_bits=4, group_size=128, desc_act=False)",
+        {"quant_config": "GPTQConfig(weight_bits=4, group_size=128, desc_act=False)"},
+        "startup_info",
+        False,
+    ),
     V(
         "optional_modes_v01",
         "0.1.13",
@@ -584,13 +617,101 @@ VARIANTS: list[Variant] = [
         {"mem_gb": 30.0},
         "swakv_pool",
     ),
+    # DeepSeek-V4 (DSV4PoolConfigurator, model_executor/pool_configurator.py): one summary of the
+    # solve (its fields grew with the releases: read from the 0.5.12-0.5.23 wheels), the SWA pool's
+    # sizing (0.5.21+), and the sizes of every pool (full = max_total_num_tokens).
     V(
         "dsv4_memory",
         "0.5.12",
-        LAST,
+        "0.5.14",
         "[2026-03-02 10:00:11 TP0] DSV4 memory calculation: bytes_per_full_token=1234.50, available_bytes=40.00 GB, full_token=34000",
         {"full_token": 34000},
         "dsv4_memory",
+    ),
+    V(
+        "dsv4_memory_c128_state",
+        "0.5.15",
+        "0.5.19",
+        "[2026-04-12 10:00:11 TP0 EP0] DSV4 memory calculation: bytes_per_full_token=1811.25, available_bytes=21.40 GB, c128_state_fixed=0.06 GB, full_token=12672000",
+        {"c128_state_fixed": 0.06, "full_token": 12672000},
+        "dsv4_memory",
+    ),
+    V(
+        "dsv4_memory_unified",
+        "0.5.20",
+        "0.5.20",
+        "[2026-07-12 10:00:11 TP0 EP0] DSV4 memory calculation: unified=False, unified_fp8=False, bytes_per_full_token=1811.25, available_bytes=21.40 GB, c128_state_fixed=0.06 GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.03 GB, full_token=12648448",
+        {"unified": False, "c4_state_fixed": 0.03},
+        "dsv4_memory",
+    ),
+    V(
+        "dsv4_memory_dspark",
+        "0.5.21",
+        LAST,
+        "[2026-08-12 10:00:11 TP0 EP0] DSV4 memory calculation: unified=False, unified_fp8=False, dspark_draft_bf16=False, bytes_per_full_token=1811.25, available_bytes=21.40 GB, c128_state_fixed=0.06 GB, c2_state_fixed=0.00 GB, swa_fixed=0.38 GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.03 GB, full_token=12418048",
+        {"swa_fixed": 0.38, "full_token": 12418048},
+        "dsv4_memory",
+    ),
+    V(
+        "dsv4_pools",
+        "0.5.12",
+        LAST,
+        "[2026-08-12 10:00:11 TP0 EP0] DSV4 pool sizes: full=12418048, swa=24576, c4=3104512, c128=97016, c4_state=768, c128_state=0",
+        {"full": 12418048, "swa": 24576, "c4": 3104512, "c128": 97016, "c4_state": 768, "c128_state": 0},
+        "dsv4_pools",
+    ),
+    V(
+        "dsv4_swa_sizing_cap",
+        "0.5.21",
+        LAST,
+        "[2026-08-12 10:00:11 TP0 EP0] DSV4 SWA sizing: mode=cap, swa_tokens=24576, request_cap+headroom=24576, prefix_tails=32",
+        {"mode": "cap", "swa_tokens": 24576, "prefix_tails": 32},
+        "dsv4_swa_sizing",
+    ),
+    V(
+        "dsv4_swa_sizing_ratio",
+        "0.5.21",
+        LAST,
+        "[2026-08-12 10:00:11 TP0 EP0] DSV4 SWA sizing: mode=ratio (default), swa_tokens=1241600, swa_full_tokens_ratio=0.1",
+        {"mode": "ratio (default)", "swa_full_tokens_ratio": 0.1},
+        "dsv4_swa_sizing",
+    ),
+    # The multimodal reservation (KVCacheConfigurator.mm_runtime_reservation_gb, printed only for
+    # multimodal models when SGLANG_VLM_CACHE_SIZE_MB (+ SGLANG_MM_FEATURE_CACHE_MB) > 0): GiB.
+    V(
+        "mm_reservation",
+        "0.5.18",
+        LAST,
+        "[2026-06-12 10:00:11 TP0] Reserving 0.50 GB of the KV budget for post-sizing multimodal allocations (feature-transport pools + embedding cache).",
+        {"reserved_gb": 0.5},
+        "mm_reservation",
+    ),
+    # KVCacheConfigurator.resolve_max_num_reqs: what bounded max_running_requests (warnings).
+    V(
+        "max_running_capped_mamba",
+        "0.5.17",
+        LAST,
+        "[2026-05-12 10:00:11 TP1] max_running_requests is capped to 9 by the mamba state cache (max_mamba_cache_size=45, 5 state slots per request). To raise it: increase --mamba-full-memory-ratio or --max-mamba-cache-size, or halve the state size with --mamba-ssm-dtype bfloat16.",
+        {"tp_rank": 1, "max_running_requests": 9, "max_mamba_cache_size": 45, "slots_per_request": 5},
+        "max_running_capped",
+    ),
+    V(
+        "max_running_reduced",
+        "0.5.14",
+        LAST,
+        "[2026-04-12 10:00:11 DP1 TP1] max_running_requests was reduced from the requested 128 to 40 (per dp worker) due to the available KV cache capacity.",
+        {"dp_rank": 1, "requested": 128, "max_running_requests": 40},
+        "max_running_capped",
+    ),
+    # The MLX backend's wording (hardware_backend/mlx): Apple silicon, not dated (one backend's file).
+    V(
+        "max_running_reduced_mlx",
+        "0.5.16",
+        LAST,
+        "[2026-05-12 10:00:11] max_running_requests was reduced from the requested 16 to 6 (per dp worker) due to the available KV cache or auxiliary-state capacity.",
+        {"requested": 16, "max_running_requests": 6},
+        "max_running_capped",
+        False,
     ),
     V(
         "pool_end",

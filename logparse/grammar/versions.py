@@ -19,6 +19,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 
+from packaging.version import InvalidVersion, Version
+
 Range = tuple[str, str]
 
 
@@ -115,25 +117,21 @@ def index(version: str) -> int:
     return sglang().index(version)
 
 
-def release_key(version: str) -> tuple:
-    """Sort key of a release name, SGLang's or vLLM's (PEP 440 order as far as releases use it):
+#: The leading PEP 440 part of a name that is not PEP 440 as a whole (``0.5.10-custom``, ``v0.4.7``).
+_LEADING_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*(?:(?:a|b|rc)\d*)?(?:\.post\d*)?(?:\.dev\d*)?)", re.I)
+
+
+@lru_cache(maxsize=4096)
+def release_key(version: str) -> Version:
+    """Sort key of a release name, SGLang's or vLLM's, as PEP 440 orders them (``packaging.version``):
     ``0.5.0rc2`` < ``0.5.1`` < ``0.5.1.post1``; a build between releases (``0.18.2rc1.dev73+gdb7a17ecc``)
-    sits just below the release it leads to."""
-    base = version.split("+", 1)[0]
-    parts: list[tuple[int, int]] = []
-    for piece in re.split(r"\.|(?=rc)|(?=dev)", base):
-        if not piece:
-            continue
-        if piece.startswith("post"):
-            parts.append((1, int(piece[4:] or 0)))
-        elif piece.startswith("rc"):
-            parts.append((-2, int(piece[2:] or 0)))
-        elif piece.startswith("dev"):
-            parts.append((-3, int(piece[3:] or 0)))
-        elif piece.isdigit():
-            parts.append((0, int(piece)))
-    parts.append((0, 0))  # the end of the name sorts above an rc or dev that goes on from it
-    return tuple(parts)
+    sits just below the release it leads to.  A name that is not PEP 440 (a fork's ``0.5.10-custom``) is
+    placed by its leading release (``0.5.10``), and a name without one before every release."""
+    try:
+        return Version(version)
+    except InvalidVersion:
+        m = _LEADING_RELEASE.match(version.strip())
+        return Version(m.group(1)) if m else Version("0")
 
 
 def first() -> str:

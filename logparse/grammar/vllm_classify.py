@@ -5,6 +5,9 @@ a process tag ``(Worker_TP1 pid=77)``, torch's ``[rank0]:``, or vLLM's log prefi
 ``INFO 06-11 10:04:31 [file.py:N]``.  Every such line carries its own context, so unlike SGLang's
 bare tracebacks no state is kept: a tagged traceback frame is noise by its own shape.
 
+A bare message (the prefix cut: a paste from a notebook, a trimmed log) is vLLM's when it starts with
+one of vLLM's own first words (:data:`logparse.vllm_prefix.BARE_MESSAGE_STARTS`): :func:`classify_bare_vllm`.
+
 Only lines that mention a vLLM anchor (:data:`VLLM_ANCHORS`) reach the vLLM grammar; one that then
 does not parse is a near miss (vLLM may print a wording we do not know).  Bare lines (no layer) stay
 with the SGLang classifier; bare exception lines with a vLLM failure text are retried here
@@ -17,7 +20,7 @@ import re
 from typing import Any
 
 from logparse.grammar.vllm_line import VllmLineParseError, parse_line
-from logparse.vllm_prefix import LOG_PREFIX_SEARCH_RE, split_head
+from logparse.vllm_prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
 
 #: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive).
 VLLM_ANCHORS = (
@@ -166,3 +169,20 @@ def parse_vllm_failure(text: str) -> tuple | None:
     except VllmLineParseError:
         return None
     return parsed if parsed[2][0].startswith("vllm_") else None
+
+
+def classify_bare_vllm(text: str) -> Result | None:
+    """A line without any prefix that starts as a vLLM message does: parsed by the vLLM grammar (its
+    head is all optional), else a near miss when it names an anchor (as a prefixed line would be); None
+    when it does not start so, or does not parse and is a weak start (a route, the runner's name) or
+    names no anchor: such a line is no evidence and stays generic."""
+    m = BARE_MESSAGE_RE.match(text)
+    if m is None:
+        return None
+    try:
+        parsed = parse_line(text.lstrip(" \t"))
+    except VllmLineParseError as exc:
+        if m.group("weak") is not None or _ANCHOR_RE.search(text) is None:
+            return None
+        return ("unrecognized", f"near miss (vLLM may print a format we do not know): {exc}", None, text)
+    return ("parsed", parsed[2][0], parsed, text)

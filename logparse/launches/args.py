@@ -20,6 +20,7 @@ release is the newest of its version range.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from logparse.grammar import versions
@@ -68,6 +69,24 @@ IGNORED_PORTS: dict[str, str] = dict.fromkeys(
 
 #: Origins of a printed value.
 DEFAULT, DERIVED, SET, UNKNOWN = "default", "derived", "set", "unknown"
+
+
+def value_text(value: Any) -> str:
+    """A value as the store keeps it (JSON text: no NaN/Infinity, tuples as lists, other objects as
+    text) and as ``history`` and ``diff`` print it: ``false``, ``"auto"``, ``0.88``."""
+    return json.dumps(_plain(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (str, int, bool)):
+        return v
+    return str(v)
 
 
 def is_ignored(name: str) -> bool:

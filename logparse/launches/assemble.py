@@ -35,7 +35,7 @@ from logparse.grammar.pyliteral import (
 from logparse.launches.figures import check_launch, event_warnings
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
-from logparse.launches.ranks import rank_memory
+from logparse.launches.ranks import V01_SUMMARY_FORMS, rank_memory
 from logparse.launches.times import zone_text
 from logparse.sglang_prefix import PREFIX_RE, split_items
 
@@ -58,6 +58,10 @@ SCHEDULER_KINDS = frozenset(
         "swa_tokens",
         "swakv_pool",
         "dsv4_memory",
+        "dsv4_pools",
+        "dsv4_swa_sizing",
+        "mm_reservation",
+        "max_running_capped",
         "pool_end",
         "max_total_tokens_capped",
         "graph_begin",
@@ -88,6 +92,10 @@ STARTUP_KINDS = frozenset(
         "swa_tokens",
         "swakv_pool",
         "dsv4_memory",
+        "dsv4_pools",
+        "dsv4_swa_sizing",
+        "mm_reservation",
+        "max_running_capped",
         "max_total_tokens_capped",
         "graph_bs",
         "hicache_alloc",
@@ -332,7 +340,7 @@ class LaunchAssembler:
         # failed is a new start (a draft model loads before the summary line).
         if ev.kind == "load_begin" and self.terminal and rk in self.loaded_ranks:
             return True
-        if ev.kind == "summary" and ev.form == "v01" and rk in self.summary_ranks:
+        if ev.kind == "summary" and ev.form in V01_SUMMARY_FORMS and rk in self.summary_ranks:
             return True  # 0.1.x: a rank prints its summary once per start
         # A piece of another start pasted after a finished one (no load or init line in it): a rank
         # printing the same memory line again, with no load line in between (a draft loads first).
@@ -352,7 +360,7 @@ class LaunchAssembler:
             self.inited_ranks.add(ev.rank_key())
         elif ev.kind == "load_begin":
             self.loaded_ranks.add(ev.rank_key())
-        elif ev.kind == "summary" and ev.form == "v01":
+        elif ev.kind == "summary" and ev.form in V01_SUMMARY_FORMS:
             self.summary_ranks.add(ev.rank_key())
         if ev.kind == "load_begin" or ev.kind == "load_end":
             rk = ev.rank_key()
@@ -679,7 +687,7 @@ class _WorkerAssigner:
 
 
 #: Wording printed only by 0.1.3-0.1.16 (the "Rank N:" router era), which has no ready line.
-_V01_ROUTER_FORMS = frozenset({"v01", "lower", "optional_modes", "init_state"})
+_V01_ROUTER_FORMS = frozenset({"v01", "v01_paste", "lower", "optional_modes", "init_state"})
 
 
 #: Words of the line prefix that name a disaggregation role (``DisaggregationMode.DECODE`` -> ``decode``),

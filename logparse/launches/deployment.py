@@ -73,12 +73,22 @@ def deployment_key(launch: Any, labels: dict[str, str] | None = None) -> str:
     return label if label else Deployment.of(launch).key()
 
 
+#: What a label says in place of the model path of a launch whose log does not name it (SGLang 0.1.x
+#: printed no ``server_args``): the engine, then this.
+NO_MODEL = "(model not in the log)"
+
+
 def short_label(key: str) -> str:
-    """A key shown shorter: host, model path, the sizes that are not 1 (and the engine unless SGLang)."""
+    """A key shown shorter: host, model path, the sizes that are not 1 (and the engine unless SGLang,
+    or when the log names no model: ``SGLang (model not in the log) tp=2``)."""
     parts = key.split("|")
     if len(parts) != 7:
         return key
     engine, host, model, *sizes = parts
     extra = " ".join(x for x in sizes if not x.endswith("=1"))
-    bits = [engine if engine != DEFAULT_ENGINE else "", host + ":" if host != "?" else "", model, extra]
+    where = host + ":" if host != "?" else ""
+    if model == "?":
+        bits = [where, f"{engine_name(engine)} {NO_MODEL}", extra]
+    else:
+        bits = [engine if engine != DEFAULT_ENGINE else "", where, model, extra]
     return " ".join(x for x in bits if x)

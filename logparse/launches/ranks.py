@@ -15,6 +15,10 @@ from logparse.grammar.events import Event
 from logparse.launches.figures import mark_rank, settle_marks
 from logparse.launches.model import RankMemory
 
+#: The forms of the 0.1.x scheduler summary (``Rank N: max_total_num_token=...``): the release
+#: wording, and the capitalised one of pastes (``Max_total_num_token=``).
+V01_SUMMARY_FORMS = frozenset({"v01", "v01_paste"})
+
 
 class _RankTable:
     """The ranks seen so far, and the free memory before each graph capture.
@@ -97,14 +101,46 @@ def _kv_pool(rank: RankMemory, f: dict, form: str | None) -> None:
             "va_upper_bound": form == "va_upper_bound",
         }
     )
+    if form == "va_upper_bound":
+        # Post-capture sizing (0.5.18+) reserves address space for the largest pool first and backs
+        # it after the CUDA-graph capture: the reservation is not the pool (its size comes later).
+        return
     if label in (None, "Full") or rank.kv_tokens is None:  # the token count is the full-attention pool's
         rank.kv_tokens = f.get("tokens", rank.kv_tokens)
         rank.k_size_gb = f.get("k_gb", rank.k_size_gb)
         rank.v_size_gb = f.get("v_gb", rank.v_size_gb)
-    sizes = [p["kv_gb"] for p in pools if p["kv_gb"] is not None]
+    sizes = [p["kv_gb"] for p in pools if p["kv_gb"] is not None and not p["va_upper_bound"]]
     rank.kv_size_gb = round(sum(sizes), 2) if sizes else None  # a size out of range is not known, not 0
     if f.get("dtype"):
         rank.kv_dtype = f["dtype"]
+
+
+def _kv_post_capture_info(table: _RankTable, ev: Event) -> None:
+    """The other ``Post-capture KV sizing:`` lines.  0.5.16 prints the resized pool as
+    ``max_total_num_tokens=N, free memory=X GB`` (no size): the last token count is the pool."""
+    rank, f = table.of(ev), _figures(ev)
+    if ev.form == "free":
+        tokens = f.get("max_total_num_tokens")
+        rank.extra["post_capture"] = {"tokens": tokens, "free_gb": f.get("free_gb")}
+        if isinstance(tokens, int):  # a count set aside as out of range leaves the pool line's
+            rank.kv_tokens = tokens
+    else:
+        rank.extra[f"post_capture_{ev.form}"] = f
+
+
+def _keep_last(extra_key: str, field_name: str) -> Callable[[_RankTable, Event], None]:
+    """A handler that keeps one figure of the event under ``extra[extra_key]`` (the last printed)."""
+
+    def handler(table: _RankTable, ev: Event) -> None:
+        if ev.fields.get(field_name) is not None:
+            table.of(ev).extra[extra_key] = ev.fields[field_name]
+
+    return handler
+
+
+def _max_running_capped(table: _RankTable, ev: Event) -> None:
+    """What bounded max_running_requests (0.5.14+): the mamba state cache, or the KV cache."""
+    table.of(ev).extra["max_running_capped"] = {"cause": "mamba" if ev.form == "mamba" else "kv", **_figures(ev)}
 
 
 def _pool_end(table: _RankTable, ev: Event) -> None:
@@ -141,7 +177,7 @@ def _graph_end(table: _RankTable, ev: Event) -> None:
 def _summary(table: _RankTable, ev: Event) -> None:
     """0.1.x: every rank prints its summary line, and in 0.1.3-0.1.5 it is the only line a rank
     prints: it makes the rank known (later releases' ranks come from their memory lines)."""
-    if ev.form == "v01":
+    if ev.form in V01_SUMMARY_FORMS:
         table.of(ev)
 
 
@@ -180,6 +216,12 @@ _HANDLERS: dict[str, Callable[[_RankTable, Event], None]] = {
     "mamba_alloc": _copy_to_extra("mamba"),
     "swa_tokens": _copy_to_extra("swa_tokens"),
     "swakv_pool": _copy_to_extra("swakv_pool"),
+    "kv_post_capture_info": _kv_post_capture_info,
+    "dsv4_memory": _copy_to_extra("dsv4_memory"),
+    "dsv4_pools": _copy_to_extra("dsv4_pools"),
+    "dsv4_swa_sizing": _copy_to_extra("dsv4_swa_sizing"),
+    "mm_reservation": _keep_last("mm_reservation_gb", "reserved_gb"),
+    "max_running_capped": _max_running_capped,
     "pool_end": _pool_end,
     "graph_begin": _graph_begin,
     "graph_end": _graph_end,

@@ -592,6 +592,64 @@ def _sglang_context(ctx: _Ctx) -> list[Recommendation]:
     )]  # fmt: skip
 
 
+def mamba_cap(launch: Launch) -> dict[str, Any] | None:
+    """``max_running_requests is capped to N by the mamba state cache (...)`` (0.5.17+), as a rank kept it."""
+    for r in launch.ranks:
+        cap = (r.extra or {}).get("max_running_capped")
+        if isinstance(cap, dict) and cap.get("cause") == "mamba":
+            return {**cap, "mamba": (r.extra or {}).get("mamba") or {}}
+    return None
+
+
+def _sglang_mamba_slots(ctx: _Ctx) -> list[Recommendation]:
+    """The mamba state cache caps max_running_requests below what was asked: more state slots (the
+    engine's own advice in its warning), paid for out of the KV budget."""
+    launch, b = ctx.launch, ctx.b
+    cap, want = mamba_cap(launch), launch.max_running_requests
+    li = b.inputs
+    if cap is None or not want or not sglang_has(launch, "max_mamba_cache_size"):
+        return []
+    counts = [cap.get(k) for k in ("max_running_requests", "slots_per_request", "max_mamba_cache_size")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in counts):
+        return []  # a figure set aside as out of range, or none
+    n, k, size = (int(v or 0) for v in counts)
+    state = fm.mamba_gb(next((r for r in launch.ranks if (r.extra or {}).get("mamba")), None))
+    if want <= n or not state > 0 or not math.isfinite(state) or li is None or li.inputs is None:
+        return []
+    per_slot = state / (size + 1)  # SGLang allocates max_mamba_cache_size + 1 slots
+    asked, want = want, min(want, _mamba_requests_that_fit(ctx, per_slot, k, size))
+    if want <= n:
+        return [not_possible("mamba_slots", f"max_mamba_cache_size {size} → {asked * k}",
+                             [f"--max-mamba-cache-size {asked * k}"],
+                             f"{asked} requests × {k} state slots ({per_slot:.3f} GiB each) "
+                             "leave the KV pool less than one full-context request")]  # fmt: skip
+    slots = want * k
+    more = (slots - size) * per_slot
+    p = fm.predict(li.inputs.with_(mamba_gb=(li.inputs.mamba_gb or 0.0) + more), li.features)
+    flags = [f"--max-mamba-cache-size {slots}"]
+    if p.tokens is None or p.tokens <= 0:
+        return []
+    return [Recommendation(
+        "mamba_slots", f"raise max_mamba_cache_size {size} → {slots} ({want} running requests × {k} state slots)",
+        flags, p.tokens, _r2(fm.pool_gb(p.tokens, li.inputs.page_size, li.bpt.value or li.inputs.cell or 0.0)),
+        b.headroom_gb, _cost(0.0, 0.0, "none", f"{want} requests at once instead of {n}; fewer KV tokens"),
+        _risk("medium", "the state slots come out of the KV budget: fewer tokens for each running request"),
+        reason=f"SGLang capped max_running_requests to {n} by the mamba state cache ({size} slots, {k} per request; "
+        f"its warning suggests --max-mamba-cache-size or --mamba-full-memory-ratio); {slots - size} more slots "
+        f"≈ {more:.2f} GiB of state per rank ({state:.2f} GiB for {size + 1} slots now)",
+        gain_tokens=(p.tokens - b.kv_tokens) if b.kv_tokens else None, value=float(slots),
+    )]  # fmt: skip
+
+
+def _mamba_requests_that_fit(ctx: _Ctx, per_slot: float, k: int, size: int) -> int:
+    """The most running requests whose state slots still leave the KV pool one full-context request."""
+    li, ctx_len = ctx.b.inputs, ctx.launch.context_len or ctx.launch.context_length or 0
+    if li is None or li.inputs is None or not li.inputs.cell or ctx.b.rest_gb is None or per_slot <= 0:
+        return 0
+    spare = ctx.b.rest_gb - ctx_len * li.inputs.cell / GiB
+    return max(0, int((size + spare / per_slot) // k)) if spare > 0 else 0
+
+
 def _sglang_requests(ctx: _Ctx) -> list[Recommendation]:
     """The request cap, when the run shows it (queue with room in the pool, or retractions)."""
     launch, b, v = ctx.launch, ctx.b, ctx.verdict
@@ -599,6 +657,8 @@ def _sglang_requests(ctx: _Ctx) -> list[Recommendation]:
     per, tokens = v.get("tokens_per_request"), b.kv_tokens
     if not mrr or not per or not tokens or not sglang_has(launch, "max_running_requests"):
         return []
+    if mamba_cap(launch) is not None:
+        return []  # the mamba state cache sets the cap: --max-running-requests alone changes nothing
     fit = max(1, int(tokens * ROOMY_USAGE // per))
     usage = v.get("peak_token_usage") or 0.0
     if v.get("retractions") and fit < mrr:
@@ -815,6 +875,13 @@ def bound_by(launch: Launch, b: Budget) -> str:
             if u is not None
             else "memory (vLLM's profile)"
         )
+    if fm.capture_resize(launch) is not None:
+        return (
+            "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool), less "
+            f"mem_fraction_static {b.mem_fraction_static:g}'s held-back share"
+            if b.mem_fraction_static is not None
+            else "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool)"
+        )
     if b.mem_fraction_static is not None and b.rest_gb is not None and b.weights_gb is not None:
         return (
             f"memory: mem_fraction_static {b.mem_fraction_static:g} leaves {b.rest_gb:.2f} GiB for KV after "
@@ -924,6 +991,6 @@ def advise(
                 + _vllm_max_model_len(ctx))  # fmt: skip
     else:
         recs = (_sglang_fraction(ctx) + _sglang_cap(ctx) + _sglang_chunked(ctx) + _sglang_fp8(ctx) + _sglang_hicache(ctx)
-                + _sglang_context(ctx) + _sglang_requests(ctx) + _sglang_page(ctx))  # fmt: skip
+                + _sglang_context(ctx) + _sglang_requests(ctx) + _sglang_mamba_slots(ctx) + _sglang_page(ctx))  # fmt: skip
     recs = rank(recs, pressure=_pressure(ctx))
     return Advice(_answer(ctx, recs), verdict, reserve, recs)

@@ -424,10 +424,19 @@ def change_marks(i: int, r: dict[str, Any]) -> list[HistoryMark]:
         out.append(HistoryMark(i, "kv_definition", "kv_tokens redefined", text))
     names = changed_arg_names(r)
     if names:
-        detail = "arguments changed: " + ", ".join(names)
-        if r.get("arg_changes"):
-            detail += " — " + str(r["arg_changes"])
+        detail = "arguments changed: " + (str(r["arg_changes"]) if r.get("arg_changes") else ", ".join(names))
         out.append(HistoryMark(i, "args", arg_note(names, r.get("arg_changes")), detail))
+    return out
+
+
+def numbered_changes(series: HistorySeries) -> list[tuple[int, str, HistoryMark]]:
+    """What each change line of a compact history panel (numbered 1, 2, … in the order of
+    ``series.marks``) changed: (number, when the launch started, or its number, the mark)."""
+    out = []
+    for n, m in enumerate(series.marks, start=1):
+        p = series.points[m.index]
+        when = p.started_at.strftime("%Y-%m-%d %H:%M") if p.started_at else f"launch {p.launch_no}"
+        out.append((n, when, m))
     return out
 
 
@@ -443,7 +452,7 @@ def arg_note(names: list[str], arg_changes: str | None) -> str:
     if len(names) == 1:
         change = str(arg_changes or "").split("; ")[0].split(": ", 1)[-1]
         old, sep, new = change.partition(" -> ")
-        return f"{names[0]}: {clip(old, 14)}→{clip(new, 14)}" if sep else names[0]
+        return f"{names[0]}: {clip(old, 14)} -> {clip(new, 14)}" if sep else names[0]
     return f"{len(names)} args: " + ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
 
 
@@ -463,10 +472,16 @@ def history_chart(rows: list[dict[str, Any]], metric: str, axis: str = "auto", l
         history_series(sorted(part, key=lambda r: r.get("launch_no") or 0), metric, title=short_label(dep), axis=axis)
         for dep, part in groups[:limit]
     )
-    shown = (
-        f" ({len(series)} of {len(groups)} deployments: those with the most launches)" if len(groups) > limit else ""
+    return HistoryChart(f"{metric} over launches{left_out(len(series), len(groups))}", series, len(groups), len(rows))
+
+
+def left_out(shown: int, matched: int) -> str:
+    """What a chart of ``shown`` of ``matched`` deployments says of the others, and how to see them."""
+    if shown >= matched:
+        return ""
+    return (
+        f" ({shown} of {matched} deployments: those with the most launches; --deployment or --model to plot the others)"
     )
-    return HistoryChart(f"{metric} over launches{shown}", series, len(groups), len(rows))
 
 
 __all__ = [
@@ -486,6 +501,8 @@ __all__ = [
     "explain_chart",
     "history_chart",
     "history_series",
+    "left_out",
     "metric_unit",
+    "numbered_changes",
     "waterfall_bars",
 ]

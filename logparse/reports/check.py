@@ -361,7 +361,7 @@ def _comparable(new: Launch, baseline: Launch, results: list[dict[str, Any]]) ->
     return results
 
 
-def _likely_cause(att: dict[str, Any], args: dict[str, Any], a, b) -> str | None:
+def _likely_cause(att: dict[str, Any], args: dict[str, Any], a: Launch, b: Launch) -> str | None:
     bits = []
     if not att.get("supported") and att.get("notes") and "vllm" in (a.engine, b.engine):
         return "; ".join(att["notes"][:4])

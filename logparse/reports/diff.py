@@ -24,9 +24,10 @@ from typing import Any
 
 from logparse.budget import formula as fm
 from logparse.budget.model import Budget, launch_budget
-from logparse.launches.args import change_kind, is_ignored
+from logparse.launches.args import change_kind, is_ignored, value_text
 from logparse.launches.deployment import engine_name
 from logparse.launches.model import Launch
+from logparse.reports.diff_engines import compare_engines, engines_differ, tokens_comparable
 from logparse.reports.explain import explain_launch
 
 
@@ -131,23 +132,29 @@ DURATION_FIELDS = ("startup_s", "load_s", "graph_s")
 
 
 def _within_rounding(budget: dict[str, dict[str, Any]], ba: Budget, bb: Budget) -> None:
-    """Figures derived from printed (two-decimal) figures differ by rounding alone when their
-    uncertainty ranges overlap: no change is reported for them (the values stay each launch's)."""
-    pairs = {
-        "bytes_per_token": (ba.inputs.bpt if ba.inputs else None, bb.inputs.bpt if bb.inputs else None),
+    """Figures derived from printed (two-decimal) figures are equal within the log's rounding when
+    the intervals the printed figures allow overlap: no change is reported for them, and the common
+    interval (``equal_within``) is what both show (``a`` and ``b`` stay each launch's own estimate)."""
+    bpt_a = ba.inputs.bpt if ba.inputs else None
+    bpt_b = bb.inputs.bpt if bb.inputs else None
+    intervals: dict[str, tuple[tuple[float | None, float | None], tuple[float | None, float | None]]] = {
+        "bytes_per_token": (
+            (bpt_a.lo, bpt_a.hi) if bpt_a else (None, None),
+            (bpt_b.lo, bpt_b.hi) if bpt_b else (None, None),
+        ),
+        "predicted_kv_tokens": (
+            (ba.predicted_kv_tokens_lo, ba.predicted_kv_tokens_hi),
+            (bb.predicted_kv_tokens_lo, bb.predicted_kv_tokens_hi),
+        ),
     }
-    for name, (x, y) in pairs.items():
-        if x is not None and y is not None and _overlap(x, y) and budget[name]["delta"]:
-            budget[name].update(delta=None, pct=None, within_rounding=True)
-    lo_a, hi_a, lo_b, hi_b = (
-        ba.predicted_kv_tokens_lo,
-        ba.predicted_kv_tokens_hi,
-        bb.predicted_kv_tokens_lo,
-        bb.predicted_kv_tokens_hi,
-    )
-    d = budget["predicted_kv_tokens"]
-    if _ranges_overlap(lo_a, hi_a, lo_b, hi_b) and d["delta"]:
-        d.update(delta=None, pct=None, within_rounding=True)
+    for name, ((lo_a, hi_a), (lo_b, hi_b)) in intervals.items():
+        d = budget[name]
+        if d["a"] == d["b"] or lo_a is None or hi_a is None or lo_b is None or hi_b is None:
+            continue
+        if not _ranges_overlap(lo_a, hi_a, lo_b, hi_b):
+            continue
+        lo, hi = max(lo_a, lo_b), min(hi_a, hi_b)
+        d.update(delta=None, pct=None, within_rounding=True, equal_within=[round(lo), round(hi)])
 
 
 def _rank_rows(b: Budget) -> dict[tuple, dict[str, Any]]:
@@ -257,6 +264,8 @@ def _fmt_knob(name: str, v: Any) -> str:
 def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None = None) -> dict[str, Any]:
     """Attribute the KV-token change from A to B to each input of the formula (see the module doc)."""
     ba, bb = ba or launch_budget(a), bb or launch_budget(b)
+    if engines_differ(a, b):
+        return _cross_engine_attribution(ba, bb)
     if "vllm" in (a.engine, b.engine):
         return _vllm_attribution(a, b, ba, bb)
     la, lb = ba.inputs, bb.inputs
@@ -285,7 +294,7 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
     out["supported"] = True
     if ka["cap"] is not None and kb["cap"] is not None and ta == ka["cap"] and tb == kb["cap"]:
         out["notes"].append(
-            f"both pools are set by --max-total-tokens ({ka['cap']:,} → {kb['cap']:,}): the memory "
+            f"both pools are set by --max-total-tokens ({ka['cap']:,} -> {kb['cap']:,}): the memory "
             "figures do not change the token count while the cap holds"
         )
     if out["delta_tokens"] is not None and start is not None and end is not None:
@@ -296,7 +305,7 @@ def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None 
         ver_changed = (a.version_range or ()) != (b.version_range or ())
         name = engine_name(a.engine)
         out["unexplained_points_at"] = (
-            f"the {name} version ({a.engine_version_range} → {b.engine_version_range}) or measurement noise"
+            f"the {name} version ({a.engine_version_range} -> {b.engine_version_range}) or measurement noise"
             if ver_changed
             else f"measurement noise or rounding (same {name} version range)"
         )
@@ -324,6 +333,22 @@ def _vllm_attribution(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str,
         out["notes"].append(
             f"kv_tokens counts {a.kv_tokens_definition or '?'} in A and {b.kv_tokens_definition or '?'} in B: not comparable"
         )
+    return out
+
+
+def _cross_engine_attribution(ba: Budget, bb: Budget) -> dict[str, Any]:
+    """Two engines: no replay of one formula; each engine's sizing is compared (``Diff.engines``)."""
+    out: dict[str, Any] = {
+        "a_tokens": ba.kv_tokens,
+        "b_tokens": bb.kv_tokens,
+        "delta_tokens": None,
+        "steps": [],
+        "notes": [],
+        "supported": False,
+        "reason": "the launches are of two engines, each sizing its pool by its own formula (see the engines compared)",
+    }
+    if ba.kv_pool_gb is not None and bb.kv_pool_gb is not None:
+        out["delta_pool_gb"] = round(bb.kv_pool_gb - ba.kv_pool_gb, 2)
     return out
 
 
@@ -413,6 +438,8 @@ class Diff:
     explain_b: dict[str, Any]
     identical: bool = False
     summary: list[str] | None = None
+    #: launches of two engines: each engine's sizing side by side (:mod:`logparse.reports.diff_engines`)
+    engines: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -466,12 +493,16 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
     ea, eb = explain_launch(a, margin_gb), explain_launch(b, margin_gb)
     ba, bb = ea.budget, eb.budget
     rows_a, rows_b = _rank_rows(ba), _rank_rows(bb)
-    ranks = []
+    ranks: list[dict[str, Any]] = []
     for key in sorted(set(rows_a) | set(rows_b), key=_rank_order):
         ra, rb = rows_a.get(key, {}), rows_b.get(key, {})
         ranks.append({"rank": (ra or rb).get("rank"), **{f: _delta(ra.get(f), rb.get(f)) for f in RANK_FIELDS}})
     budget = {f: _delta(getattr(ba, f), getattr(bb, f)) for f in BUDGET_FIELDS}
     _within_rounding(budget, ba, bb)
+    if not tokens_comparable(a, b):  # vLLM 0.20.1+ counts requests × max_model_len, not slots
+        figures: list[dict[str, Any]] = [budget["kv_tokens"], *(row["kv_tokens"] for row in ranks)]
+        for fig in figures:
+            fig.update(delta=None, pct=None, not_comparable=True)
     budget["hicache_host_gb"] = {**_delta(a.hicache_host_gb, b.hicache_host_gb), "unit": "decimal GB (host memory)"}
     rta, rtb = a.runtime or {}, b.runtime or {}
     runtime = {
@@ -488,6 +519,7 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
             "a": a.engine_version_range or a.sglang_version_range,
             "b": b.engine_version_range or b.sglang_version_range,
             "changed": (a.version_range or ()) != (b.version_range or ()),
+            "engines_differ": engines_differ(a, b),
             "era_a": ba.era_label,
             "era_b": bb.era_label,
         },
@@ -506,6 +538,7 @@ def diff_launches(a: Launch, b: Launch, margin_gb: float = 2.0) -> Diff:
         },
         explain_a=_brief(ea),
         explain_b=_brief(eb),
+        engines=compare_engines(a, b, ba, bb),
     )
     rep.identical = _identical(a, b, rep)
     rep.summary = _summary(rep.to_dict())
@@ -543,20 +576,43 @@ def _identical(a: Launch, b: Launch, rep: Diff) -> bool:
 
 
 def _brief_value(v: Any, limit: int = 40) -> str:
-    text = repr(v)
+    """A value as ``history`` prints it (:func:`logparse.launches.args.value_text`), cut at ``limit``."""
+    text = value_text(v)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def change_text(arg: str, a: Any, b: Any) -> str:
+    """One argument's change in ``history``'s words: ``enable_hierarchical_cache: false -> true``."""
+    return f"{arg}: {_brief_value(a)} -> {_brief_value(b)}"
 
 
 def _summary(rep: dict[str, Any]) -> list[str]:
     if rep["identical"]:
         name = "/".join(engine_name(e) for e in str(rep["version"].get("engine") or "sglang").split("/"))
         return [f"identical launches: same arguments, same {name} version range, same memory figures and KV pool"]
-    return _args_summary(rep) + _version_summary(rep["version"]) + _pool_summary(rep)
+    if rep.get("engines"):
+        return _engines_summary(rep["engines"]) + _headroom_summary(rep)
+    return _args_summary(rep) + _version_summary(rep["version"]) + _pool_summary(rep) + _headroom_summary(rep)
+
+
+def _engines_summary(eng: dict[str, Any]) -> list[str]:
+    a, b = eng["a"], eng["b"]
+    head = (
+        f"two engines: A is {a['name']} {a['release']}, B is {b['name']} {b['release']}; their arguments are "
+        "different sets, so what compares is how each sizes its KV pool"
+    )
+    return [head, *eng["why"]]
+
+
+def _settings_text(settings: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_brief_value(v)}" for k, v in settings.items())
 
 
 def _args_summary(rep: dict[str, Any]) -> list[str]:
+    """The changed arguments by kind, each once; a feature switched on carries the settings it brings."""
     s = []
     args = rep["server_args"]
+    features = {f["flag"]: f for f in args.get("enabled_features", [])}
     for kind, title in (
         ("set", "arguments changed"),
         ("default_moved", "release defaults moved (the value is each release's default)"),
@@ -564,23 +620,26 @@ def _args_summary(rep: dict[str, Any]) -> list[str]:
     ):
         items = [c for c in args["changed"] if c.get("kind", "set") == kind]
         if items:
-            s.append(
-                f"{title}: "
-                + ", ".join(f"{c['arg']} {_brief_value(c['a'])} → {_brief_value(c['b'])}" for c in items[:12])
-                + (f" (+{len(items) - 12} more)" if len(items) > 12 else "")
-            )
-    for feat in args.get("enabled_features", []):
-        s.append(
-            f"{feat['flag']} → {feat['value']!r}, with " + ", ".join(f"{k}={v!r}" for k, v in feat["settings"].items())
-        )
+            texts = []
+            for c in items[:12]:
+                feat = features.pop(c["arg"], None)
+                extra = f" (now in effect: {_settings_text(feat['settings'])})" if feat and feat["settings"] else ""
+                texts.append(change_text(c["arg"], c["a"], c["b"]) + extra)
+            more = f" (+{len(items) - 12} more)" if len(items) > 12 else ""
+            s.append(f"{title}: " + "; ".join(texts) + more)
+    for feat in features.values():  # switched on by a field only B's release prints
+        with_ = f", with {_settings_text(feat['settings'])}" if feat["settings"] else ""
+        s.append(f"{feat['flag']}: {_brief_value(feat['value'])}{with_}")
     if args["added_removed_by_version"]:
         s.append(
-            f"+{len(args['added'])} / −{len(args['removed'])} ServerArgs fields from the "
-            f"{rep['version']['a']} → {rep['version']['b']} release change"
+            f"+{len(args['added'])} / −{len(args['removed'])} "
+            + ("ServerArgs" if rep["version"]["engine"] == "sglang" else "engine-argument")
+            + " fields from the "
+            f"{rep['version']['a']} -> {rep['version']['b']} release change"
         )
     else:
         if args["added"]:
-            s.append("arguments added: " + ", ".join(f"{c['arg']}={c['b']!r}" for c in args["added"][:12]))
+            s.append("arguments added: " + "; ".join(f"{c['arg']}: {_brief_value(c['b'])}" for c in args["added"][:12]))
         if args["removed"]:
             s.append("arguments removed: " + ", ".join(c["arg"] for c in args["removed"][:12]))
     return s
@@ -590,14 +649,14 @@ def _version_summary(v: dict[str, Any]) -> list[str]:
     engine = "/".join(engine_name(e) for e in str(v.get("engine") or "sglang").split("/"))
     if not v["changed"]:
         return [f"{engine} version unchanged: {v['a']}"]
-    eras = f" ({v['era_a']} → {v['era_b']})" if v["era_a"] != v["era_b"] else ""
-    return [f"{engine} version: {v['a']} → {v['b']}{eras}"]
+    eras = f" ({v['era_a']} -> {v['era_b']})" if v["era_a"] != v["era_b"] else ""
+    return [f"{engine} version: {v['a']} -> {v['b']}{eras}"]
 
 
 def _host_pool(x: dict[str, Any]) -> str:
     if not x["enabled"] and x["host_gb"] is None:
         return "off"
-    t = f" ({x['host_tokens']:,} tokens)" if x.get("host_tokens") else ""
+    t = f", {x['host_tokens']:,} tokens" if x.get("host_tokens") else ""
     return (f"{x['host_gb']:.2f} GB" if x["host_gb"] is not None else "on (size not logged)") + t
 
 
@@ -609,20 +668,24 @@ def _pool_summary(rep: dict[str, Any]) -> list[str]:
         # vLLM token counts of two definitions (0.20.1): the pool in GiB is what compares
         pool = rep["budget"]["kv_pool_gb"]
         s.append(
-            f"KV pool: {pool['a']:.2f} → {pool['b']:.2f} GiB ({att['delta_pool_gb']:+.2f}); token counts not comparable"
+            f"KV pool: {pool['a']:.2f} -> {pool['b']:.2f} GiB ({att['delta_pool_gb']:+.2f}); token counts not comparable"
         )
     elif kv["a"] is not None and kv["b"] is not None:
         if kv["delta"]:
-            s.append(f"KV pool: {kv['a']:,} → {kv['b']:,} tokens ({kv['delta']:+,}, {kv['pct']:+.2f}%)")
+            s.append(f"KV pool: {kv['a']:,} -> {kv['b']:,} tokens ({kv['delta']:+,}, {kv['pct']:+.2f}%)")
         else:
             s.append(f"KV pool unchanged: {kv['a']:,} tokens")
     hc = rep["hicache"]
     if hc["a"]["enabled"] != hc["b"]["enabled"] or hc["a"]["host_gb"] != hc["b"]["host_gb"]:
         s.append(
-            f"HiCache host pool per rank: {_host_pool(hc['a'])} → {_host_pool(hc['b'])} (decimal GB of host memory); "
-            "the GPU pool is " + ("unchanged" if not kv.get("delta") else "changed for other reasons")
+            f"HiCache host pool per rank: {_host_pool(hc['a'])} -> {_host_pool(hc['b'])} "
+            "(decimal GB of host memory, beside the GPU pool, not part of it)"
         )
+    return s
+
+
+def _headroom_summary(rep: dict[str, Any]) -> list[str]:
     h = rep["budget"]["headroom_gb"]
     if h["a"] is not None and h["b"] is not None and h["delta"]:
-        s.append(f"headroom left: {h['a']:.2f} → {h['b']:.2f} GiB ({h['delta']:+.2f})")
-    return s
+        return [f"headroom left: {h['a']:.2f} -> {h['b']:.2f} GiB ({h['delta']:+.2f})"]
+    return []

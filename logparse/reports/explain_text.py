@@ -13,7 +13,7 @@ from logparse.budget import formula as fm
 from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.grammar import versions
-from logparse.launches.model import Launch
+from logparse.launches.model import Launch, RankMemory
 
 UNIT = "GiB"
 #: Longest piece of an SGLang error quoted in a sentence.
@@ -64,10 +64,10 @@ def sentences(launch: Launch, b: Budget, hicache: dict[str, Any]) -> list[str]:
             "The log lacks the figures the formula needs (Load weight begin/end and mem_fraction_static); "
             "nothing can be predicted."
         )
-        return out + _failure(launch)
+        return out + sizing_notes(launch, b) + _failure(launch)
     for step in (_fraction, _prediction, _cap, _pool_meaning, _rank_spread, _speculative, _held_back):
         out += step(launch, b, s)
-    return out + _hicache(b, hicache) + _failure(launch)
+    return out + sizing_notes(launch, b) + _hicache(b, hicache) + _failure(launch)
 
 
 def _backend(b: Budget) -> list[str]:
@@ -97,7 +97,7 @@ def _fraction(launch: Launch, b: Budget, s: Sized) -> list[str]:
         f"{f:g} × {m_post:.2f} = {f * m_post:.2f} {UNIT} of KV). SGLang holds back (1 − {f:g}) = "
         f"{1 - f:.0%} of the memory that was free BEFORE the weights loaded ({m_pre:.2f} {UNIT} on "
         f"{_rank(li.m_pre_rank)}, the smallest rank) = {b.reserved_gb:.2f} {UNIT}, and the KV cache gets what "
-        f"is left after the weights: {m_post:.2f} − {b.reserved_gb:.2f} = {b.rest_gb:.2f} {UNIT}. "
+        f"is left after the weights: {m_post:.2f} − {b.reserved_gb:.2f}{_other_terms(s.inp)} = {b.rest_gb:.2f} {UNIT}. "
         f"In other words weights + KV may take {f:g} × {m_pre:.2f} = {f * m_pre:.2f} {UNIT}, and the "
         f"weights took {m_pre - m_post:.2f} of it."
     )
@@ -114,7 +114,13 @@ def _fraction(launch: Launch, b: Budget, s: Sized) -> list[str]:
     return out
 
 
-def _rank(r) -> str:
+def _other_terms(inp: fm.Inputs) -> str:
+    """The terms SGLang takes out of the KV budget before the pool, as they appear in the sum."""
+    terms = (("Mamba state", inp.mamba_gb), ("multimodal reservation", inp.mm_reservation_gb))
+    return "".join(f" − {name} {gb:.2f}" for name, gb in terms if gb)
+
+
+def _rank(r: RankMemory | None) -> str:
     return "?" if r is None else r.label()
 
 
@@ -125,6 +131,9 @@ def _prediction(launch: Launch, b: Budget, s: Sized) -> list[str]:
         verdict = "within the rounding of the printed figures"
     else:
         verdict = f"{b.kv_tokens_diff or 0:+,} tokens ({b.kv_tokens_diff_pct or 0.0:+.2f}%)"
+    resize = fm.capture_resize(launch)
+    if resize is not None:
+        return _prediction_resized(b, resize, verdict)
     out = [
         f"The formula predicts {b.predicted_kv_tokens:,} tokens ({_gb(b.predicted_kv_gb)} {UNIT}); "
         f"the log says {b.kv_tokens:,} ({_gb(b.kv_pool_gb)} {UNIT}): {verdict}."
@@ -136,12 +145,28 @@ def _prediction(launch: Launch, b: Budget, s: Sized) -> list[str]:
     return out
 
 
+def _prediction_resized(b: Budget, resize: tuple[int | None, int], verdict: str) -> list[str]:
+    """Post-capture KV sizing: the formula sizes the reservation; the pool is what the resize left."""
+    pre, post = resize
+    text = (
+        f"The formula predicts {b.predicted_kv_tokens:,} tokens for the reservation SGLang makes before the "
+        "CUDA-graph capture (post-capture KV sizing, SGLANG_ENABLE_POST_CAPTURE_KV_SIZING)"
+    )
+    text += f"; the log reserved {pre:,}: {verdict}." if pre else "; the log does not print the reservation."
+    pool = f" ({_gb(b.kv_pool_gb)} {UNIT})" if b.kv_pool_gb is not None else ""
+    text += (
+        f" After the capture SGLang resized the pool to {post:,} tokens{pool}: what the memory free after the "
+        "capture allows once M_pre × (1 − f) (and its headrooms) is held back. That last count is the pool."
+    )
+    return [text]
+
+
 def _pool_budget_gb(tokens: int, cell: float, s: Sized) -> float:
     """The KV budget the printed pool implies (EAGLE's inflation taken out), in GiB."""
     pred = s.pred
     if pred.tokens_spec is not None and pred.tokens_memory is not None:
         tokens -= pred.tokens_spec - pred.tokens_memory
-    return tokens * cell / GiB + (s.inp.mamba_gb or 0.0)
+    return tokens * cell / GiB + (s.inp.mamba_gb or 0.0) + (s.inp.mm_reservation_gb or 0.0)
 
 
 def _mismatch(launch: Launch, b: Budget, s: Sized, rest_actual: float) -> str:
@@ -344,6 +369,109 @@ def _hicache(b: Budget, hc: dict[str, Any]) -> list[str]:
     text += f"; max_total_num_tokens stays {tokens:,}." if tokens else "."
     if hc.get("predicted_host_gb") is not None and hc.get("logged_host_gb") is not None:
         text += f" (Predicted {hc['predicted_host_gb']:.2f} GB from the device pool.)"
+    return [text]
+
+
+def sizing_notes(launch: Launch, b: Budget) -> list[str]:
+    """What the newest releases print about the pools beside the plain KV pool, and what bounded
+    max_running_requests: sliding-window (SWA) and DeepSeek-V4 pools, the multimodal reservation, the
+    mamba state cache's cap."""
+    grp = fm.groups(launch)
+    rank = (fm.pool_rank(grp[0].targets) or (grp[0].targets[0] if grp[0].targets else None)) if grp else None
+    if rank is None:
+        return []
+    x = rank.extra or {}
+    return _swa_note(b, x) + _dsv4_note(x) + _mm_note(x) + _max_running_note(launch, b, x)
+
+
+def _count(v: Any) -> str:
+    """A count as the sentences print it; a figure set aside as out of range (None) is ``?``."""
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else "?"
+
+
+def _positive_count(v: Any) -> int | None:
+    """A count above 0 (a figure set aside as out of range, or none, is None)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def _swa_note(b: Budget, x: dict[str, Any]) -> list[str]:
+    swa = x.get("post_capture_swa") or x.get("swa_tokens") or {}
+    full, window = _positive_count(swa.get("full_tokens")), _positive_count(swa.get("swa_tokens"))
+    if full is None or window is None:
+        return []
+    pool = f" ({_gb(b.kv_pool_gb)} {UNIT} for both)" if b.kv_pool_gb is not None else ""
+    return [
+        f"Hybrid sliding-window pools: the full-attention layers hold {full:,} tokens (max_total_num_tokens) and "
+        f"the sliding-window layers {window:,} ({window / full:.2f} of it){pool}; a request's older tokens "
+        "beyond the window need no SWA slot, so the full-attention pool is what bounds the context."
+    ]
+
+
+def _dsv4_note(x: dict[str, Any]) -> list[str]:
+    pools, sizing, calc = x.get("dsv4_pools"), x.get("dsv4_swa_sizing"), x.get("dsv4_memory") or {}
+    if not isinstance(pools, dict):
+        return []
+    p = {k: _count(pools.get(k)) for k in ("full", "swa", "c4", "c128", "c4_state", "c128_state")}
+    text = (
+        f"DeepSeek-V4 pools: full {p['full']} tokens (max_total_num_tokens), SWA {p['swa']}, compressed c4 "
+        f"{p['c4']} and c128 {p['c128']}, compression state c4 {p['c4_state']} and c128 {p['c128_state']} slots."
+    )
+    if isinstance(sizing, dict):
+        text += f" The SWA pool is sized by mode {sizing.get('mode')} ({_count(sizing.get('swa_tokens'))} tokens)."
+    solve = fm.dsv4_solve(_Extra(x))
+    avail = calc.get("available_bytes") if isinstance(calc, dict) else None
+    if solve is not None and isinstance(avail, (int, float)) and not isinstance(avail, bool):
+        bpt = solve[0]
+        text += (
+            f" Its solve: {bpt:,.2f} bytes per full token (all pools per full-attention token) over "
+            f"{avail:.2f} {UNIT} available, of which {solve[1]:.2f} {UNIT} are fixed pools."
+        )
+    return [text]
+
+
+@dataclass(frozen=True)
+class _Extra:
+    """A rank's ``extra`` alone, for the formula's readers of one rank's lines."""
+
+    extra: dict[str, Any]
+
+
+def _mm_note(x: dict[str, Any]) -> list[str]:
+    gb = x.get("mm_reservation_gb")
+    if not isinstance(gb, (int, float)) or isinstance(gb, bool) or not gb > 0:
+        return []
+    return [
+        f"{gb:.2f} {UNIT} of the KV budget is reserved for multimodal allocations made after sizing "
+        "(feature-transport pools and the embedding cache: SGLANG_VLM_CACHE_SIZE_MB, plus "
+        "SGLANG_MM_FEATURE_CACHE_MB with cuda_ipc/cuda_vmm transport); SGLang subtracts it before sizing the "
+        "KV pool, so it costs KV tokens, not headroom."
+    ]
+
+
+def _max_running_note(launch: Launch, b: Budget, x: dict[str, Any]) -> list[str]:
+    cap = x.get("max_running_capped")
+    if not isinstance(cap, dict):
+        return []
+    n = cap.get("max_running_requests")
+    if cap.get("cause") == "mamba":
+        k, size = cap.get("slots_per_request"), cap.get("max_mamba_cache_size")
+        text = (
+            f"max_running_requests is capped to {_count(n)} by the mamba state cache: {_count(size)} state slots, "
+            f"{_count(k)} per running request. Raising --max-running-requests does nothing; the state slots "
+            "(--max-mamba-cache-size, or --mamba-full-memory-ratio) set concurrency"
+        )
+        want, kc, nc = (_positive_count(v) for v in (launch.max_running_requests, k, n))
+        if want is not None and kc is not None and nc is not None and want > nc:
+            text += f" ({want:,} requests need at least {want * kc:,} slots)"
+        return [text + ", or --mamba-ssm-dtype bfloat16 halves the state (the engine's own advice)."]
+    req = cap.get("requested")
+    limit = f" = {b.kv_tokens // 2:,}" if b.kv_tokens else ""
+    text = (
+        f"max_running_requests was reduced from the requested {_count(req)} to {_count(n)} per DP worker by the KV cache: "
+        f"SGLang runs at most max_total_num_tokens // 2{limit} requests at once."
+    )
+    if x.get("mamba"):
+        text += " (0.5.14–0.5.16 print this line for the mamba state cache's cap too.)"
     return [text]
 
 

@@ -1,17 +1,33 @@
-"""Prometheus metrics of the store (typed; the text exposition is written by ``logparse.cli.metrics``).
+"""Prometheus metrics of the store (typed; the text exposition is written by ``logparse.cli.metrics_text``).
 
 Per deployment, the gauges describe its **latest** launch (``launch_sequence`` order) and the
 counters count all of its launches.  Every figure is read from the store's ``launch_summary``
 view, i.e. the persisted launch budget (:mod:`logparse.budget.model`): nothing is recomputed.
-Units are the base units Prometheus asks for: GiB figures are turned into bytes (× 2^30), times
+Units are the base units Prometheus asks for: GiB figures are turned into whole bytes (× 2^30,
+rounded: the log prints GiB with two decimals, so a fraction of a byte is no information), times
 into seconds since the epoch (the log's time read as UTC).
 
-Labels are ``host``, ``unit``, ``model``, ``deployment``, ``engine`` and ``engine_version``: one
-series per deployment and family (never a launch id), so the cardinality is the fleet's size.
+Every value series (gauges and counters) carries one label, ``deployment``: a series is the same
+series across restarts and upgrades, so ``max_over_time(logparse_kv_tokens[7d])`` compares a
+launch with the ones before it whatever the release.  The rest is in one info-style series per
+deployment, ``logparse_launch_info{deployment, host, unit, model, engine, engine_version} 1``,
+joined in queries (``* on (deployment) group_left (model, engine_version) logparse_launch_info``).
+The unit is no part of the deployment (a short journal rendering names the syslog identifier) and a
+``deployment`` label given at ingest can move hosts: neither may split a value series.
+
+``engine_version`` is a **stable** name of the release (:func:`release_labels`): SGLang never prints
+its version, so a launch is dated to a release *range* (``0.5.10–0.5.10.post1``) whose ends depend on
+which lines the log holds (a failed start prints fewer of them).  The label keeps the name the
+deployment's earlier launch had as long as the new launch's evidence still allows it, and only changes
+when the evidence rules it out: an upgrade the log can see, or (once) a launch that dates the release
+more narrowly than the one that gave the name.  A new name is the exact version when
+one is known (printed by vLLM, or pinned by the evidence or ``--sglang-version``), else the lowest
+release of the range.  The cardinality is the fleet's size; a launch id is never a label.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,31 +35,47 @@ from typing import Any
 from logparse.store import db as dbm
 
 GIB = 1 << 30
-LABELS = ("host", "unit", "model", "deployment", "engine", "engine_version")
-#: Counters leave out the version: an upgrade must not start a new counter series at 0.
-COUNTER_LABELS = LABELS[:-1]
+#: The one label of every value series.
+SERIES_LABELS = ("deployment",)
+#: The labels of ``logparse_launch_info``.
+INFO_LABELS = ("deployment", "host", "unit", "model", "engine", "engine_version")
+#: ``engine_version`` when nothing in the log or the command line dates the launch.
+UNKNOWN_VERSION = "unknown"
 
 
 @dataclass(frozen=True)
 class Family:
-    name: str
-    kind: str  # gauge | counter
+    name: str  # as exposed (a counter's ``_total`` included; an info family's ``_info`` included)
+    kind: str  # gauge | counter | info
     help: str
     column: str  # the launch_summary column (or counter) it reads
     scale: float = 1.0
+    integer: bool = False  # whole numbers (bytes, tokens, counts)
 
 
 FAMILIES = (
     Family(
-        "logparse_kv_tokens", "gauge", "KV-cache tokens of the latest launch (the pool SGLang allocated).", "kv_tokens"
+        "logparse_kv_tokens",
+        "gauge",
+        "KV-cache tokens of the latest launch (the pool the engine allocated).",
+        "kv_tokens",
+        integer=True,
     ),
-    Family("logparse_kv_pool_bytes", "gauge", "KV-cache pool size of the latest launch, in bytes.", "kv_pool_gb", GIB),
+    Family(
+        "logparse_kv_pool_bytes",
+        "gauge",
+        "KV-cache pool size of the latest launch, in bytes.",
+        "kv_pool_gb",
+        GIB,
+        integer=True,
+    ),
     Family(
         "logparse_headroom_bytes",
         "gauge",
         "GPU memory left free after startup on the binding rank of the latest launch, in bytes.",
         "headroom_gb",
         GIB,
+        integer=True,
     ),
     Family(
         "logparse_weights_bytes",
@@ -51,25 +83,40 @@ FAMILIES = (
         "Model weights on the binding rank of the latest launch, in bytes.",
         "weights_gb",
         GIB,
+        integer=True,
     ),
     Family(
         "logparse_max_running_requests",
         "gauge",
         "max_running_requests the scheduler settled on in the latest launch.",
         "max_running_requests_effective",
+        integer=True,
     ),
     Family(
         "logparse_startup_seconds", "gauge", "Startup time of the latest launch (first line to ready).", "startup_s"
     ),
-    Family("logparse_launch_ready", "gauge", "1 if the latest launch became ready, else 0.", "ready"),
+    Family("logparse_launch_ready", "gauge", "1 if the latest launch became ready, else 0.", "ready", integer=True),
     Family(
         "logparse_launch_start_time_seconds",
         "gauge",
         "Start time of the latest launch, seconds since the epoch (the log's time read as UTC).",
         "start_time",
     ),
-    Family("logparse_launches_total", "counter", "Launches of the deployment in the store.", "launches"),
-    Family("logparse_failed_launches_total", "counter", "Failed starts of the deployment in the store.", "failed"),
+    Family("logparse_launches_total", "counter", "Launches of the deployment in the store.", "launches", integer=True),
+    Family(
+        "logparse_failed_launches_total",
+        "counter",
+        "Failed starts of the deployment in the store.",
+        "failed",
+        integer=True,
+    ),
+    Family(
+        "logparse_launch_info",
+        "info",
+        "The latest launch's host, unit, model, engine and release (a stable name: it changes on an upgrade "
+        "the log shows, never because one log dates the release more narrowly than another); value 1.",
+        "info",
+    ),
 )
 
 _LATEST = """
@@ -80,7 +127,7 @@ WITH latest AS (
         count(q.launch_no) FILTER (WHERE l.outcome = 'failed') AS failed
     FROM launch_sequence q JOIN launches l USING (launch_id) GROUP BY q.deployment
 )
-SELECT s.deployment, s.host, s.unit, s.model_path, s.engine, s.version, s.outcome, s.started_at,
+SELECT s.deployment, s.host, s.unit, s.model_path, s.engine, s.outcome, s.started_at,
        s.kv_tokens, s.kv_pool_gb, s.headroom_gb, s.weights_gb, s.max_running_requests_effective, s.startup_s,
        c.launches, c.failed
 FROM latest t
@@ -89,6 +136,57 @@ JOIN launch_summary s ON s.launch_id = q.launch_id
 JOIN counts c ON c.deployment = t.deployment
 ORDER BY s.deployment
 """
+
+#: Every launch's release evidence, in each deployment's launch order (for :func:`release_labels`).
+_RELEASES = """
+SELECT q.deployment, coalesce(l.engine, 'sglang') AS engine,
+       coalesce(l.engine_version, l.sglang_version) AS exact, l.version_min, l.version_max
+FROM launch_sequence q JOIN launches l USING (launch_id)
+ORDER BY q.deployment, q.launch_no
+"""
+
+
+@dataclass(frozen=True)
+class ReleaseEvidence:
+    """What one launch says of its release: an exact version, or a range ``(lo, hi)``, or nothing."""
+
+    engine: str
+    exact: str | None = None
+    lo: str | None = None
+    hi: str | None = None
+
+    def allows(self, name: str) -> bool:
+        """Could the launch run release ``name``?  (No evidence allows every release.)"""
+        if self.exact:
+            return name == self.exact
+        if self.lo and self.hi:
+            return _release_line(self.engine).in_range(name, (self.lo, self.hi))
+        return True
+
+    def name(self) -> str:
+        """The name this launch alone would be given."""
+        return self.exact or self.lo or UNKNOWN_VERSION
+
+
+def _release_line(engine: str):
+    if engine == "vllm":
+        from logparse.grammar import vllm_versions
+
+        return vllm_versions.VLLM
+    from logparse.grammar import versions
+
+    return versions.sglang()
+
+
+def release_labels(launches: Iterable[ReleaseEvidence]) -> list[str]:
+    """The stable release names of one deployment's launches, in launch order: a launch keeps the
+    previous launch's name while its evidence allows it (an unknown name gives way to any)."""
+    out: list[str] = []
+    for ev in launches:
+        prev = out[-1] if out else None
+        keep = prev is not None and prev != UNKNOWN_VERSION and ev.allows(prev)
+        out.append(prev if keep and prev is not None else ev.name())
+    return out
 
 
 @dataclass
@@ -103,11 +201,11 @@ class Metrics:
 
     families: list[tuple[Family, list[Sample]]] = field(default_factory=list)
 
+    def samples(self, name: str) -> list[Sample]:
+        return next((s for fam, s in self.families if fam.name == name), [])
+
     def value(self, name: str, deployment: str) -> float | None:
-        for fam, samples in self.families:
-            if fam.name == name:
-                return next((s.value for s in samples if s.labels["deployment"] == deployment), None)
-        return None
+        return next((s.value for s in self.samples(name) if s.labels["deployment"] == deployment), None)
 
 
 def _epoch(v: Any) -> float | None:
@@ -124,18 +222,37 @@ def _values(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row)
     out["ready"] = 1 if row["outcome"] == "ready" else 0
     out["start_time"] = _epoch(row["started_at"])
+    out["info"] = 1
     return out
 
 
-def _labels(row: dict[str, Any]) -> dict[str, str]:
+def _info_labels(row: dict[str, Any], version: str) -> dict[str, str]:
     return {
+        "deployment": row["deployment"] or "",
         "host": row["host"] or "",
         "unit": row["unit"] or "",
         "model": row["model_path"] or "",
-        "deployment": row["deployment"] or "",
         "engine": row["engine"] or "",
-        "engine_version": row["version"] or "",
+        "engine_version": version,
     }
+
+
+def _latest_labels(rows: list[tuple]) -> dict[str, str]:
+    """deployment -> the stable release name of its latest launch."""
+    by_deployment: dict[str, list[ReleaseEvidence]] = {}
+    for deployment, engine, exact, lo, hi in rows:
+        by_deployment.setdefault(deployment, []).append(ReleaseEvidence(engine, exact, lo, hi))
+    return {d: release_labels(evs)[-1] for d, evs in by_deployment.items()}
+
+
+def _sample(fam: Family, row: dict[str, Any], version: str) -> Sample | None:
+    v = _values(row).get(fam.column)
+    if v is None:
+        return None
+    if fam.kind == "info":
+        return Sample(_info_labels(row, version), 1.0)
+    value = float(v) * fam.scale
+    return Sample({"deployment": row["deployment"] or ""}, float(round(value)) if fam.integer else value)
 
 
 def collect(path) -> Metrics:
@@ -145,17 +262,11 @@ def collect(path) -> Metrics:
             cur = con.execute(_LATEST)
             names = [d[0] for d in cur.description]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
+            versions = _latest_labels(con.execute(_RELEASES).fetchall())
     except dbm.StoreMissing:
-        rows = []
+        rows, versions = [], {}
     out = Metrics()
     for fam in FAMILIES:
-        samples = []
-        for row in rows:
-            v = _values(row).get(fam.column)
-            if v is not None:
-                labels = _labels(row)
-                if fam.kind == "counter":
-                    labels = {k: labels[k] for k in COUNTER_LABELS}
-                samples.append(Sample(labels, float(v) * fam.scale))
-        out.families.append((fam, samples))
+        samples = [_sample(fam, row, versions.get(row["deployment"], UNKNOWN_VERSION)) for row in rows]
+        out.families.append((fam, [s for s in samples if s is not None]))
     return out

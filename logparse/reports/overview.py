@@ -19,6 +19,7 @@ from logparse.reports.check import run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
 from logparse.reports.explain_text import quote
+from logparse.reports.problems import Problem, check_problems, deployment_problems
 from logparse.store import db as dbm
 from logparse.store.refs import resolve_launch
 
@@ -39,6 +40,8 @@ HISTORY_COLUMNS = (
     "changed_args",
     "arg_changes",
     "error",
+    "error_kind",
+    "kv_tokens_change",
 )
 #: Per deployment, who it is (taken from its latest launch).
 WHO = ("deployment", "engine", "host", "unit", "model_path", "tp_size", "dp_size")
@@ -54,9 +57,13 @@ class DeploymentOverview:
     diff: dict[str, Any] | None = None
     check: dict[str, Any] = field(default_factory=dict)
     failed: list[dict[str, Any]] = field(default_factory=list)
+    #: what needs attention, most harmful first (:mod:`logparse.reports.problems`)
+    problems: list[Problem] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["problems"] = [p.to_dict() for p in self.problems]
+        return out
 
 
 @dataclass
@@ -152,6 +159,9 @@ def deployment_overview(rows: list[dict[str, Any]], db: str) -> DeploymentOvervi
     if prev is not None:
         ov.diff = _diff(prev, la)
     ov.check = _check(la, prev, db)
+    found = deployment_problems(last["deployment"], rows)
+    found += check_problems(last["deployment"], last["launch_id"], ov.check, found)
+    ov.problems = sorted(found, key=lambda p: p.order())
     return ov
 
 
@@ -173,7 +183,10 @@ def overview(path: Path, on_deployment: Callable[[str], None] = lambda _d: None)
     for dep, rows in sorted(per.items(), key=_order):
         deployments.append(deployment_overview(rows, str(path)))
         on_deployment(dep)
+    # problems first (the most harmful one of each deployment), then the rest in their order
+    deployments.sort(key=lambda d: d.problems[0].order()[:2] if d.problems else (9, 9))
     totals = {
+        "problems": sum(len(d.problems) for d in deployments),
         "deployments": len(per),
         "launches": sum(len(r) for r in per.values()),
         "failed": sum(1 for rows in per.values() for r in rows if r["outcome"] == "failed"),

@@ -378,8 +378,9 @@ class Source:
         for parts in self._lines(chunks):
             for raw in parts:
                 n += 1
-                # hot path: an SGLang line "[YYYY-..." with no outer layer and no pending state
-                if fast and raw[5:6] == b"-" and raw[0] == 91:
+                # hot path: an SGLang line "[YYYY-mm-dd HH..." with no outer layer and no pending state
+                # (a Buildkite stamp "[YYYY-mm-ddTHH...Z] " is an outer layer: the space tells them apart)
+                if fast and raw[5:6] == b"-" and raw[0] == 91 and raw[11:12] == b" ":
                     yield R(n, raw.decode("utf-8", "replace"), name)
                     continue
                 r = parse(n, raw)

@@ -8,9 +8,11 @@ actor prefix over an SGLang line).  Each layer is read by its format module
     1. markers          -- Boot <id> --, -- No entries --, Hint: ...   formats.journal_cat (whole line)
     2. compose prefix   name  | ...        (only in a compose log)     formats.compose
     3. kubectl prefix   [pod/NAME/CONTAINER] ...                       formats.kubectl
+    2b. outer wrappers  TUI borders, Buildkite stamps, "  | " gutters  formats.wrappers (phase outer)
     4. outer time       journald short* header, or an RFC 3339 time    formats.journal_headers, formats.docker
     5. inner wrappers   Docker Desktop time, Ray (Actor pid=N, ip=X),  formats.docker_desktop, .ray, .pylogging
-                        Python logging "2025-03-07 23:50:27,531 - name - INFO - "
+                        Python logging "2025-03-07 23:50:27,531 - name - INFO - ",
+                        FastChat, loguru, GitLab's stream tag          formats.wrappers (phase inner)
     6. free text        "node3: [YYYY-mm-dd HH:MM:SS...] msg" -> the SGLang line   formats.plain
 
 Before those, :meth:`LineParser.parse` takes the lines that belong to something already
@@ -47,6 +49,7 @@ from logparse.sources.formats import (
 from logparse.sources.formats.journal_entry import BLOB_RE
 from logparse.sources.formats.journal_json import PendingObject
 from logparse.sources.formats.systemd_units import NOTE_UNIT_FROM_STARTED, UNIT_SUFFIXES, UnitTracker
+from logparse.sources.formats.wrappers import OUTER_FIRST_BYTES, WrapperPeeler
 from logparse.sources.layers import Layers, ProblemSink
 from logparse.sources.records import Record
 from logparse.sources.timestamps import bad_time_note
@@ -93,6 +96,8 @@ class LineParser:
         self.units = UnitTracker()
         #: a record with a year-less timestamp (tuple in ``ts``) has been produced
         self.yearless = False
+        #: CI gutters, terminal-UI borders, supervisors' logging around each line (:mod:`.formats.wrappers`)
+        self.wrappers = WrapperPeeler()
         #: the caller may take the plain fast path (no state that a line could change)
         self.fast = not self.compose and self.plain_fmt == "plain"
 
@@ -138,6 +143,9 @@ class LineParser:
         line = Layers(raw[3:] if raw.startswith(_BOM) else raw)
         if self.compose:
             compose.peel(line)
+        first = line.raw[line.pos : line.pos + 1]
+        if first and first[0] in OUTER_FIRST_BYTES:
+            self.wrappers.peel(line, "outer")
         if line.raw.startswith(kubectl.PREFIX_START, line.pos):
             kubectl.peel_prefix(line)
         lost = self._outer_time(n, line)
@@ -402,7 +410,8 @@ class LineParser:
         return r
 
     def _inner_wrappers(self, line: Layers) -> None:
-        """Step 5: Docker Desktop time, Ray actor prefix, Python logging (nested up to 3)."""
+        """Step 5: Docker Desktop time, Ray actor prefix, Python logging and the inner wrappers of
+        :mod:`.formats.wrappers` (FastChat, loguru, GitLab's stream tag), nested up to 3."""
         for _ in range(3):
             raw, pos = line.raw, line.pos
             c = raw[pos : pos + 1]
@@ -410,9 +419,9 @@ class LineParser:
                 if not ray.peel(line):
                     return
             elif c.isdigit() and raw[pos + 4 : pos + 5] == b"-" and raw[pos + 10 : pos + 11] == b" ":
-                if not (pylogging.peel(line) or docker_desktop.peel(line)):
+                if not (pylogging.peel(line) or self.wrappers.peel(line, "inner") or docker_desktop.peel(line)):
                     return
-            else:
+            elif not (raw[pos + 2 : pos + 3] in (b"O", b"E") and self.wrappers.peel(line, "inner")):
                 return
 
     def _record(self, n: int, line: Layers) -> Record:

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logparse import figures
 from logparse.store.bounds import QueryBoundError, QueryLimits, QueryTimeout, QueryTooBig, bounded
 from logparse.store.db import (
     DEFAULT_LOCK_TIMEOUT,
@@ -66,35 +67,9 @@ __all__ = [
     "resolve_db_path",
 ]
 
-#: Columns of ``logparse launches`` (from the ``launch_summary`` view).
-LIST_COLUMNS = (
-    "launch_id",
-    "host",
-    "started_at",
-    "outcome",
-    "version",
-    "model_path",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "mem_fraction_static",
-    "gpu_memory_utilization",
-    "kv_tokens",
-    "kv_tokens_definition",
-    "max_total_num_tokens",
-    "kv_pool_gb",
-    "weights_gb",
-    "headroom_gb",
-    "binding_rank",
-    "headroom_unknown",
-    "predicted_kv_tokens",
-    "peak_token_usage",
-    "retractions",
-    "n_warnings",
-    "engine",
-    "deployment",
-    "time_zone",  # of started_at (logparse.launches.times); last: columns are added at the end
-)
+#: Columns of ``logparse launches`` (from the ``launch_summary`` view): the ``launches`` surface of
+#: :mod:`logparse.figures`.
+LIST_COLUMNS = figures.names("launches")
 
 METRIC_ALIASES = {
     "avail_before_load": "avail_before_load_gb",
@@ -250,6 +225,16 @@ class DoctorReport:
     @property
     def healthy(self) -> bool:
         return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": str(self.path),
+            "schema_version": self.schema_version,
+            "healthy": self.healthy,
+            "counts": dict(self.counts),
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
 
 
 class Store:
@@ -503,7 +488,7 @@ class Store:
         return self._rows(sql, params) if as_rows else self._df(sql, params)
 
     def query(self, sql: str, *, write: bool = False, as_rows: bool = False, limits: QueryLimits | None = None):
-        """Run SQL; read-only unless ``write`` (see :mod:`logparse.store.querysafe`), within ``limits``
+        """Run SQL on the store, which must exist; read-only unless ``write`` (see :mod:`logparse.store.querysafe`), within ``limits``
         (time, memory and spill: :mod:`logparse.store.bounds`; default 60 s and a quarter of the RAM).
 
         A polars DataFrame, or with ``as_rows`` plain :class:`Rows` (any DuckDB type, as Python values).
@@ -529,7 +514,9 @@ class Store:
         import duckdb
 
         stmts = duckdb.extract_statements(sql)
-        with self.connect(write=True, settings=settings) as con, bounded(con, limits, self.path) as bound:
+        # a query changes a store that exists: it never creates one (nor its folder) from a mistyped --db
+        write_con = connection(self.path, write=True, lock_timeout=self.lock_timeout, settings=settings)
+        with write_con as con, bounded(con, limits, self.path) as bound:
             for st in stmts[:-1]:
                 con.execute(st.query)
             return result(con, stmts[-1].query, bound) if stmts else None

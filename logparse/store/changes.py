@@ -15,38 +15,12 @@ launch is ``launch_sequence``'s.
 
 from __future__ import annotations
 
+from logparse.figures import HISTORY_ORDER
+
 #: Metric columns of ``launch_summary`` that ``history`` compares launch to launch (each has a
-#: ``*_change`` column).  Memory figures are the launch budget's (:mod:`logparse.budget.model`):
-#: the binding rank's.
-HISTORY_METRICS = (
-    "kv_tokens",
-    "max_total_num_tokens",
-    "predicted_kv_tokens",
-    "avail_before_load_gb",
-    "weights_gb",
-    "avail_after_load_gb",
-    "kv_size_gb",
-    "kv_pool_gb",
-    "avail_after_pool_gb",
-    "graph_gb",
-    "avail_after_graph_gb",
-    "headroom_gb",
-    "min_headroom_gb",
-    "lowest_free_gb",
-    "available_mem_gb",
-    "kv_bytes_per_token",
-    "max_prefill_tokens",
-    "max_running_requests_effective",
-    "context_len",
-    "mem_fraction_static",
-    "load_s",
-    "graph_s",
-    "startup_s",
-    "peak_running_req",
-    "peak_token_usage",
-    "peak_queue_req",
-    "retractions",
-)
+#: ``*_change`` column): the ``history`` surface of :mod:`logparse.figures`, in the view's order.
+#: Memory figures are the launch budget's (:mod:`logparse.budget.model`): the binding rank's.
+HISTORY_METRICS = HISTORY_ORDER
 
 #: One row per launch of the deployments in ``{where}``; a launch without a previous one has no change.
 _CHANGES_SQL = """

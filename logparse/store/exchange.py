@@ -7,10 +7,14 @@
     DIR/events/host=gpu-node-1/month=2026-05/data_0.parquet
     ...
 
-``month`` is the launch's start month (else the month it was ingested); a missing host
+``month`` is the launch's start month, ``unknown`` for a launch whose log gives no date (an old
+release prints times of day only): the day it was ingested is no month of the launch.  Sources
+(and their unrecognized lines) are partitioned by the month they were ingested.  A missing host
 is written as ``__HIVE_DEFAULT_PARTITION__``, which DuckDB and polars read back as null.
 DuckDB reads a table with ``read_parquet('DIR/launches/**/*.parquet', hive_partitioning=true)``
-and polars with ``pl.read_parquet('DIR/launches/**/*.parquet', hive_partitioning=True)``.
+and polars with ``pl.read_parquet('DIR/launches/**/*.parquet', hive_partitioning=True)``;
+Spark with ``spark.read.parquet('DIR/launches')`` (``tests/test_spark.py``; the README's *The
+fleet* shows a query).
 
 ``ingest`` accepts such a directory, or another store's ``.duckdb`` file: its sources
 are copied and its launches merged like any input (idempotent: importing twice, or
@@ -46,7 +50,9 @@ EXPORT_TABLES = (
     "launch_aliases",
 )
 
-_MONTH = "strftime(coalesce({t}started_at, {t}ingested_at), '%Y-%m')"
+#: The partition month of a launch's rows: its start month, or ``unknown`` (never the export's month).
+UNDATED = "unknown"
+_MONTH = "coalesce(strftime({t}started_at, '%Y-%m'), '" + UNDATED + "')"
 
 #: table -> SELECT giving the table's rows plus the partition columns ``host`` and ``month``.
 _EXPORT_SQL = {

@@ -21,7 +21,6 @@ holds exactly what ``explain`` computes.  Other derived columns:
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import polars as pl
 from logparse.budget.model import Budget, launch_budget
 from logparse.grammar.events import Event
 from logparse.launches.args import origin as arg_origin
+from logparse.launches.args import value_text
 from logparse.launches.deployment import deployment_key
 from logparse.launches.identity import identity
 from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
@@ -79,22 +79,8 @@ class Frames:
 
 
 def to_json(value: Any) -> str | None:
-    """JSON text that DuckDB accepts (no NaN/Infinity; tuples as lists; other objects as text)."""
-    if value is None:
-        return None
-    return json.dumps(_clean(value), ensure_ascii=False, separators=(",", ":"))
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, float):
-        return v if math.isfinite(v) else str(v)
-    if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set)):
-        return [_clean(x) for x in v]
-    if v is None or isinstance(v, (str, int, bool)):
-        return v
-    return str(v)
+    """JSON text that DuckDB accepts (:func:`logparse.launches.args.value_text`)."""
+    return None if value is None else value_text(value)
 
 
 def line_hash(ts: str | None, text: str | None) -> str:

@@ -100,6 +100,12 @@ class SourceOutcome:
         return cls(name, status, t.added, t.updated, t.unchanged, united=t.united, lineage=list(lineage), **rest)
 
 
+def source_dict(s: SourceOutcome) -> dict[str, Any]:
+    """One input's outcome as ``ingest --json`` prints it (its lineage is the store's business)."""
+    keys = ("name", "status", "added", "updated", "unchanged", "united", "dropped_lines", "kept_lines", "message")
+    return {k: getattr(s, k) for k in keys}
+
+
 @dataclass
 class IngestReport:
     sources: list[SourceOutcome] = field(default_factory=list)
@@ -139,6 +145,21 @@ class IngestReport:
     def useful(self) -> bool:
         """Did the run store anything, or find it stored already?  (Else ``ingest`` exits 2.)"""
         return any(s.status in ("stored", "imported", "pending", "skipped", "unattached") for s in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as ``ingest --json`` prints it: the run's counts, then each input's outcome."""
+        t = self.tally()
+        return {
+            "added": t.added,
+            "updated": t.updated,
+            "unchanged": t.unchanged,
+            "united": t.united,
+            "skipped": self.skipped,
+            "failed": len(self.failed),
+            "summary": self.summary(),
+            "sources": [source_dict(s) for s in self.sources],
+            "warnings": list(dict.fromkeys(self.warnings)),
+        }
 
     def summary(self) -> str:
         stored = sum(1 for s in self.sources if s.status in ("stored", "imported"))

@@ -34,7 +34,7 @@ class Box:
     def __init__(self, series: HistorySeries, x: float, y: float, w: float, h: float, compact: bool) -> None:
         self.series, self.compact = series, compact
         self.left, self.right = x + (56 if compact else 70), x + w - 12
-        self.top, self.base = y + (26 if compact else 30), y + h - (30 if compact else 40)
+        self.top, self.base = y + (32 if compact else 30), y + h - (30 if compact else 40)
         known = series.known
         lo, hi = min([0.0, *known]), max([0.0, *known])
         lo, hi, self.ticks = svg.nice_range(lo, hi + (hi - lo) * 0.08 if known else 1.0, 4)
@@ -115,12 +115,28 @@ def _x_axis(box: Box) -> list[str]:
         if not box.compact:
             label.append(p.started_at.strftime("%m-%d %H:%M") if p.started_at else "no time")
         out.append(svg.lines(xp, box.base + 14, label, size=10, fill=svg.MUTED, text_anchor="middle"))
+    if box.compact and any(p.started_at is None for p in box.series.points):  # why the axis is not dated
+        mid = (box.left + box.right) / 2
+        out.append(
+            svg.text(
+                mid,
+                box.base + 26,
+                "launch order: no start time in the log",
+                size=9,
+                fill=svg.MUTED,
+                text_anchor="middle",
+            )
+        )
     return out
 
 
 def _marks(box: Box) -> list[str]:
     """A line at each restart that changed something, what changed written along it (a label that
-    would cover the one before it is left to the line's tooltip)."""
+    would cover the one before it is left to the line's tooltip).  A compact panel has no room to
+    write it: each line carries its number (1, 2, …, in the order of ``series.marks``), and the page
+    lists what each number changed (:func:`logparse.reports.charts.numbered_changes`)."""
+    if box.compact:
+        return _numbered_marks(box)
     out: list[str] = []
     at: dict[int, int] = {}
     labels: list[float] = []
@@ -137,6 +153,21 @@ def _marks(box: Box) -> list[str]:
         if all(abs(xl - other) >= 12 for other in labels):
             labels.append(xl)
             out.append(_mark_label(m, xl, box.top - 2, room, color))
+    return out
+
+
+def _numbered_marks(box: Box) -> list[str]:
+    out: list[str] = []
+    at: dict[int, int] = {}
+    for n, m in enumerate(box.series.marks, start=1):
+        k = at[m.index] = at.get(m.index, -1) + 1
+        color, dash, width = MARK_STYLE[m.kind]
+        xm = box.xs[m.index] - 4.0 * k
+        out.append(
+            svg.line(xm, box.top - 2, xm, box.base, color, stroke_width=width, stroke_dasharray=dash, title=m.detail)
+        )
+        xt = box.xs[m.index] - 9.0 * k
+        out.append(svg.text(xt, box.top - 4, str(n), size=10, font_weight="bold", fill=color, text_anchor="middle"))
     return out
 
 
@@ -199,7 +230,7 @@ def _points(box: Box) -> list[str]:
 
 # ------------------------------------------------------------------------------ documents
 
-WIDTH, PANEL_H = 960, 250
+WIDTH, PANEL_H = 960, 270
 INLINE_W, INLINE_H = 360, 190
 
 

@@ -23,6 +23,9 @@ it yields in its docstring (as jc keeps one parser per format).
 ``docker-desktop``              :mod:`.docker_desktop`
 ==============================  ==============================================
 
+Layers that are no input format of their own, peeled on any input (CI gutters, terminal-UI
+borders, FastChat's and loguru's logging): :mod:`.wrappers`, one table of specs.
+
 Shared by several: :mod:`.journal_headers` (which short* header a line starts with),
 :mod:`.systemd_units` (the unit of a short* process), :mod:`.journal_entry` (a structured
 entry's fields to records).  :mod:`logparse.sources.lines` applies the line formats in

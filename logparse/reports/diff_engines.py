@@ -1,0 +1,158 @@
+"""A diff of two launches of different engines: how each engine sizes its KV pool, and why they differ.
+
+SGLang and vLLM take their arguments in different sets (``ServerArgs`` against vLLM's engine
+arguments), so listing the fields one has and the other lacks says nothing.  What compares is each
+engine's sizing: SGLang keeps ``(1 − mem_fraction_static)`` of the free memory before the weights
+and gives the KV pool what the weights leave of the rest (:mod:`logparse.budget.formula`); vLLM
+gives the instance ``gpu_memory_utilization`` of the *total* GPU memory and the KV pool is what its
+profile leaves of that (:mod:`logparse.budget.vllm`).  Each side's figures are its launch budget's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logparse.budget import vllm as vllm_budget
+from logparse.budget.model import Budget
+from logparse.grammar import versions
+from logparse.grammar import vllm_versions as vv
+from logparse.launches.deployment import DEFAULT_ENGINE, engine_name
+from logparse.launches.model import Launch
+
+#: What each engine's fraction is a share of (the reason the two fractions do not compare).
+SHARE_OF = {
+    "sglang": "the free GPU memory before the weights (SGLang holds back the rest; the weights come out of it)",
+    "vllm": "the total GPU memory (the weights, activations and CUDA graphs come out of it)",
+}
+
+
+def engines_differ(a: Launch, b: Launch) -> bool:
+    return (a.engine or DEFAULT_ENGINE) != (b.engine or DEFAULT_ENGINE)
+
+
+def counts_slots(launch: Launch) -> bool:
+    """Does the launch's KV token count count the pool's token slots (SGLang; vLLM up to 0.20.0)?"""
+    return launch.kv_tokens_definition in (None, vv.BLOCKS_DEFINITION)
+
+
+def tokens_comparable(a: Launch, b: Launch) -> bool:
+    """Do the two launches' KV token counts count the same thing?"""
+    return counts_slots(a) == counts_slots(b) and (counts_slots(a) or a.kv_tokens_definition == b.kv_tokens_definition)
+
+
+def compare_engines(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str, Any] | None:
+    """Each side's engine, release, sizing formula, fraction and pool, and why the pools differ
+    (``None`` when both launches are of one engine)."""
+    if not engines_differ(a, b):
+        return None
+    sa, sb = engine_side(a, ba), engine_side(b, bb)
+    return {"a": sa, "b": sb, "why": _why(sa, sb)}
+
+
+def engine_side(launch: Launch, budget: Budget) -> dict[str, Any]:
+    engine = launch.engine or DEFAULT_ENGINE
+    release = launch.engine_version_range or launch.sglang_version_range
+    return {
+        "engine": engine,
+        "name": engine_name(engine),
+        "release": release,
+        "era": budget.era_label,
+        "formula": budget.formula,
+        #: the formula replayed on this launch's figures (empty when its log does not print the terms)
+        "derivation": list(budget.derivation),
+        "fraction": _vllm_fraction(launch, budget) if engine == "vllm" else _sglang_fraction(launch, budget),
+        "model": launch.model_path,
+        "tp_size": launch.tp_size or 1,
+        "kv_cache_dtype": launch.kv_cache_dtype,
+        "weights_gb": budget.weights_gb,
+        "kv_pool_gb": budget.kv_pool_gb,
+        "kv_tokens": budget.kv_tokens,
+        "kv_tokens_count": _count(launch),
+        "kv_tokens_are_slots": counts_slots(launch),
+    }
+
+
+def _count(launch: Launch) -> str:
+    """What the launch's KV token count counts."""
+    if launch.kv_tokens_definition is None:
+        return "the token slots of the pool"
+    if launch.kv_tokens_definition == vv.BLOCKS_DEFINITION:
+        return "the token slots of the pool (blocks × block size)"
+    return f"{launch.kv_tokens_definition} (requests of the longest length that fit, not slots)"
+
+
+def _sglang_fraction(launch: Launch, budget: Budget) -> dict[str, Any]:
+    default = versions.default_mem_fraction_static(launch.version_range, launch.tp_size or 1)
+    return {
+        "name": "mem_fraction_static",
+        "value": budget.mem_fraction_static,
+        "source": budget.mem_fraction_static_source,
+        "default": default,
+        "default_text": f"{default:g}" if default is not None else "derived at start from the GPU",
+        "share_of": SHARE_OF["sglang"],
+        "share_of_gb": budget.pre_load_avail_gb,
+    }
+
+
+def _vllm_fraction(launch: Launch, budget: Budget) -> dict[str, Any]:
+    release = budget.assumed_version or launch.engine_version
+    default = vv.default_utilization(release) if release and vv.is_release(release) else None
+    rank = vllm_budget.pool_rank(launch)
+    total = (rank.extra or {}).get("total_gb") if rank is not None else None
+    return {
+        "name": "gpu_memory_utilization",
+        "value": launch.gpu_memory_utilization,
+        "source": launch.gpu_memory_utilization_source,
+        "default": default,
+        "default_text": f"{default:g}" if default is not None else "unknown",
+        "share_of": SHARE_OF["vllm"],
+        "share_of_gb": total,
+    }
+
+
+def fraction_text(side: dict[str, Any]) -> str:
+    """``gpu_memory_utilization 0.92 (the default of vLLM 0.20.2) of the total GPU memory (79.19 GiB)``."""
+    fr = side["fraction"]
+    value = "not known" if fr["value"] is None else f"{fr['value']:g}"
+    if fr["source"] == "default" or (fr["default"] is not None and fr["value"] == fr["default"]):
+        how = f"the default of {side['name']} {side['release']}"
+    else:
+        how = f"set; the default is {fr['default_text']}"
+    of = fr["share_of"].split(" (")[0]
+    gb = f" ({fr['share_of_gb']:.2f} GiB)" if fr["share_of_gb"] is not None else ""
+    return f"{fr['name']} {value} ({how}) of {of}{gb}"
+
+
+def _gb(v: float | None) -> str:
+    return "not known" if v is None else f"{v:.2f} GiB"
+
+
+def _why(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:
+    """Why the two pools differ, most telling first."""
+    out = [
+        f"the fractions are shares of different things: {sa['name']}'s {fraction_text(sa)}; "
+        f"{sb['name']}'s {fraction_text(sb)}"
+    ]
+    if sa["model"] != sb["model"]:
+        out.append(
+            f"different models: {sa['model'] or 'not logged'} ({_gb(sa['weights_gb'])} of weights) and "
+            f"{sb['model'] or 'not logged'} ({_gb(sb['weights_gb'])})"
+        )
+    elif sa["weights_gb"] is not None and sb["weights_gb"] is not None:
+        out.append(f"same model; weights {_gb(sa['weights_gb'])} and {_gb(sb['weights_gb'])}")
+    if sa["tp_size"] != sb["tp_size"]:
+        out.append(f"tensor parallel size {sa['tp_size']} and {sb['tp_size']}: the pool is per GPU")
+    if sa["kv_cache_dtype"] != sb["kv_cache_dtype"] and sa["kv_cache_dtype"] and sb["kv_cache_dtype"]:
+        out.append(f"KV cache dtype {sa['kv_cache_dtype']} and {sb['kv_cache_dtype']}")
+    if sa["kv_pool_gb"] is not None and sb["kv_pool_gb"] is not None:
+        d = sb["kv_pool_gb"] - sa["kv_pool_gb"]
+        out.append(
+            f"KV pool per GPU: {sa['kv_pool_gb']:.2f} GiB ({sa['name']}) and {sb['kv_pool_gb']:.2f} GiB "
+            f"({sb['name']}), {d:+.2f} GiB"
+        )
+    if not (sa["kv_tokens_are_slots"] and sb["kv_tokens_are_slots"]):
+        out.append(
+            f"the token counts are not comparable: {sa['name']} counts {sa['kv_tokens_count']}, "
+            f"{sb['name']} {sb['kv_tokens_count']}; compare the pools in GiB"
+        )
+    return out

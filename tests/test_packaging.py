@@ -1,0 +1,89 @@
+"""The package as pip builds it: every package listed, the grammars of ``grammars/`` inside the wheel.
+
+pyproject lists the packages by hand because ``grammars/`` (top level) is mapped to the package
+``logparse.grammars``; these tests keep that list true and prove that an installed (not editable)
+copy reads its grammars from inside itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from helpers import IN_CI
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAMMARS = {"sglang_line.lark", "vllm_line.lark", "pyliteral.lark"}
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _package_folders() -> set[str]:
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "logparse").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    return found | {"logparse.grammars"}
+
+
+def test_the_package_list_is_every_package_folder():
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert set(setuptools["packages"]) == _package_folders()
+    assert setuptools["package-dir"] == {"logparse.grammars": "grammars"}
+
+
+def test_the_grammars_are_at_the_top_and_nowhere_else():
+    assert {p.name for p in (ROOT / "grammars").glob("*.lark")} == GRAMMARS
+    assert not list((ROOT / "logparse").rglob("*.lark"))
+
+
+def test_the_running_package_reads_the_top_level_grammars():
+    from logparse.grammar.lalr import grammar_text
+
+    assert grammar_text("sglang_line.lark") == (ROOT / "grammars" / "sglang_line.lark").read_text()
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 and not IN_CI and "network" in done.stderr.lower():
+        pytest.skip("building a wheel needs setuptools from PyPI")  # pragma: no cover
+    assert done.returncode == 0, done.stderr[-2000:]
+    (built,) = out.glob("logparse-*.whl")
+    return built
+
+
+def test_the_wheel_carries_the_grammars(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {f"logparse/grammars/{g}" for g in GRAMMARS} <= names
+    assert not any(n.startswith("grammars/") for n in names)
+
+
+def test_an_installed_copy_parses_with_its_own_grammars(wheel, tmp_path):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        timeout=300,
+    )
+    probe = (
+        "import logparse, logparse.grammars as g; from logparse.grammar import sglang_line as s;"
+        "print(logparse.__file__); print(g.__file__);"
+        "print(s.parse_line('[2026-03-01 14:03:22 TP0] Load weight begin. avail mem=77.31 GB'))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    module, grammars, event = done.stdout.splitlines()[:3]
+    assert module.startswith(str(target)) and grammars.startswith(str(target))
+    assert "load_begin" in event and "77.31" in event
