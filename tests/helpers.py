@@ -75,7 +75,10 @@ LOGPARSE = [sys.executable, "-m", "logparse"]
 def cli_env(**extra: str) -> dict[str, str]:
     """The environment of a ``logparse`` subprocess: this one's (the conftest's isolation included),
     Python warnings off, plus ``extra``."""
-    return {**os.environ, "PYTHONWARNINGS": "ignore", **extra}
+    # not the terminal of whoever runs the tests (pytest-xdist's workers may see one): a test that
+    # wants a width or a pager sets it in ``extra``
+    keep = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "LOGPARSE_PAGER")}
+    return {**keep, "PYTHONWARNINGS": "ignore", **extra}
 
 
 def cli_process(

@@ -233,6 +233,7 @@ def test_no_color_means_no_styles_at_all(args):
     assert "\x1b[1m" in styled or "\x1b[1;" in styled, "the report has bold text on a terminal"
     plain = _styled({"NO_COLOR": "1"}, *args)
     assert "\x1b" not in plain
+
     def lines(text: str) -> list[str]:  # rich pads a styled table's lines; the plain layout does not
         return [line.rstrip() for line in text.splitlines()]
 
@@ -386,7 +387,7 @@ def test_stored_launches_show_their_zone(db, tmp_path):
     assert (d["a"]["time_zone"], d["b"]["time_zone"]) == ("+00:00", None)
 
 
-def test_migration_11_gives_stored_journal_launches_their_zone(tmp_path):
+def test_migration_12_gives_stored_journal_launches_their_zone(tmp_path):
     import duckdb
 
     from logparse.store import Store, schema
@@ -397,16 +398,16 @@ def test_migration_11_gives_stored_journal_launches_their_zone(tmp_path):
     p = tmp_path / "p.log"
     p.write_text("\n".join(launch_lines(datetime(2026, 5, 19, 9, 0, 1), pid=8, random_seed=9)) + "\n")
     Store(path).ingest_paths([j, p], progress=False)
-    con = duckdb.connect(str(path))  # the store as migration 10 left it
+    con = duckdb.connect(str(path))  # the store as migration 11 left it
     con.execute("DROP VIEW history")
     con.execute("DROP VIEW launch_summary")
     con.execute("ALTER TABLE launches DROP COLUMN time_zone")
-    con.execute("DELETE FROM schema_version WHERE version = 11")
+    con.execute("DELETE FROM schema_version WHERE version = 12")
     con.close()
     store = Store(path)
     rows = store.launches(as_rows=True, columns=["started_at", "time_zone"]).rows
     assert [z for _, z in rows] == ["+00:00", None]
-    assert store.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION == 11
+    assert store.query("SELECT max(version) AS v FROM schema_version")["v"][0] == schema.SCHEMA_VERSION == 12
 
 
 @needs_corpus

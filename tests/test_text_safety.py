@@ -216,7 +216,10 @@ COMMANDS = {
     "history": (["history"], ["/m/\\x1b[31mRED\\x1b]0;pwned\\x07[bold"]),
     "show": (["show", "@latest", "--events", "all"], [HOSTILE_SHOWN]),
     "explain": (["explain", "@latest"], [HOSTILE_SHOWN]),
-    "diff": (["diff", "@-2", "@latest"], ["attention_backend '\\x1b[1mA\\u202e' → '\\x1b[1mB\\u202e'"]),
+    "diff": (
+        ["diff", "@-2", "@latest"],
+        ['attention_backend: "\\u001b[1mA\\u202e" -> "\\u001b[1mB\\u202e"', 'attention_backend │ "\\x1b[1mA\\u202e"'],
+    ),
     "check": (["check", "@latest"], [HOSTILE_SHOWN]),
     "query": (["query", "SELECT model_path FROM launches"], [HOSTILE_SHOWN]),
 }

@@ -353,7 +353,7 @@ def _vllm_budget(launch: Launch) -> Budget:
     _timings(b, launch)
     b.kv_tokens = launch.kv_tokens
     if launch.kv_tokens is not None:
-        b.kv_tokens_source = f"vLLM {'# GPU blocks × block_size' if launch.num_gpu_blocks else 'GPU KV cache size'} ({launch.kv_tokens_definition or 'definition unknown'})"
+        b.kv_tokens_source = vb.tokens_source(launch)
     b.kv_pool_gb = _gb(pool.kv_size_gb) if pool is not None else None
     era = vb.launch_era(launch)
     if era is not None:

@@ -117,10 +117,44 @@ def launch_era(launch: Launch) -> VllmEra | None:
     return lo if lo == hi else None
 
 
+def tokens_source(launch: Launch) -> str:
+    """Which line gave the launch's KV tokens, and what they count: ``GPU KV cache size`` (V1 0.8.0+;
+    ``concurrency×max_model_len`` from 0.20.1, which for a hybrid or sliding-window model is how many
+    requests of max_model_len fit, times it, not the pool's slots) or ``# GPU blocks`` × block size."""
+    printed = any(e.kind == "vllm_kv_tokens" for e in launch.events) or not launch.num_gpu_blocks
+    line = "GPU KV cache size" if printed else "# GPU blocks × block_size"
+    return f"vLLM {line} ({launch.kv_tokens_definition or 'definition unknown'})"
+
+
 def pool_rank(launch: Launch) -> RankMemory | None:
     """The rank whose pool the engine uses: the smallest printed pool."""
     ranks = [r for r in launch.ranks if r.kv_size_gb is not None]
     return min(ranks, key=lambda r: (r.kv_size_gb, r.tp_rank or 0)) if ranks else None
+
+
+def graph_profiling_said(launch: Launch) -> tuple[bool, str] | None:
+    """What the launch's advice line (0.18.0+) says of vLLM's CUDA-graph memory profiling: on (the
+    estimate is subtracted from the KV budget) or off, and the line; None when the log has no such line."""
+    advice = next((e for e in launch.events if e.kind == "vllm_graph_advice"), None)
+    if advice is None:
+        return None
+    on = bool(advice.fields.get("estimate_applied"))
+    return on, f"line {advice.line_no}: vLLM says its CUDA graph memory profiling is {'on' if on else 'off'}"
+
+
+def graph_estimate_in_budget(launch: Launch, era: VllmEra | None = None) -> tuple[bool, str]:
+    """Is the CUDA-graph estimate subtracted from the KV budget, and on what evidence: the launch's own
+    advice line (0.18.0+: vLLM says whether its CUDA-graph memory profiling is on), else the release's
+    default (on from 0.20.0; before 0.18.0 vLLM estimates no graph memory)."""
+    said = graph_profiling_said(launch)
+    if said is not None:
+        return said
+    era = era if era is not None else launch_era(launch)
+    if era is None or era.key not in ("v1-c", "v1-d"):
+        return False, "no CUDA-graph estimate before 0.18.0: the graphs are captured outside the budget"
+    release = launch.engine_version or era.first
+    on = vv.graphs_estimated_by_default(release)
+    return on, f"the default of {release} ({'on from 0.20.0' if on else 'off before 0.20.0'})"
 
 
 def replay(rank: RankMemory, launch: Launch, era: VllmEra | None) -> tuple[float | None, list[str]]:
@@ -145,13 +179,10 @@ def replay(rank: RankMemory, launch: Launch, era: VllmEra | None) -> tuple[float
             ("activation peak", rank.activation_gb),
             ("non-torch", rank.non_torch_gb),
         ]
-    if (
-        era is not None
-        and era.key in ("v1-c", "v1-d")
-        and x.get("graph_estimate_gb") is not None
-        and vv.graphs_estimated_by_default(launch.engine_version or era.first)
-    ):
-        terms.append(("CUDA-graph estimate", x["graph_estimate_gb"]))
+    inside, why = graph_estimate_in_budget(launch, era)
+    if inside:
+        terms.append(("CUDA-graph estimate", x.get("graph_estimate_gb")))
+        steps.append(f"the CUDA-graph estimate is inside the budget: {why}")
     if any(v is None for _, v in terms):
         missing = ", ".join(n for n, v in terms if v is None)
         steps.append(f"the log does not print: {missing}")
@@ -190,22 +221,22 @@ def upgrade_notes(a: Launch, b: Launch) -> list[str]:
     """Why two vLLM launches' KV may differ with the same flags: the defaults and the accounting that moved
     between their releases, and the inputs of the formula that differ."""
     if a.engine != b.engine:
-        return [f"different engines ({a.engine} → {b.engine}): their pools are sized differently, not comparable"]
+        return [f"different engines ({a.engine} -> {b.engine}): their pools are sized differently, not comparable"]
     notes: list[str] = []
     ra, rb = _release(a), _release(b)
     if ra and rb and ra != rb:
         lo, hi = sorted((vv.index(ra), vv.index(rb)))
-        notes.append(f"vLLM {ra} → {rb}")
+        notes.append(f"vLLM {ra} -> {rb}")
         notes += [why for release, why in MOVES if lo < vv.index(release) <= hi]
         if lo < vv.index("0.20.0") <= hi and "default" in (
             a.gpu_memory_utilization_source,
             b.gpu_memory_utilization_source,
         ):
-            notes.append("the default gpu_memory_utilization moved 0.90 → 0.92 at 0.20.0 (+0.02 × total GPU memory)")
+            notes.append("the default gpu_memory_utilization moved 0.90 -> 0.92 at 0.20.0 (+0.02 × total GPU memory)")
     for name in ("engine_generation", "gpu_memory_utilization", "max_model_len", "kv_cache_dtype", "block_size"):
         va, vb_ = getattr(a, name), getattr(b, name)
         if va is not None and vb_ is not None and va != vb_:
-            notes.append(f"{name} {va} → {vb_}")
+            notes.append(f"{name} {va} -> {vb_}")
     return notes
 
 

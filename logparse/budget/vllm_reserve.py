@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from logparse.budget.reserve import EngineReserve, ReserveTerm
+from logparse.budget.vllm import graph_profiling_said
 from logparse.grammar import vllm_versions as vv
 
 #: vLLM's redundancy buffer in its --kv-cache-memory suggestions (0.10.2+), GiB.
@@ -44,6 +45,8 @@ class VllmReserveInputs:
     consumed_gb: float | None = None
     graph_estimate_gb: float | None = None
     graph_gb: float | None = None
+    #: Whether the launch itself says the estimate is in the budget (its advice line); None: the release default.
+    graphs_in_budget: bool | None = None
 
 
 @dataclass
@@ -62,14 +65,18 @@ def graphs_in_budget(release: str) -> bool:
 
 def _terms(release: str, inp: VllmReserveInputs) -> tuple[list[ReserveTerm], list[str]]:
     terms, missing = [], []
-    inside = graphs_in_budget(release)
+    inside = graphs_in_budget(release) if inp.graphs_in_budget is None else inp.graphs_in_budget
     if inp.consumed_gb is None:
         pairs = [("activation peak", inp.activation_gb, "the profile run's peak"),
                  ("non-torch memory", inp.non_torch_gb, "CUDA context, NCCL, workspaces")]  # fmt: skip
     else:
         pairs = [("transient activation", inp.activation_gb, "the profile run's transient peak")]
     graph = inp.graph_estimate_gb if inside else (inp.graph_gb if inp.graph_gb is not None else inp.graph_estimate_gb)
-    where = "estimated, inside the budget (0.20.0+)" if inside else "captured after sizing, outside the budget"
+    where = (
+        ("estimated, inside the budget (0.20.0+)" if inp.graphs_in_budget is None else "estimated, inside the budget")
+        if inside
+        else "captured after sizing, outside the budget"
+    )
     pairs.append(("CUDA graphs", graph, where))
     for name, gb, how in pairs:
         if gb is None:
@@ -86,7 +93,7 @@ def vllm_reserve(release: str | None, inp: VllmReserveInputs) -> VllmReserve:
     """vLLM's reserve for a launch of ``release`` with what it measured (see the module documentation)."""
     rel = release or vv.LAST
     terms, missing = _terms(rel, inp)
-    inside = graphs_in_budget(rel)
+    inside = graphs_in_budget(rel) if inp.graphs_in_budget is None else inp.graphs_in_budget
     total = sum(t.gb for t in terms) if not missing else None
     out = VllmReserve(
         engine="vllm",
@@ -156,6 +163,7 @@ def launch_vllm_reserve(launch, rank, total_gb: float | None = None) -> VllmRese
         consumed_gb=x.get("consumed_gb"),
         graph_estimate_gb=x.get("graph_estimate_gb"),
         graph_gb=rank.graph_gb if rank is not None else None,
+        graphs_in_budget=said[0] if (said := graph_profiling_said(launch)) is not None else None,
     )
     rng = launch.version_range
     release = launch.engine_version if launch.engine_version and vv.is_release(launch.engine_version) else None

@@ -252,6 +252,8 @@ def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None
     if launch.ready_at:
         when += f", ready {iso_time(launch.ready_at, launch.time_zone)}"
     console.print(f"  {when}; {lines_where(launch)}", style="dim")
+    if launch.outcome_evidence:
+        console.print(f"  {launch.outcome} by {launch.outcome_evidence}", style="dim")
     if launch.sglang_version_range and not launch.sglang_version:
         console.print(f"  version range from the log: {launch.sglang_version_range}", style="dim")
     args = [f"{k}={getattr(launch, k)}" for k in LAUNCH_LINE_FIELDS if getattr(launch, k) not in (None, False)]

@@ -52,7 +52,8 @@ def _explain_head(rep: dict[str, Any], console) -> None:
     if rep.get("tp_size"):
         head.append(f"  tp={rep['tp_size']}" + (f" dp={rep['dp_size']}" if (rep.get("dp_size") or 1) > 1 else ""))
     console.print(head)
-    console.print(f"  {rep['source']}", style="dim")
+    why = f"; {rep['outcome']} by {rep['outcome_evidence']}" if rep.get("outcome_evidence") else ""
+    console.print(f"  {rep['source']}{why}", style="dim")
     console.print(f"  formula: {rep.get('formula_features') or rep.get('formula') or 'unknown era'}", style="dim")
 
 
@@ -466,7 +467,9 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
 
 
 def _short(v: Any, n: int = 60) -> str:
-    s = value_text(v)
+    # a string of the document is terminal-safe already (escaped by ``for_terminal``): quoted as
+    # value_text quotes, without escaping its escapes a second time
+    s = f'"{v}"' if isinstance(v, str) else value_text(v)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 

@@ -172,6 +172,10 @@ _STATS_FIELDS = (
 )
 _RANK_ITEM = re.compile(r"\b([A-Z]+) rank (-?\d+)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (-?\d+)")
+#: ``Route: /v1/models, Methods: GET, HEAD`` (0.5.4+; a set's repr in 0.5.2-0.5.3.post1) or ``…, Endpoint: name`` (0.16.0+).
+_ROUTE_RE = re.compile(r"(?P<path>/\S*), (?P<what>Methods|Endpoint): (?P<value>.+)")
+#: ``PIECEWISE=35 (largest=512)``: the graphs of one CUDA-graph mode that the memory profile captures.
+_GRAPH_MODE_RE = re.compile(r"\b([A-Z_]+)=([0-9]+) \(largest=([0-9]+)\)")
 _PROFILE_NUMBERS = re.compile(r"Initial free memory ([\d.e+-]+)(?: GiB)?, current free memory ([\d.e+-]+)")
 
 
@@ -356,6 +360,15 @@ class VllmTransformer(Transformer):
     def startup_plan_fallback(self, c):
         return ("vllm_startup_plan", {"text": str(c[0])}, "fallback")
 
+    def allocator_cleared(self, c):
+        # not upstream: a patched build's cleanup of PyTorch's cached blocks before the KV allocation
+        return ("vllm_patch_note", {"cleared_gb": _f(c[0])}, "allocator_cleared")
+
+    def freed_before_sizing(self, c):
+        # the same patch: the memory it freed after the profile, and non-torch measured again after it
+        n = [_f(t) for t in c]
+        return ("vllm_patch_note", {"freed_gb": n[0], "non_torch_increase_gb": n[1]}, "freed_before_sizing")
+
     def external_weights(self, c):
         n = [_f(t) for t in c]
         return ("vllm_external_weights", {"budget_gb": n[0], "external_gb": n[1], "engine_gb": n[2]}, None)
@@ -369,6 +382,14 @@ class VllmTransformer(Transformer):
     def blocks_only(self, c):
         dev = str(c[0])
         return ("vllm_blocks", {"device": dev, "gpu_blocks": _i(c[1])}, "v1" if dev == "GPU" else dev.lower() + "_only")
+
+    def cache_config_blocks(self, c):
+        # V1's stat logger (loggers.py): the engine's num_gpu_blocks once the KV cache is allocated
+        f: dict[str, Any] = {"device": "GPU", "gpu_blocks": _i(_toks(c, "INT")[0])}
+        index = _toks(c, "ENGINE_INDEX")
+        if index:
+            f["engine_index"] = _i(str(index[0]).split()[1].rstrip(":"))
+        return ("vllm_blocks", f, "cache_config_info_engine" if index else "cache_config_info")
 
     def blocks_override(self, c):
         return ("vllm_blocks_override", {"profiled": _i(c[0]), "override": _i(c[1])}, None)
@@ -447,7 +468,9 @@ class VllmTransformer(Transformer):
         return self._advice(c, "disabled", False)
 
     def graph_profiling(self, c):
-        return ("vllm_graph_note", {"text": str(c[0])}, "profiling")
+        text = str(c[0])
+        modes = {m: {"graphs": int(n), "largest": int(big)} for m, n, big in _GRAPH_MODE_RE.findall(text)}
+        return ("vllm_graph_note", {"text": text, "modes": modes}, "profiling")
 
     def graph_notice(self, c):
         head = str(c[0])
@@ -510,6 +533,9 @@ class VllmTransformer(Transformer):
             f[name.lower() + "_rank"] = _i(value)
         return ("vllm_rank_assign", f, ",".join(name for name, _ in items))
 
+    def v2_runner(self, c):
+        return ("vllm_runner", {"runner": "V2"}, "v2")
+
     # ---- ready (§2.8)
     def server_start(self, c):
         return ("vllm_server_start", {"url": str(c[0])}, "api_on")
@@ -519,6 +545,17 @@ class VllmTransformer(Transformer):
 
     def server_start_plain(self, c):
         return ("vllm_server_start", {"url": str(c[0])}, "server")
+
+    def routes_head(self, c):
+        return ("vllm_routes", {}, "head")
+
+    def route(self, c):
+        m = _ROUTE_RE.fullmatch(str(c[0]).strip())
+        if m is None:
+            raise ValueError(f"not a route: {str(c[0])[:40]!r}")
+        what, value = m.group("what").lower(), m.group("value")
+        form = "route_" + what + ("_set" if value.startswith("{") else "")
+        return ("vllm_routes", {"path": m.group("path"), what: value}, form)
 
     # ---- failures (§2.7)
     def exc_head(self, c):
@@ -593,6 +630,24 @@ class VllmTransformer(Transformer):
 
     def mm_reservation_failed(self, c):
         return self._failure("mm_reservation", c, reserved_gb=_f(c[0]))
+
+    def worker_tail_period(self, c):
+        return {}
+
+    def worker_tail_colon(self, c):
+        # the colon form prints ``<exception>, <traceback>``: the traceback's first line is not the error
+        return {"detail": str(c[0]).split(", Traceback (most recent call last)", 1)[0].strip()}
+
+    def worker_exception(self, c):
+        # V0's multiprocessing executor (multiproc_worker_utils.py): a worker's method raised; the
+        # driver re-raises the exception, so the start fails.  ``logger.exception`` (the traceback on
+        # the next lines) or ``logger.error("…: %s, %s", e, tb)`` (the exception in the line)
+        f: dict[str, Any] = {"process": str(c[0]), "method": str(c[1]), **c[2]}
+        return ("vllm_worker_exception", f, "colon" if "detail" in f else "period")
+
+    def workerproc_failed(self, c):
+        # V1's multiprocessing executor: a worker died before it was ready (its traceback follows)
+        return ("vllm_worker_exception", {}, "workerproc_start")
 
     def traceback_start(self, c):
         return ("exception_start", {"component": None}, "vllm")

@@ -627,6 +627,28 @@ VARIANTS: list[Variant] = [
         "vllm_blocks_override",
     ),
     V(
+        "blocks_cache_config_info",
+        "0.9.0",
+        "0.9.0.1",
+        _b("loggers.py:134", "vllm cache_config_info with initialization after num_gpu_blocks is: 70688"),
+        {"gpu_blocks": 70688, "device": "GPU"},
+        "vllm_blocks",
+        False,  # dated from line numbers of public logs only (no release source read): does not date
+    ),
+    V(
+        "blocks_cache_config_info_engine",
+        "0.9.1",
+        LAST,
+        _b(
+            "loggers.py:147",
+            "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 16024",
+            "(APIServer pid=411) ",
+        ),
+        {"gpu_blocks": 16024, "engine_index": 0},
+        "vllm_blocks",
+        False,  # the upper bound is not pinned (the loggers.py rework of 2026): does not date
+    ),
+    V(
         "concurrency_plain",
         "0.6.3",
         "0.11.0",
@@ -813,8 +835,43 @@ VARIANTS: list[Variant] = [
         _b(
             "gpu_model_runner.py:5850", "Profiling CUDA graph memory: PIECEWISE=35 (largest=512), FULL=19 (largest=256)"
         ),
-        {},
+        {"modes": {"PIECEWISE": {"graphs": 35, "largest": 512}, "FULL": {"graphs": 19, "largest": 256}}},
         "vllm_graph_note",
+    ),
+    V(
+        "patch_allocator_cleared",
+        "0.28.0",
+        LAST,
+        _b(
+            "gpu_worker.py:781",
+            "Cleared 0.15 GiB of cached CUDA allocator memory before KV cache allocation.",
+            "(Worker_TP0 pid=257) ",
+        ),
+        {"cleared_gb": 0.15, "tp_rank": 0},
+        "vllm_patch_note",
+        False,  # not upstream: a patched build's line (spark-vllm-docker's pre-KV allocator cleanup)
+    ),
+    V(
+        "patch_freed_before_sizing",
+        "0.28.0",
+        LAST,
+        _b(
+            "gpu_worker.py:402",
+            "Freed 0.31 GiB before KV cache sizing; non-torch profile increase is 0.42 GiB.",
+            "(Worker_TP0 pid=257) ",
+        ),
+        {"freed_gb": 0.31, "non_torch_increase_gb": 0.42},
+        "vllm_patch_note",
+        False,  # not upstream: the same patch as patch_allocator_cleared
+    ),
+    V(
+        "v2_model_runner",
+        "0.12.0",
+        LAST,
+        _b("gpu_worker.py:441", "Using V2 Model Runner", "(EngineCore pid=520) "),
+        {"runner": "V2"},
+        "vllm_runner",
+        False,  # the first release that prints it is not pinned (MRv2 era, the default from 0.29.0)
     ),
     V(
         "graph_notice_model",
@@ -944,6 +1001,38 @@ VARIANTS: list[Variant] = [
         _b("api_server.py:1100", "Starting vLLM server on http://0.0.0.0:8000"),
         {"url": "http://0.0.0.0:8000"},
         "vllm_server_start",
+    ),
+    V(
+        "routes_head",
+        "0.5.2",
+        LAST,
+        _o("launcher.py:19", "Available routes are:"),
+        {},
+        "vllm_routes",
+    ),
+    V(
+        "route_methods_set",
+        "0.5.2",
+        "0.5.3.post1",
+        _o("api_server.py:251", "Route: /v1/models, Methods: {'GET'}"),
+        {"path": "/v1/models", "methods": "{'GET'}"},
+        "vllm_routes",
+    ),
+    V(
+        "route_methods",
+        "0.5.4",
+        LAST,
+        _b("launcher.py:37", "Route: /v1/chat/completions, Methods: POST"),
+        {"path": "/v1/chat/completions", "methods": "POST"},
+        "vllm_routes",
+    ),
+    V(
+        "route_endpoint",
+        "0.16.0",
+        LAST,
+        _b("launcher.py:44", "Route: /docs/oauth2-redirect, Endpoint: swagger_ui_redirect", "(APIServer pid=88) "),
+        {"path": "/docs/oauth2-redirect", "endpoint": "swagger_ui_redirect"},
+        "vllm_routes",
     ),
     # ---------------------------------------------------------------- startup failures (§2.7)
     V(
@@ -1091,6 +1180,43 @@ VARIANTS: list[Variant] = [
         "ValueError: frontend multimodal GPU decoding reserves 6.0 GiB (4.0 GiB raw-frame budget, 2.0 GiB decoder cache budget), but only 3.2 GiB is available for the KV cache.",
         {"reserved_gb": 6.0},
         "vllm_failure",
+    ),
+    V(
+        "worker_exception",
+        "0.4.2",
+        "0.10.2",
+        _o(
+            "multiproc_worker_utils.py:233",
+            "Exception in worker VllmWorkerProcess while processing method initialize_cache.",
+            "(VllmWorkerProcess pid=3311) ",
+        ).replace("INFO", "ERROR"),
+        {"process": "VllmWorkerProcess", "method": "initialize_cache"},
+        "vllm_worker_exception",
+    ),
+    V(
+        "worker_exception_colon",
+        "0.4.2",
+        "0.10.2",
+        _o(
+            "multiproc_worker_utils.py:240",
+            "Exception in worker VllmWorkerProcess while processing method load_model: CUDA out of memory. "
+            "Tried to allocate 896.00 MiB, Traceback (most recent call last):",
+            "(VllmWorkerProcess pid=3312) ",
+        ).replace("INFO", "ERROR"),
+        {"method": "load_model", "detail": "CUDA out of memory. Tried to allocate 896.00 MiB"},
+        "vllm_worker_exception",
+        False,  # the release that printed this form is not pinned (a fork's copy has it): does not date
+    ),
+    V(
+        "workerproc_failed_to_start",
+        "0.8.0",
+        LAST,
+        _b("multiproc_executor.py:597", "WorkerProc failed to start.", "(Worker_TP1_EP1 pid=7311) ").replace(
+            "INFO", "ERROR"
+        ),
+        {"tp_rank": 1},
+        "vllm_worker_exception",
+        False,  # V1's multiprocessing executor; the first release that prints it is not pinned here
     ),
     V("traceback", "0.4.0", LAST, "[rank0]: Traceback (most recent call last):", {}, "exception_start", False),
     V(

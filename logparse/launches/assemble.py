@@ -32,7 +32,7 @@ from logparse.grammar.pyliteral import (
     parse_literal_prefix,
     whole_number,
 )
-from logparse.launches.figures import check_launch, event_warnings
+from logparse.launches.figures import check_launch, event_warnings, outcome_evidence
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import V01_SUMMARY_FORMS, rank_memory
@@ -473,14 +473,22 @@ class LaunchAssembler:
         if ready is not None:
             launch.outcome = "ready"
             launch.ready_at = ready.ts
+            launch.outcome_evidence = outcome_evidence(
+                ready,
+                f"the ready line {_quoted(ready.text)}"
+                if ready.kind == "ready"
+                else "uvicorn started (0.1.x prints no ready line)",
+            )
             return
         if not failures and crashes:
             # The traceback's last line was not recognized: the crash line itself is the error.
             launch.outcome = "failed"
             launch.error = crashes[0].text
+            launch.outcome_evidence = outcome_evidence(crashes[0], "a fatal traceback (its exception line not read)")
             return
         if not failures:
             launch.outcome = "incomplete"
+            launch.outcome_evidence = "neither a ready nor a failure line in the input"
             if any(e.kind == "summary" for e in evs):
                 launch.warnings.append(
                     "startup reached the scheduler summary but no ready line "
@@ -494,6 +502,7 @@ class LaunchAssembler:
         rank = {"failure": 0, "exception": 1, "child_failed": 2, "killed": 3}
         best = min(failures, key=lambda e: (1.5 if e.form == "init_failed" else rank[e.kind], e.seq))
         launch.error = _error_text(best)
+        launch.outcome_evidence = outcome_evidence(best, f"the failure line {_quoted(launch.error or best.text)}")
 
     @staticmethod
     def _runtime(launch: Launch, evs: list[Event], agg: RuntimeAgg) -> None:
@@ -757,6 +766,12 @@ def _server_args_evidence(form: str, args: dict[str, Any], whole: bool = True) -
     if rng is not None:
         evidence.append((f"server_args field set ({len(args)} fields{'' if exact else ', closest releases'})", rng))
     return evidence
+
+
+def _quoted(text: str, n: int = 80) -> str:
+    """A line's text for the outcome evidence: stripped, at most ``n`` characters."""
+    text = text.strip()
+    return repr(text if len(text) <= n else text[: n - 1] + "…")
 
 
 def _error_text(ev: Event) -> str:

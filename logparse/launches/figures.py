@@ -11,6 +11,7 @@ value (a BIGINT, a finite DOUBLE, JSON without NaN).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from logparse.grammar.bounds import OUT_OF_RANGE, bound_fields, bound_of, out_of_range_warning, shown
@@ -81,6 +82,17 @@ def printed_out_of_range(launch: Launch, *names: str) -> bool:
     if any(out_of_range_mark(r, name) for r in launch.ranks for name in names):
         return True
     return any(set(ev.fields.get(OUT_OF_RANGE) or ()) & set(names) for ev in launch.events)
+
+
+_TIME_OF_DAY = re.compile(r"\d\d:\d\d:\d\d")
+
+
+def outcome_evidence(ev: Event | None, why: str) -> str:
+    """``launch.outcome_evidence``: why a line decided the outcome, and when it was printed (its time of
+    day, as the log has it).  Not its line number: a launch read from pieces of a log, or from several
+    inputs, is the same launch with the same evidence whichever input held that line."""
+    when = _TIME_OF_DAY.search(ev.ts) if ev is not None and ev.ts else None
+    return f"{why} (at {when.group(0)})" if when else why
 
 
 def event_warnings(evs: list[Event]) -> list[str]:

@@ -88,6 +88,10 @@ class Launch:
     time_zone: str | None = None
     outcome: str = "incomplete"  # ready | failed | incomplete
     error: str | None = None
+    #: Which line decided ``outcome``, why it decides, and its time of day (``the API server listed its
+    #: routes … (at 09:00:52)``); for an incomplete launch, what the input lacks.  One line of text,
+    #: the same whichever input (or piece of one) held the line.
+    outcome_evidence: str | None = None
     sglang_version: str | None = None
     sglang_version_range: str | None = None
     #: The engine's release, whatever the engine: printed (vLLM), given, or dated from the wording.

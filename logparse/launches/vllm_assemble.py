@@ -44,6 +44,7 @@ OPENING_KINDS = frozenset(
         "vllm_init_engine",
         "vllm_failure",
         "vllm_engine_failed",
+        "vllm_worker_exception",
         "vllm_graph_advice",
     }
 )
@@ -171,7 +172,7 @@ class VllmLaunchAssembler:
 
 
 def _is_terminal(ev: Event) -> bool:
-    if ev.kind in ("vllm_failure", "vllm_engine_failed", "killed"):
+    if ev.kind in ("vllm_failure", "vllm_engine_failed", "vllm_worker_exception", "killed"):
         return True
     return ev.kind == "uvicorn" and ev.form == "startup_complete"
 
@@ -223,6 +224,12 @@ def _fold(rank: RankMemory, ev: Event) -> None:
             rank.graph_gb = f["graph_gb"]
     elif ev.kind == "vllm_graph_estimate":
         rank.extra["graph_estimate_gb"] = f.get("graph_estimate_gb")
+    elif ev.kind == "vllm_graph_pool":
+        # 0.18.0+: the pool the capture used against the estimate that was budgeted for it
+        if rank.graph_gb is None:
+            rank.graph_gb = f.get("actual_gb")
+        rank.extra.setdefault("graph_estimate_gb", f.get("estimated_gb"))
+        rank.extra["graph_estimate_error_gb"] = f.get("diff_gb")
 
 
 def _fold_profile(rank: RankMemory, f: dict[str, Any]) -> None:

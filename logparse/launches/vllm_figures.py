@@ -9,8 +9,10 @@
 * **KV capacity**: ``num_gpu_blocks`` (V0, V1 ≤ 0.7.3; the executor already took the minimum),
   ``kv_tokens`` = blocks × block_size there, else the smallest ``GPU KV cache size`` (0.8.0-0.11.0
   print one per worker, each before the minimum); its definition changed at 0.20.1 (§4.8).
-* **Outcome**: ready on uvicorn's ``Application startup complete.`` (or, offline, on ``init engine …
-  took``), failed on a startup failure of §2.7, else incomplete.
+* **Outcome**: ready on uvicorn's ``Application startup complete.`` (offline: on ``init engine … took``,
+  or, V0, on its last CUDA-graph capture); implied ready on the API server's ``Route:`` lines (logged
+  just before uvicorn serves); failed on a startup failure of §2.7, zero GPU blocks (V0 raises on
+  them) or a worker's exception, else incomplete.  ``outcome_evidence`` names the line that decided.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from logparse.grammar.pyliteral import (
     parse_literal_prefix,
     whole_number,
 )
+from logparse.launches.figures import outcome_evidence
 from logparse.launches.model import Launch, RankMemory
 from logparse.vllm_prefix import split_head
 
 #: Block sizes vLLM uses on CUDA (16 by default; some attention backends choose another).
 _BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: The engine's GPU block devices (``# GPU blocks`` 0.4.0-0.6.6.post1, ``CUDA``/``cuda`` 0.7.0-0.10.2).
+_GPU_BLOCK_DEVICES = ("GPU", "CUDA", "cuda")
 #: Failure kinds by how well they explain a failed start (the root cause before its echoes).
-_FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_engine_failed": 2, "killed": 3}
+_FAILURE_RANK = {"vllm_failure": 0, "exception": 1, "vllm_worker_exception": 2, "vllm_engine_failed": 3, "killed": 4}
 
 
 def fill_launch(launch: Launch, evs: list[Event]) -> None:
@@ -44,6 +49,7 @@ def fill_launch(launch: Launch, evs: list[Event]) -> None:
     _utilization(launch, evs, args)
     _capacity(launch, evs, args)
     _outcome(launch, evs)
+    _build_notes(launch, evs)
     if not any(e.kind in ("vllm_version", "vllm_args", "vllm_engine_init") for e in evs):
         launch.warnings.append(
             "the start of this launch is not in the input (no version, arguments or engine init line): "
@@ -219,11 +225,8 @@ def _utilization(launch: Launch, evs: list[Event], args: dict[str, Any] | None) 
 
 # --------------------------------------------------------------------------- KV capacity
 def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> None:
-    blocks = [
-        e.fields["gpu_blocks"]
-        for e in evs
-        if e.kind == "vllm_blocks" and e.fields.get("device") in ("GPU", "CUDA", "cuda")
-    ]
+    block_evs = [e for e in evs if e.kind == "vllm_blocks" and e.fields.get("device") in _GPU_BLOCK_DEVICES]
+    blocks = [e.fields["gpu_blocks"] for e in block_evs]
     conc = [c for e in evs if e.kind in ("vllm_concurrency", "vllm_kv_tokens") and (c := _concurrency(e)) is not None]
     if blocks:
         launch.num_gpu_blocks = min(blocks)
@@ -232,15 +235,17 @@ def _capacity(launch: Launch, evs: list[Event], args: dict[str, Any] | None) -> 
         launch.max_concurrency_tokens, launch.max_concurrency = best
         if launch.max_model_len is None:
             launch.max_model_len = best[0]
-    launch.block_size = _block_size(launch, args)
     tokens = [
         e.fields["kv_tokens"]
         for e in evs
         if e.kind == "vllm_kv_tokens" and e.fields.get("pools") in ("GPU", "GPU + host")
     ]
+    one_group = not any((e.form or "").startswith("cache_config_info") for e in block_evs)
+    launch.block_size = _block_size(launch, args, one_group)
     if tokens:
         launch.kv_tokens = min(tokens)
         launch.kv_tokens_definition = _same_on_range(launch, vv.tokens_definition)
+        _groups_check(launch, evs)
     elif launch.num_gpu_blocks is not None:
         block = launch.block_size or DEFAULT_BLOCK_SIZE
         if launch.block_size is None:
@@ -266,17 +271,44 @@ def _concurrency(ev: Event) -> tuple[int, float] | None:
 DEFAULT_BLOCK_SIZE = 16
 
 
-def _block_size(launch: Launch, args: dict[str, Any] | None) -> int | None:
-    """From the arguments; else (blocks printed) the power of two that ``concurrency × L / blocks`` is."""
+def _block_size(launch: Launch, args: dict[str, Any] | None, one_group: bool) -> int | None:
+    """From the arguments; else (blocks printed by an engine with one KV group: V0, V1 up to 0.7.3)
+    the power of two that ``concurrency × L / blocks`` is.  From 0.9.0 V1's blocks may be a hybrid
+    model's, whose requests take blocks in several groups: that ratio is then no block size."""
     b = whole_number((args or {}).get("block_size"))
     if b:
         return b
     blocks, conc, length = launch.num_gpu_blocks, launch.max_concurrency, launch.max_concurrency_tokens
-    if not blocks or conc is None or not length:
+    if not blocks or conc is None or not length or not one_group:
         return None
     raw = conc * length / blocks
     near = min(_BLOCK_SIZES, key=lambda s: abs(s - raw))
     return near if abs(near - raw) <= 0.01 * near else None
+
+
+def _one_group(blocks: int, block_size: int, tokens: int) -> bool:
+    """``blocks × block_size`` is the token count (within 1%): the pool is one KV cache group."""
+    return abs(blocks * block_size - tokens) <= 0.01 * max(tokens, 1)
+
+
+def _groups_check(launch: Launch, evs: list[Event]) -> None:
+    """With the engine's blocks (V1's ``cache_config_info``) and a token line, say when the tokens are
+    not ``blocks × block_size``: several KV cache groups (a hybrid or sliding-window model, §4.8).
+    Then (or with vLLM's padding-layer warning) ``concurrency × max_model_len`` counts requests that
+    fit, not slots: a rank's pool over it is no per-token size, so the ranks keep no token count."""
+    blocks, size, tokens = launch.num_gpu_blocks, launch.block_size, launch.kv_tokens
+    several = bool(blocks and size and tokens is not None and not _one_group(blocks, size, tokens))
+    padded = any(e.kind == "vllm_kv_note" and e.form == "padding" for e in evs)
+    if (several or padded) and launch.kv_tokens_definition == vv.CONCURRENCY_DEFINITION:
+        for rank in launch.ranks:
+            rank.kv_tokens = None
+    if not several or not blocks or not size or tokens is None:
+        return
+    launch.warnings.append(
+        f"num_gpu_blocks × block_size = {blocks:,} × {size} = {blocks * size:,} is not kv_tokens = {tokens:,}: "
+        "the KV cache has several groups (a hybrid or sliding-window model); kv_tokens counts "
+        f"{launch.kv_tokens_definition or 'what this release prints'}, not blocks × block_size"
+    )
 
 
 def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
@@ -297,37 +329,136 @@ def _capacity_from_failure(launch: Launch, evs: list[Event]) -> None:
 
 
 # --------------------------------------------------------------------------- outcome
-def _outcome(launch: Launch, evs: list[Event]) -> None:
-    ready = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
-    server = any(
+#: What a worker method that raised was doing (V0's multiprocessing executor, 0.4.2-0.10.2).
+_METHOD_KINDS = {
+    "initialize_cache": "kv_cache_init",
+    "determine_num_available_blocks": "profile",
+    "load_model": "weights",
+    "init_device": "device",
+}
+
+
+def _failure_rank(ev: Event) -> float | None:
+    """How well a line explains a failed start (lower is better), or None when it is no failure.
+    Zero GPU blocks is one: V0 (and V1 up to 0.6.6.post1) raise on ``num_gpu_blocks <= 0``."""
+    if ev.kind == "vllm_blocks" and ev.fields.get("gpu_blocks") == 0 and ev.fields.get("device") in _GPU_BLOCK_DEVICES:
+        return 0.5
+    return _FAILURE_RANK.get(ev.kind)
+
+
+def _is_server(evs: list[Event]) -> bool:
+    """The log is an API server's (version or start line, routes, uvicorn), not an offline ``LLM(...)``."""
+    return any(
         (e.kind == "vllm_version" and e.form in ("api_server", "server", "logo"))
-        or e.kind in ("vllm_server_start", "uvicorn")
+        or e.kind in ("vllm_server_start", "uvicorn", "vllm_routes")
         for e in evs
     )
-    if ready is None and not server:
-        ready = next((e for e in evs if e.kind == "vllm_init_engine"), None)  # offline LLM(...)
-    failures = [e for e in evs if e.kind in _FAILURE_RANK]
-    if ready is not None and not any(e.seq < ready.seq for e in failures):
-        # uvicorn's lines carry no time: the server was up by the last stamped line before it
-        launch.outcome = "ready"
-        launch.ready_at = ready.ts or next((e.ts for e in reversed(evs[: ready.seq]) if e.ts), None)
-        return
+
+
+def _ready_evidence(launch: Launch, evs: list[Event], server: bool) -> tuple[Event, str, bool] | None:
+    """The line that says the launch is up, why, and whether it only implies it (then a failure after
+    it still fails the start).  uvicorn's line says it; offline, the end of the engine init does."""
+    up = next((e for e in evs if e.kind == "uvicorn" and e.form == "startup_complete"), None)
+    if up is not None:
+        return up, "uvicorn's 'Application startup complete.'", False
+    running = next((e for e in evs if e.kind == "uvicorn" and e.form == "running"), None)
+    if running is not None:  # uvicorn binds and says so only after its application startup completed
+        return running, "uvicorn's 'Uvicorn running on …' (it prints it after its application startup)", False
+    if not server:
+        init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
+        if init is not None:
+            return (
+                init,
+                "'init engine … took' and no API server in the log: an offline run is up when its engine init ends",
+                False,
+            )
+        graphs = [e for e in evs if e.kind == "vllm_graph"]
+        if graphs and launch.engine_generation == "V0":
+            why = "'Graph capturing finished' of an offline V0 run (no API server in the log): the capture is its engine's last init step"
+            return graphs[-1], why, True
+        return None
+    routes = [e for e in evs if e.kind == "vllm_routes"]
+    listed = [e for e in routes if e.form != "head"]
+    if listed:
+        head = next((e for e in routes if e.form == "head"), listed[0])
+        why = (
+            f"the API server listed its routes ({len(listed)} 'Route:' line(s)), which vLLM logs just before "
+            "uvicorn serves; the input ends before uvicorn's 'Application startup complete.'"
+        )
+        return head, why, True
+    return None
+
+
+def _outcome(launch: Launch, evs: list[Event]) -> None:
+    server = _is_server(evs)
+    failures = [e for e in evs if _failure_rank(e) is not None]
+    ready = _ready_evidence(launch, evs, server)
+    if ready is not None:
+        ev, why, implied = ready
+        if not any(f.seq < ev.seq or (implied and f.seq > ev.seq) for f in failures):
+            # uvicorn's lines carry no time: the server was up by the last stamped line before it
+            launch.outcome = "ready"
+            launch.ready_at = ev.ts or next((e.ts for e in reversed(evs[: ev.seq]) if e.ts), None)
+            launch.outcome_evidence = outcome_evidence(ev, why)
+            return
     if not failures:
         launch.outcome = "incomplete"
+        launch.outcome_evidence = _incomplete_evidence(evs)
         if any(e.kind == "vllm_init_engine" for e in evs):
             launch.warnings.append(
                 "the engine finished its init but the server never said it was up (the log ends early?)"
             )
         return
-    best = min(failures, key=lambda e: (_FAILURE_RANK[e.kind], e.seq))
+    best = min(failures, key=lambda e: (_failure_rank(e), e.seq))
     launch.outcome = "failed"
     launch.error = message_of(best)
-    launch.error_kind = _error_kind(best)
+    launch.error_kind = _error_kind(best, evs)
+    launch.outcome_evidence = outcome_evidence(best, _failure_why(best, evs))
 
 
-def _error_kind(ev: Event) -> str:
+def _incomplete_evidence(evs: list[Event]) -> str:
+    init = next((e for e in evs if e.kind == "vllm_init_engine"), None)
+    if init is not None:
+        why = "the engine finished its init, then neither uvicorn's ready line nor the API routes nor a failure"
+        return outcome_evidence(init, why)
+    return "neither a ready nor a failure line in the input"
+
+
+def _failure_why(ev: Event, evs: list[Event]) -> str:
+    if ev.kind == "vllm_blocks":
+        why = (
+            f"'{message_of(ev)}': no memory was left for the KV cache (vLLM raises 'No available memory for the "
+            "cache blocks' on zero blocks)"
+        )
+        tb = next((e for e in evs if e.seq > ev.seq and e.kind == "exception_start"), None)
+        return why + ("; the traceback after it lost its exception line" if tb is not None else "")
+    if ev.kind == "vllm_worker_exception" and ev.form == "workerproc_start":
+        return "a worker failed to start ('WorkerProc failed to start.': the engine core fails with it)"
+    if ev.kind == "vllm_worker_exception":
+        f = ev.fields
+        return (
+            f"worker {f.get('process')} raised in {f.get('method')} (the executor re-raises a worker's exception: "
+            "the start failed)"
+        )
+    label = {"vllm_failure": "vLLM's startup failure", "exception": "an exception before any ready line"}.get(
+        ev.kind, "a failure line"
+    )
+    return f"{label}: {_short(message_of(ev))}"
+
+
+def _short(text: str, n: int = 100) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _error_kind(ev: Event, evs: list[Event]) -> str:
     if ev.kind == "vllm_failure":
         return (ev.form or "failure").split(":", 1)[0]
+    if ev.kind == "vllm_blocks":
+        return "no_kv_memory"
+    worker = next((e for e in evs if e.kind == "vllm_worker_exception"), None)
+    if ev.kind in ("vllm_worker_exception", "exception") and worker is not None:
+        # the worker's method says what the start was doing when it raised
+        return _METHOD_KINDS.get(worker.fields.get("method", ""), "worker_exception")
     return {"vllm_engine_failed": "engine_failed"}.get(ev.kind, ev.kind)
 
 
@@ -335,6 +466,25 @@ def message_of(ev: Event) -> str:
     """The message of an event's line, without vLLM's layers in front of it."""
     _, _, _, end = split_head(ev.text)
     return ev.text[end:].strip() or ev.text
+
+
+def _build_notes(launch: Launch, evs: list[Event]) -> None:
+    """What the lines say about the build: the model runner (MRv2 prints ``Using V2 Model Runner``) and
+    lines no upstream release prints (a patched image)."""
+    if any(e.kind == "vllm_runner" for e in evs):
+        launch.runtime["model_runner"] = "V2"
+    for ev in evs:
+        if ev.kind == "vllm_patch_note" and ev.form == "allocator_cleared":
+            launch.warnings.append(
+                f"line {ev.line_no}: a patched build (no vLLM release prints this): it cleared "
+                f"{ev.fields['cleared_gb']:.2f} GiB of PyTorch's cached memory before allocating the KV cache"
+            )
+        elif ev.kind == "vllm_patch_note":
+            launch.warnings.append(
+                f"line {ev.line_no}: a patched build (no vLLM release prints this): it freed "
+                f"{ev.fields['freed_gb']:.2f} GiB after the profile and measured non-torch memory again "
+                f"({ev.fields['non_torch_increase_gb']:.2f} GiB) before sizing the KV cache, which gains what it freed"
+            )
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.model import Budget
-from logparse.budget.vllm import launch_era, pool_rank
+from logparse.budget.vllm import graph_estimate_in_budget, launch_era, pool_rank
 from logparse.grammar import vllm_versions as vv
 from logparse.launches.model import Launch, RankMemory
 
@@ -46,12 +46,7 @@ def vllm_waterfall(launch: Launch, rank: RankMemory | None) -> list[dict[str, An
             ("non-torch memory", rank.non_torch_gb),
         ]
     )
-    era = launch_era(launch)
-    if (
-        era is not None
-        and era.key in ("v1-c", "v1-d")
-        and vv.graphs_estimated_by_default(launch.engine_version or era.first)
-    ):
+    if graph_estimate_in_budget(launch)[0]:
         terms.append(("CUDA-graph estimate", x.get("graph_estimate_gb")))
     for label, gb in terms:
         if gb is not None:
@@ -74,7 +69,16 @@ def not_shown(launch: Launch, rank: RankMemory | None) -> list[str]:
     x = (rank.extra if rank is not None else None) or {}
     missing = []
     if x.get("total_gb") is None and x.get("requested_gb") is None:
-        missing.append("total GPU memory T (V1 prints it only in 0.10.2's and 0.26.0+'s budget report)")
+        derived = total_gb_range(launch, rank)
+        missing.append(
+            "total GPU memory T (V1 prints it only in 0.10.2's and 0.26.0+'s budget report"
+            + (
+                f"; the CUDA-graph advice gives T = G / (u − u_eq) ≈ {derived[0]:.1f} GiB, "
+                f"{derived[1]:.1f}–{derived[2]:.1f} GiB with the printed rounding)"
+                if derived
+                else ")"
+            )
+        )
     if rank is None or (rank.activation_gb is None and x.get("consumed_gb") is None):
         missing.append("the activation peak and non-torch memory (DEBUG level in V1 0.9.1–0.25.1)")
     if rank is None or rank.kv_size_gb is None:
@@ -96,6 +100,7 @@ def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[s
             f"gpu_memory_utilization = {u:g} ({how}) is a share of the GPU's total memory, not of the free memory "
             "(SGLang's mem_fraction_static is): everything the instance uses must fit in u × T."
         )
+    out += _graph_sentences(launch, rank)
     missing = not_shown(launch, rank)
     if missing:
         out.append("The log does not show " + "; ".join(missing) + ".")
@@ -113,6 +118,28 @@ def vllm_sentences(launch: Launch, b: Budget, rank: RankMemory | None) -> list[s
         out.append(
             "Since 0.20.0 the same flags give a different pool than before: the default utilization rose 0.90 → 0.92 "
             "and the CUDA-graph estimate is subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)."
+        )
+    return out
+
+
+def _graph_sentences(launch: Launch, rank: RankMemory | None) -> list[str]:
+    """Where the CUDA graphs sit in the budget, on the launch's own evidence (its advice line) or the
+    release default; and how far the capture strayed from the estimate the budget held for it."""
+    x = (rank.extra if rank is not None else None) or {}
+    g = x.get("graph_estimate_gb")
+    if g is None:
+        return []
+    inside, why = graph_estimate_in_budget(launch)
+    out = [
+        f"The CUDA-graph estimate ({g:.2f} GiB) is "
+        + ("subtracted from the KV budget" if inside else "not in the KV budget (the graphs take memory outside u × T)")
+        + f": {why}."
+    ]
+    err = x.get("graph_estimate_error_gb")
+    if err is not None and abs(err) >= 0.01:
+        out.append(
+            f"The captured CUDA graph pool came out {abs(err):.2f} GiB "
+            + ("above the estimate: memory beyond what the budget held." if err > 0 else "below the estimate.")
         )
     return out
 
@@ -157,14 +184,34 @@ def total_gb(launch: Launch, rank: RankMemory | None) -> float | None:
     x = (rank.extra if rank is not None else None) or {}
     if x.get("total_gb") is not None:
         return x["total_gb"]
+    g, delta = x.get("graph_estimate_gb"), _advice_delta(launch)
+    if not g or delta is None:
+        return None
+    return round(g / delta, 1)
+
+
+def _advice_delta(launch: Launch) -> float | None:
+    """``u − u_eq`` of the CUDA-graph advice (the share of T the estimate takes), when positive."""
     advice = next(
         (e.fields for e in launch.events if e.kind == "vllm_graph_advice" and "equivalent_utilization" in e.fields),
         None,
     )
-    g = x.get("graph_estimate_gb")
-    if advice is None or not g or advice["utilization"] <= advice["equivalent_utilization"]:
+    if advice is None or advice["utilization"] <= advice["equivalent_utilization"]:
         return None
-    return round(g / (advice["utilization"] - advice["equivalent_utilization"]), 1)
+    return advice["utilization"] - advice["equivalent_utilization"]
+
+
+def total_gb_range(launch: Launch, rank: RankMemory | None) -> tuple[float, float, float] | None:
+    """T from the CUDA-graph advice (:func:`total_gb`) and its range: G is printed with two decimals
+    and u, u_eq with four, so G is ±0.005 GiB and u − u_eq ±0.0001 (None when T is printed or not derivable)."""
+    x = (rank.extra if rank is not None else None) or {}
+    t = total_gb(launch, rank)
+    if t is None or x.get("total_gb") is not None:
+        return None
+    g, delta = x["graph_estimate_gb"], _advice_delta(launch) or 0.0
+    lo = (g - 0.005) / (delta + 0.0001)
+    hi = (g + 0.005) / (delta - 0.0001) if delta > 0.0001 else float("inf")
+    return t, lo, hi
 
 
 def _fp8_what_if(launch: Launch, b: Budget) -> dict[str, Any]:

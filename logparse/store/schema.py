@@ -625,14 +625,23 @@ def _m10_order_free(con) -> None:
     con.execute("ALTER TABLE launch_sequence ADD COLUMN same_start_as VARCHAR")
 
 
-def _m11_time_zones(con) -> None:
+def _m11_outcome_evidence(con) -> None:
+    """``launches.outcome_evidence``: which line decided the launch's outcome and why (a launch stored
+    before stays NULL until it is ingested again).  Frozen: the column is named here."""
+    from logparse.store import columns as C
+
+    C.add_missing_columns(con, "launches", {"outcome_evidence": "str"})
+
+
+def _m12_time_zones(con) -> None:
     """Launches keep the UTC offset of their times when the input printed a zone (``time_zone``,
     ``+00:00``: :mod:`logparse.launches.times`).  A stored launch whose start is its record's own
-    time, from a format that prints the zone, is UTC; the others stay without a zone."""
+    time, from a format that prints the zone, is UTC; the others stay without a zone.  Frozen: the
+    column is named here."""
     from logparse.sources.timestamps import ZONED_FORMATS
     from logparse.store import columns as C
 
-    C.add_missing_columns(con, "launches", {"time_zone": C.launch_columns()["time_zone"]})
+    C.add_missing_columns(con, "launches", {"time_zone": "str"})
     con.execute(
         "UPDATE launches SET time_zone = '+00:00' WHERE record_started_at IS NOT NULL "
         "AND started_at = TRY_CAST(record_started_at AS TIMESTAMP) "
@@ -653,7 +662,8 @@ MIGRATIONS: list[Callable] = [
     _m8_engines,
     _m9_launch_change,
     _m10_order_free,
-    _m11_time_zones,
+    _m11_outcome_evidence,
+    _m12_time_zones,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
