@@ -245,7 +245,7 @@ def store_rows(store: Path, launches: int, lp: str = LOGPARSE) -> list[Row]:
         "launches --limit 50": f"launches --limit 50 {d}",
         "history (one deployment)": f"history --host gpu-3 --model /models/m0 {d}",
         "history (all)": f"history {d}",
-        "diff @latest @-1": f"diff @latest @-1 {d}",
+        "diff @latest @-2": f"diff @latest @-2 {d}",
         "explain @latest": f"explain @latest {d}",
         "show @latest": f"show @latest {d}",
     }

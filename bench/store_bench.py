@@ -116,7 +116,7 @@ def main() -> None:
         "launches --host gpu-3": ["launches", "--host", "gpu-3", *d],
         "history --deployment (one)": ["history", "--host", "gpu-3", "--model", "/models/m0", *d],
         "history (all)": ["history", *d],
-        "diff @latest @-1": ["diff", "@latest", "@-1", *d],
+        "diff @latest @-2": ["diff", "@latest", "@-2", *d],
         "explain @latest": ["explain", "@latest", *d],
         "show @latest": ["show", "@latest", *d],
     }

@@ -73,6 +73,8 @@ FIGURES: tuple[Figure, ...] = (
     _row("pid", "", None, "", "int", _P),
     _row("started_at", "", None, "started", "time", f"{_L} {_T} {_P}", importance=1),
     _row("ready_at", "", None, "", "time", _P),
+    # the UTC offset of started_at and ready_at, when the input printed one (logparse.launches.times)
+    _row("time_zone", "", None, "", "text", f"{_L} {_P}"),
     _row("outcome", "", None, "outcome", "text", f"{_L} {_T} {_P}", importance=1),
     _row("version", "", None, "version", "text", f"{_L} {_T}", of=STORE, importance=2),
     _row("engine_version_range", "", None, "", "text", _P),

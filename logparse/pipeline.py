@@ -23,7 +23,7 @@ from logparse.launches.vllm_assemble import OPENING_KINDS as VLLM_OPENING_KINDS
 from logparse.launches.vllm_assemble import VllmLaunchAssembler, apply_vllm_prefix
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
 from logparse.sources.records import Record
-from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok
+from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok, record_time_is_instant
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
 MAX_UNRECOGNIZED_KEPT = 10_000
@@ -104,6 +104,29 @@ def _iso_utc(ts: float | tuple[int, int, int] | None) -> str | None:
         return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")
     except (OverflowError, OSError, ValueError, TypeError):
         return None
+
+
+#: How far a line's own stamp may lag its record time and still be read as the same moment (s).
+_STAMP_LAG_S = 120
+
+
+def utc_offset(ts: str | None, outer: str | None, instant: bool) -> int | None:
+    """Minutes east of UTC of the event time ``ts``, when the record time ``outer`` (UTC) is a real
+    instant: 0 when ``ts`` is that time; for a server's own stamp (its local time), the difference
+    to the record time to the quarter hour, when the stamp is within :data:`_STAMP_LAG_S` of a
+    quarter hour off it (a line is stamped twice within moments).  None without a zone."""
+    if not instant or ts is None or outer is None:
+        return None
+    if ts == outer:
+        return 0
+    try:
+        d = (datetime.fromisoformat(ts) - datetime.fromisoformat(outer)).total_seconds()
+    except ValueError:
+        return None
+    quarter = round(d / 900) * 900
+    if abs(d - quarter) > _STAMP_LAG_S or abs(quarter) > 14 * 3600:
+        return None
+    return int(quarter) // 60
 
 
 class StreamParser:
@@ -216,6 +239,7 @@ class StreamParser:
             ev.ts = _vllm_time(ev.ts, outer, self.mtime)
             self._checked_stamp(ev, rec.line_no)
             ev.ts = ev.ts or outer
+            ev.utc_offset = utc_offset(ev.ts, outer, record_time_is_instant(rec.fmt, rec.notes))
             self._add_vllm_event(key, ev)
             return
         apply_prefix(ev, prefix, gpu)
@@ -223,6 +247,7 @@ class StreamParser:
         # no date in SGLang's prefix: use the outer layer's time
         if outer and (ev.ts is None or len(ev.ts) <= 12):
             ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
+        ev.utc_offset = utc_offset(ev.ts, outer, record_time_is_instant(rec.fmt, rec.notes))
         if kind in SCHEDULER_KINDS and ev.tp_rank is None:
             ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
         self._add_event(key, ev)

@@ -29,7 +29,8 @@ they are data, never commands: a model path holding ``\\x1b]0;...\\x07`` (set th
 backwards) would act on the terminal if printed as is.  :func:`terminal_text` shows each such
 character as its Python escape (``\\x1b``, ``\\u202e``); every table and text the CLI prints goes
 through it (:mod:`logparse.cli.cells`), and rich's markup and emoji codes are off on every console,
-so a ``[bold]`` in a path is text.  (A backslash is not escaped: a path holding the four characters
+so a ``[bold]`` in a path is text.  ``NO_COLOR`` (https://no-color.org: set and not empty) means no
+styling at all on every console, neither colour nor bold, dim or italic (:func:`console_style`).  (A backslash is not escaped: a path holding the four characters
 ``\\x1b`` shows as one holding an ESC; the JSON output tells them apart.)  Where a value cannot hold
 a character at all, the rule is said there: an environment variable cannot hold a NUL
 (``watch --exec``).
@@ -37,7 +38,9 @@ a character at all, the rule is said there: an environment variable cannot hold 
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 #: A lone surrogate code point (a Python ``str`` may hold one; UTF-8 cannot).
 SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
@@ -71,3 +74,9 @@ def _escape(m: re.Match) -> str:
     if named is not None:
         return named
     return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def console_style() -> dict[str, Any]:
+    """Options for every rich console logparse makes: with ``NO_COLOR`` set (and not empty) no
+    ANSI styles at all.  rich itself drops only the colours and still sends bold, dim and italic."""
+    return {"color_system": None} if os.environ.get("NO_COLOR") else {}

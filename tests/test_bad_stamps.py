@@ -24,7 +24,7 @@ RESTART = CORPUS / "journal" / "0.5.23-restart"
 needs_restart = pytest.mark.skipif(not RESTART.is_dir(), reason=NO_CORPUS)
 
 #: The fields a launch's own time makes (its id is a hash of its first line's time, among others).
-TIME_FIELDS = ("launch_id", "started_at", "ready_at", "runtime")
+TIME_FIELDS = ("launch_id", "started_at", "ready_at", "time_zone", "runtime")
 #: What the pipeline says of a line read without its time.
 WARNING = "names no real time"
 

@@ -49,7 +49,7 @@ def test_check_against_store(store_with_history):
     assert code == 0, (out, err)
     code, out, _ = cli("explain", "@latest", "--db", db, "--json")
     assert code == 0 and json.loads(out)["kv_tokens"] > 0
-    code, out, _ = cli("diff", "@-1", "@latest", "--db", db, "--json")
+    code, out, _ = cli("diff", "@-2", "@latest", "--db", db, "--json")
     assert code == 0 and json.loads(out)["budget"]["kv_tokens"]["delta"] == 0
 
 

@@ -673,10 +673,14 @@ def test_launch_references(store, three):
     latest = resolve_launch("@latest", db)
     assert latest.host == "gpu-1" and latest.mem_fraction_static == 0.88  # started last (11:00)
     assert resolve_launch("gpu-7@latest", db).host == "gpu-7"
-    assert resolve_launch("@-1", db).started_at < latest.started_at
-    assert resolve_launch("gpu-1@-2", db).mem_fraction_static == 0.85
+    assert resolve_launch("@-1", db).launch_id == latest.launch_id  # -1 is the last, as FILE#-1
+    assert resolve_launch("@-2", db).started_at < latest.started_at
+    assert resolve_launch("gpu-1@-3", db).mem_fraction_static == 0.85
+    assert resolve_launch("gpu-1@1", db).mem_fraction_static == 0.85  # the oldest, as FILE#1
     with pytest.raises(RefError, match="only 3 launch"):
-        resolve_launch("gpu-1@-3", db)
+        resolve_launch("gpu-1@-4", db)
+    with pytest.raises(RefError, match="there is no @0"):
+        resolve_launch("@0", db)
     lid = latest.launch_id
     assert resolve_launch(lid[:6], db).launch_id == lid
     with pytest.raises(RefError, match="no launch id starts with"):

@@ -48,7 +48,7 @@ def test_ingest_then_list_show_history(db, three, tmp_path):
     assert code == 0
     assert "per-rank GPU memory" in out and "runtime KV pressure" in out and "events" in out
     assert "kv_alloc" in out and "ready" in out
-    code, out, _ = cli("show", "@-2", "--db", db, "--format", "json")
+    code, out, _ = cli("show", "@-3", "--db", db, "--format", "json")
     d = json.loads(out)
     assert d["mem_fraction_static"] == 0.85 and d["events"] and d["ranks"][0]["kv_tokens"] == 283501
     code, out, _ = cli("show", f"{three}#2", "--db", db, "--format", "json")
@@ -332,7 +332,7 @@ def test_read_commands_end_without_teardown_and_lose_no_output(tmp_path, three):
         ["history"],
         ["show", "@latest", "--json"],
         ["explain", "@latest"],
-        ["diff", "@-1", "@latest", "--json"],
+        ["diff", "@-2", "@latest", "--json"],
     ):
         proc = cli_process(*args, "--db", db, text=True, env=env)
         assert (proc.returncode, proc.stdout) == (0, cli(*args, db=db).out), args

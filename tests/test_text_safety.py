@@ -217,7 +217,7 @@ COMMANDS = {
     "show": (["show", "@latest", "--events", "all"], [HOSTILE_SHOWN]),
     "explain": (["explain", "@latest"], [HOSTILE_SHOWN]),
     "diff": (
-        ["diff", "@-1", "@latest"],
+        ["diff", "@-2", "@latest"],
         ['attention_backend: "\\u001b[1mA\\u202e" -> "\\u001b[1mB\\u202e"', 'attention_backend │ "\\x1b[1mA\\u202e"'],
     ),
     "check": (["check", "@latest"], [HOSTILE_SHOWN]),

@@ -46,6 +46,9 @@ def register_commands(command: str | None = None) -> typer.Typer:
             importlib.import_module(f"logparse.cli.{module}")
             _registered.add(module)
     _name_metavars(_app_module.app)
+    from logparse.cli.options import add_value_completion
+
+    add_value_completion(_app_module.app)
     return _app_module.app
 
 
@@ -76,6 +79,8 @@ def _name_metavars(typer_app: typer.Typer) -> None:
             info = param.default
             if isinstance(info, ArgumentInfo) and info.metavar is None:
                 info.metavar = param.name.upper().rstrip("S")
+                if "list[" in str(param.annotation):  # several values: ``[PATH]...`` as click's own usage says
+                    info.metavar = f"[{info.metavar}]..." if info.default is None else f"{info.metavar}..."
                 continue
             if not isinstance(info, OptionInfo) or info.metavar is not None or isinstance(info.default, bool):
                 continue

@@ -61,7 +61,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 @app.callback(invoke_without_command=True)
 def _main(
     ctx: typer.Context,
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+    version: bool = typer.Option(False, "-V", "--version", help="Print the version and exit.", is_eager=True),
 ) -> None:
     if version:
         from logparse import __version__

@@ -36,6 +36,7 @@ from typing import Any, Optional
 import typer
 
 from logparse.cli.app import EXIT_USAGE, fail, say
+from logparse.cli.options import complete_choices
 
 TABLE_FORMATS = ("table", "csv", "tsv", "json", "ndjson", "parquet")
 DOCUMENT_FORMATS = ("table", "csv", "tsv", "json", "ndjson")
@@ -341,6 +342,7 @@ def _option_parameters(
             "-f",
             metavar="|".join(formats),
             help=f"Output format: {names} (default {default}). {extra_help}".strip(),
+            autocompletion=complete_choices(formats),
         ),
         option("output", None, Optional[str], "--output", "-o", metavar="FILE", help="Write to FILE ('-': stdout)."),
     ]

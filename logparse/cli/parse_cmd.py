@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail, say
+from logparse.cli.options import sglang_version_option
 from logparse.cli.output import TABLE_FORMATS, Output, dumps, output_options
 
 
@@ -80,7 +81,7 @@ def parse(
     paths: list[str] = typer.Argument(None, help="Log files, directories, .gz/.zst archives, or '-' for stdin."),
     events: bool = typer.Option(False, "--events", help="With --format json/ndjson: include every parsed event."),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
-    sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
+    sglang_version: Optional[str] = sglang_version_option(),
     journal: bool = typer.Option(False, "--journal", help="Read the systemd journal with journalctl."),
     unit: Optional[str] = typer.Option(None, "-u", "--unit", help="journalctl -u UNIT"),
     since: Optional[str] = typer.Option(None, "--since", help="journalctl --since"),

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, allow_quick_exit, app, fail
+from logparse.cli.options import plan_release
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.report_cmds import load_config_option, resolve
 from logparse.cli.store_cmds import DB_HELP
@@ -79,6 +80,7 @@ def plan(
         raise fail("give --target-tokens or --target-context, not both", EXIT_USAGE)
     if concurrency and not target_context:
         raise fail("--concurrency goes with --target-context", EXIT_USAGE)
+    release = plan_release(engine.lower(), release)
     cfg = load_config_option(model_config)
     args = dict(locals())
     names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb"}

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any
 
-from logparse.text import terminal_text
+from logparse.text import console_style, terminal_text
 
 
 def enabled(quiet: bool) -> bool:
@@ -59,7 +59,7 @@ class Bar:
             TextColumn("{task.fields[lines]:,} " + self.unit),
             TextColumn("{task.fields[rate]:,.0f} " + self.unit + "/s"),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            console=Console(stderr=True, **console_style()),
             transient=True,
         )
         self._task = self._progress.add_task(terminal_text(description[-40:]), total=total, lines=0, rate=0.0)

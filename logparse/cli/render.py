@@ -13,6 +13,8 @@ from logparse.cli.cells import fmt as _fmt
 from logparse.figures import names as figure_names
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
+from logparse.launches.times import iso_time
+from logparse.text import console_style
 
 OUTCOME_STYLE = {"ready": "bold green", "failed": "bold red", "incomplete": "bold yellow"}
 
@@ -139,7 +141,7 @@ def print_fitted(
 def report_console(**options: Any) -> Console:
     """A rich console for reports: no highlighting, and no markup or emoji codes (a ``[bold]`` or a
     ``:smile:`` in a model path is text: see :mod:`logparse.cli.cells`)."""
-    return Console(highlight=False, markup=False, emoji=False, **options)
+    return Console(highlight=False, markup=False, emoji=False, **(console_style() | options))
 
 
 def vllm_rank_table(launch: Launch) -> Table:
@@ -246,9 +248,9 @@ def lines_where(launch: Launch) -> str:
 
 def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None = None) -> None:
     console.print(launch_header(launch))
-    when = f"started {launch.started_at or '?'}"
+    when = f"started {iso_time(launch.started_at, launch.time_zone) or '?'}"
     if launch.ready_at:
-        when += f", ready {launch.ready_at}"
+        when += f", ready {iso_time(launch.ready_at, launch.time_zone)}"
     console.print(f"  {when}; {lines_where(launch)}", style="dim")
     if launch.outcome_evidence:
         console.print(f"  {launch.outcome} by {launch.outcome_evidence}", style="dim")

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from logparse.cli.render import fmt_value, print_rich_table
 from logparse.launches.args import value_text
+from logparse.launches.times import iso_time
 
 
 def _known(rep: dict[str, Any], name: str) -> Any:
@@ -305,7 +306,7 @@ def _cell(d: dict[str, Any], nd: int = 2) -> tuple[str, str, str, str]:
 def render_diff(rep: dict[str, Any], console, max_rank_rows: int = 40) -> None:
     for side in ("A", "B"):
         x = rep[side.lower()]
-        when = f" started {x['started_at'].replace('T', ' ')}" if x.get("started_at") else ""
+        when = f" started {iso_time(x['started_at'], x.get('time_zone'))}" if x.get("started_at") else ""
         pid = f" pid {x['pid']}" if x.get("pid") else ""
         console.print(Text(f"{side}: {x['launch_id']} {x['outcome']}{when}{pid}  {x['source']}", style="bold"))
     if rep["identical"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.launches.deployment import engine_name, short_label
+from logparse.launches.times import iso_time
 
 #: How an engine is named to the user.
 
@@ -26,7 +27,7 @@ def _headline(block: dict[str, Any]) -> list[str]:
     where = " ".join(x for x in (la.get("unit"), f"pid {la['pid']}" if la.get("pid") else None) if x)
     lines = [
         f"{mark}  {short_label(la['deployment'])}  launch {la['launch_id'][:12]}"
-        + (f"  started {la['started_at'].replace('T', ' ')}" if la.get("started_at") else "")
+        + (f"  started {iso_time(la['started_at'], la.get('time_zone'))}" if la.get("started_at") else "")
         + (f"  [{where}]" if where else ""),
     ]
     kv = b.get("kv_tokens")
@@ -53,7 +54,7 @@ def _change(block: dict[str, Any]) -> list[str]:
     prev = block.get("previous")
     if prev is None:
         return ["  first launch of this deployment in the store"]
-    when = f", {prev['started_at'].replace('T', ' ')}" if prev.get("started_at") else ""
+    when = f", {iso_time(prev['started_at'], prev.get('time_zone'))}" if prev.get("started_at") else ""
     lines = [f"  vs previous launch {prev['launch_id'][:12]}{when}:"]
     lines += [f"    {s}" for s in block.get("change") or []]
     steps = block.get("attribution") or []

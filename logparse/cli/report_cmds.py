@@ -1,7 +1,8 @@
 """``logparse explain``, ``logparse diff``, ``logparse check``: the regression tracker.
 
 LAUNCH is a log file (its last launch), ``FILE#N`` (its N-th launch, ``#-1`` the last), or a store
-reference (launch_id prefix, ``@latest``, ``@-1``, ``HOST@latest``): see :mod:`logparse.store.refs`.
+reference (launch_id prefix, ``@latest``, ``@-1`` the newest and ``@-2`` the one before, ``HOST@latest``):
+see :mod:`logparse.store.refs`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, allow_quick_exit, app, fail
+from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, allow_quick_exit, app, fail, say
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.store_cmds import DB_HELP, plot_path, store_errors
 
@@ -23,8 +24,10 @@ def resolve(ref: str, db: str | None):
 
 def resolve_all(refs: list[str], db: str | None) -> list:
     """The launches references name (the stored ones read through one connection)."""
-    from logparse.store.refs import resolve_launches
+    from logparse.store.refs import ref_notes, resolve_launches
 
+    for note in ref_notes(refs):
+        say(note)
     with store_errors():
         return resolve_launches(refs, db)
 

@@ -28,8 +28,10 @@ from logparse.cli.app import (
     say,
 )
 from logparse.cli.cells import for_terminal, terminal_text
+from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, dumps, output_options
 from logparse.grammar.bounds import OUT_OF_RANGE
+from logparse.launches.times import iso_time
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
 from logparse.store.db import default_db_path
 
@@ -145,7 +147,7 @@ def ingest(
     label: Optional[list[str]] = typer.Option(
         None, "--label", help="key=value label on every launch ingested (repeatable); 'deployment' sets the deployment."
     ),
-    sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
+    sglang_version: Optional[str] = sglang_version_option(),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
     db: Optional[str] = _db_opt(),
     lock_timeout: float = typer.Option(
@@ -277,8 +279,8 @@ def launches_cmd(
     since: Optional[str] = typer.Option(None, "--since", help="Started at or after (2026-05-01, 7d, today...)."),
     until: Optional[str] = typer.Option(None, "--until", help="Started before."),
     outcome: Optional[str] = typer.Option(None, "--outcome", help="ready, failed or incomplete."),
-    deployment: Optional[str] = typer.Option(None, "--deployment", help="Only this deployment."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N launches."),
+    deployment: Optional[str] = deployment_option(),
+    limit: Optional[int] = limit_option(),
     db: Optional[str] = _db_opt(),
     *,
     out: Output,
@@ -301,6 +303,7 @@ def launches_cmd(
             )
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
+        undated_note(store, since, until, host=host, model=model, outcome=outcome, deployment=deployment)
     out.rows(rows.columns, rows.rows, render_table=_launch_table)
     allow_quick_exit()
 
@@ -337,7 +340,7 @@ def _launch_cells(columns: list[str], rows: list[tuple]) -> list[list[str]]:
 
 
 #: Cells of the launches table that read more than their own figure.
-_LAUNCH_OWN_CELLS = ("launch_id", "version", "mem_fraction_static", "outcome")
+_LAUNCH_OWN_CELLS = ("launch_id", "started_at", "version", "mem_fraction_static", "outcome")
 
 
 def _launch_cell(fig, r: dict[str, Any]) -> str:
@@ -345,6 +348,8 @@ def _launch_cell(fig, r: dict[str, Any]) -> str:
         return r["launch_id"][:12]
     if fig.name == "outcome":
         return r.get("outcome") or "?"
+    if fig.name == "started_at":  # with its zone, when the input printed one (logparse.launches.times)
+        return iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—"
     if fig.name == "version":
         return _version_cell(r.get("version"), r.get("engine"))
     # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
@@ -391,7 +396,9 @@ def _event_summary(ev) -> str:
 @output_options(formats=DOCUMENT_FORMATS, extra_help="csv: one row per rank of the budget.")
 def show(
     launch_ref: str = typer.Argument(
-        ..., metavar="LAUNCH", help="launch id prefix, @latest, @-N, HOST@latest, or a log file (FILE#N)."
+        ...,
+        metavar="LAUNCH",
+        help="launch id prefix, @latest, @-N (@-1 the newest), HOST@latest, or a log file (FILE#N, FILE#-1).",
     ),
     events: str = typer.Option("startup", "--events", help="Timeline: startup (default), all, or none."),
     db: Optional[str] = _db_opt(),
@@ -400,10 +407,12 @@ def show(
 ) -> None:
     """Everything known about one launch: per-rank memory and budget, timeline, warnings, runtime KV pressure."""
     from logparse.cli.parse_cmd import launch_document
-    from logparse.store.refs import resolve_launch
+    from logparse.store.refs import ref_notes, resolve_launch
 
     if events not in ("startup", "all", "none"):
         raise fail("--events: expected startup, all or none", EXIT_USAGE)
+    for note in ref_notes([launch_ref]):
+        say(note)
     with store_errors():
         launch = resolve_launch(launch_ref, db)
     doc = launch_document(launch, with_events=events != "none")
@@ -585,6 +594,7 @@ _HISTORY_TABLE_COLUMNS = (
     "launch_no",
     "launch_id",
     "started_at",
+    "time_zone",
     "outcome",
     "version",
     "metric",
@@ -604,7 +614,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
 
     at = {c: i for i, c in enumerate(columns)}
     dep = at["deployment"]
-    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "outcome", "version", m)))
+    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "time_zone", "outcome", "version", m)))
     change_at, engine_at = at[f"{m}_change"], at["engine"]
     what = itemgetter(*(at[c] for c in _WHAT_CHANGED_COLUMNS))
     out = []
@@ -612,7 +622,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
     for i, row in enumerate(rows):
         first = i == 0 or rows[i - 1][dep] != row[dep]
         last = i == n - 1 or rows[i + 1][dep] != row[dep]
-        no, lid, started, outcome, version, value = shown(row)
+        no, lid, started, zone, outcome, version, value = shown(row)
         change = row[change_at]
         ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
         pieces = _what_changed_pieces(*what(row))
@@ -620,7 +630,7 @@ def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[
             short_label(row[dep]) if first else "",
             str(no),
             lid[:12],
-            cell(started),
+            iso_time(started, zone, mark=False) or "—",
             outcome or "",
             _version_cell(version, row[engine_at]),
             cell(value),
@@ -724,9 +734,7 @@ def history(
     metric: str = typer.Option(
         "kv_tokens", "--metric", help="kv_tokens, headroom_gb, weights_gb, kv_pool_gb, predicted_kv_tokens, ..."
     ),
-    deployment: Optional[str] = typer.Option(
-        None, "--deployment", help="Only this deployment (or a part of its name)."
-    ),
+    deployment: Optional[str] = deployment_option(),
     host: Optional[str] = typer.Option(None, "--host", help="Only this host."),
     model: Optional[str] = typer.Option(None, "--model", help="Model path contains this text."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.png|.svg|.pdf", help="Also draw the metric."),

@@ -16,6 +16,7 @@ from typing import Any, Optional, TextIO
 import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail, say
+from logparse.cli.options import sglang_version_option
 from logparse.cli.output import Output, dumps, output_options
 from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
 
@@ -75,7 +76,7 @@ def watch(
     ),
     host: Optional[str] = typer.Option(None, "--host", help="Host name for a file that does not say."),
     label: Optional[list[str]] = typer.Option(None, "--label", help="key=value label on every launch (repeatable)."),
-    sglang_version: Optional[str] = typer.Option(None, "--sglang-version", help="The SGLang version, if you know it."),
+    sglang_version: Optional[str] = sglang_version_option(),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the file's format."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     lock_timeout: float = typer.Option(30.0, "--lock-timeout", help=_LOCK_HELP),

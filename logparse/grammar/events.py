@@ -24,6 +24,10 @@ class Event:
     #: The record's own time (journal, docker, kubectl) as ISO 8601 UTC text, when it has one:
     #: part of a launch's identity (:mod:`logparse.launches.identity`).
     record_ts: str | None = None
+    #: The UTC offset of ``ts`` in minutes east, when the input says it: 0 for a record time with its
+    #: zone, SGLang's or vLLM's own (local) stamp measured against such a record time; None when
+    #: the input has no zone (a plain log: the server's local time, zone unknown).
+    utc_offset: int | None = None
     dp_rank: int | None = None
     pp_rank: int | None = None
     tp_rank: int | None = None

@@ -36,6 +36,7 @@ from logparse.launches.figures import check_launch, event_warnings, outcome_evid
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
 from logparse.launches.ranks import V01_SUMMARY_FORMS, rank_memory
+from logparse.launches.times import zone_text
 from logparse.sglang_prefix import PREFIX_RE, split_items
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
@@ -383,7 +384,9 @@ class LaunchAssembler:
         launch.events = evs
         launch.first_line = evs[0].line_no if evs else None
         launch.last_line = evs[-1].line_no if evs else None
-        launch.started_at = next((e.ts for e in evs if e.ts), None)
+        first_timed = next((e for e in evs if e.ts), None)
+        launch.started_at = first_timed.ts if first_timed else None
+        launch.time_zone = zone_text(first_timed.utc_offset) if first_timed else None
 
         self._assign_workers(evs)
         evidence: list[tuple[str, tuple[str, str]]] = []

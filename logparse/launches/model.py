@@ -82,6 +82,10 @@ class Launch:
     boot: str | None = None
     started_at: str | None = field(default=None, metadata=TIMESTAMP)
     ready_at: str | None = field(default=None, metadata=TIMESTAMP)
+    #: The UTC offset of ``started_at`` and ``ready_at`` as ISO 8601 writes it (``+00:00``), when the
+    #: input said it (a journal, docker or kubectl time with its zone); None when it printed no zone
+    #: (a plain log's stamps are the server's local time): :func:`logparse.launches.times.iso_time`.
+    time_zone: str | None = None
     outcome: str = "incomplete"  # ready | failed | incomplete
     error: str | None = None
     #: Which line decided ``outcome``, why it decides, and its time of day (``the API server listed its

@@ -24,6 +24,7 @@ from logparse.grammar.events import Event
 from logparse.launches.figures import check_launch, event_warnings, mark_rank, settle_marks
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
+from logparse.launches.times import zone_text
 from logparse.launches.vllm_figures import fill_launch
 from logparse.vllm_prefix import RAY_ACTORS, split_head
 
@@ -157,7 +158,9 @@ class VllmLaunchAssembler:
         launch.events = evs
         launch.first_line = evs[0].line_no if evs else None
         launch.last_line = evs[-1].line_no if evs else None
-        launch.started_at = next((e.ts for e in evs if e.ts), None)
+        first_timed = next((e for e in evs if e.ts), None)
+        launch.started_at = first_timed.ts if first_timed else None
+        launch.time_zone = zone_text(first_timed.utc_offset) if first_timed else None
         launch.ranks = vllm_rank_memory(evs)
         fill_launch(launch, evs)
         if self.runtime_lines:

@@ -477,6 +477,7 @@ def _who(launch: Launch) -> dict[str, Any]:
         "source": launch.source,
         "outcome": launch.outcome,
         "started_at": launch.started_at,
+        "time_zone": launch.time_zone,
         "pid": launch.pid,
         "host": launch.host,
     }

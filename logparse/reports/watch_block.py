@@ -59,6 +59,7 @@ def _who(la: Launch) -> dict[str, Any]:
         "engine_version_range": la.engine_version_range or la.sglang_version_range,
         "started_at": la.started_at,
         "ready_at": la.ready_at,
+        "time_zone": la.time_zone,
         "error": quote(la.error, 300) if la.error else None,
         "source": la.source,
     }
@@ -76,7 +77,12 @@ def launch_block(launch_id: str, db: str | None) -> LaunchBlock:
     prev, note = previous_in_store(la, db)
     if prev is not None:
         d = diff_launches(prev, la)
-        block.previous = {"launch_id": prev.launch_id, "started_at": prev.started_at, "outcome": prev.outcome}
+        block.previous = {
+            "launch_id": prev.launch_id,
+            "started_at": prev.started_at,
+            "time_zone": prev.time_zone,
+            "outcome": prev.outcome,
+        }
         block.change = list(d.summary or [])
         att = d.attribution
         if att.get("supported"):

@@ -16,6 +16,33 @@ MAX_EPOCH = 253_402_300_800  # 10000-01-01T00:00:00Z
 #: 25, year 0): the line is read without that time; the pipeline says so once per input.
 NOTE_BAD_TIME = "impossible time"
 
+#: Formats whose record time is an instant: they print its zone (``+0000``, ``Z``, a known zone
+#: name) or store epoch time.  Zone-less renderings (journald ``short``, Docker Desktop, Python
+#: logging wrappers) are read as UTC without being UTC, and a compose capture may mix both.
+ZONED_FORMATS = frozenset(
+    {
+        "journal-short-iso",
+        "journal-short-iso-precise",
+        "journal-short-full",
+        "journal-with-unit",
+        "journal-short-unix",
+        "journal-json",
+        "journal-json-seq",
+        "journal-json-sse",
+        "journal-json-pretty",
+        "journal-export",
+        "journal-verbose",
+        "docker",
+        "docker-json",
+        "kubectl",
+    }
+)
+
+
+def record_time_is_instant(fmt: str, notes: list[str]) -> bool:
+    """Is a record's time a real instant (its zone was printed), not a local time read as UTC?"""
+    return fmt in ZONED_FORMATS and not any("read as UTC" in n for n in notes)
+
 
 def bad_time_note(when: str) -> str:
     """The note on a record whose time ``when`` (as printed) names no real time."""

@@ -133,6 +133,7 @@ HISTORY_COLUMNS = (
     "prev_launch_id",
     "engine",
     "kv_tokens_definition_change",
+    "time_zone",
 )
 
 
@@ -165,6 +166,42 @@ def parse_when(text: str, *, now: datetime | None = None) -> datetime:
             f"cannot read the time {text!r}: give an ISO date (2026-05-18), a date and time, 'today', "
             "'yesterday', or an age such as 7d, 12h, 2w"
         ) from None
+
+
+def deployment_match(text: str) -> tuple[str, list[str]]:
+    """The one rule by which ``--deployment TEXT`` picks deployments in every command, as a SQL
+    condition on a ``deployment`` column and its parameters: the deployment named ``TEXT`` when
+    there is one, else every deployment whose name contains ``TEXT`` (case ignored; ``%`` and ``_``
+    are plain characters).  ``--deployment prod`` then means the deployment ``prod`` and not also
+    ``prod-canary``, while ``--deployment Kimi`` finds ``sglang|gpu-1|/models/Kimi-K2|tp=8|...``."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    sql = (
+        "(deployment = ? OR (NOT EXISTS (SELECT 1 FROM launches d WHERE d.deployment = ?) "
+        "AND deployment ILIKE ? ESCAPE '\\'))"
+    )
+    return sql, [text, text, f"%{escaped}%"]
+
+
+def _launch_filters(
+    host: str | None, model: str | None, outcome: str | None, deployment: str | None
+) -> tuple[list[str], list[Any]]:
+    """The conditions (and parameters) of the launch filters that are not times."""
+    where: list[str] = []
+    params: list[Any] = []
+    if host:
+        where.append("host = ?")
+        params.append(host)
+    if model:
+        where.append("model_path ILIKE ?")
+        params.append(f"%{model}%")
+    if outcome:
+        where.append("outcome = ?")
+        params.append(outcome)
+    if deployment:
+        sql, args = deployment_match(deployment)
+        where.append(sql)
+        params += args
+    return where, params
 
 
 def resolve_metric(name: str) -> str:
@@ -368,39 +405,43 @@ class Store:
         columns: Sequence[str] | None = LIST_COLUMNS,
         as_rows: bool = False,
     ):
-        """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest.
+        """One row per launch (from ``launch_summary``), oldest first; ``limit`` keeps the newest N
+        (0: none).  ``since`` and ``until`` compare start times: a launch without one is left out
+        (:meth:`undated` counts them).  ``deployment``: :func:`deployment_match`.
 
         A polars DataFrame, or with ``as_rows`` a light :class:`Rows` (same columns)."""
-        where: list[str] = []
-        params: list[str | datetime] = []
-        if host:
-            where.append("host = ?")
-            params.append(host)
-        if model:
-            where.append("model_path ILIKE ?")
-            params.append(f"%{model}%")
-        if outcome:
-            where.append("outcome = ?")
-            params.append(outcome)
-        if deployment:
-            where.append("deployment = ?")
-            params.append(deployment)
-        if since:
-            where.append("coalesce(started_at, ingested_at) >= ?")
-            params.append(parse_when(since) if isinstance(since, str) else since)
-        if until:
-            where.append("coalesce(started_at, ingested_at) < ?")
-            params.append(parse_when(until) if isinstance(until, str) else until)
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit {limit}: give a number of launches, 0 or more")
+        where, params = _launch_filters(host, model, outcome, deployment)
+        for op, when in ((">=", since), ("<", until)):
+            if when:
+                where.append(f"started_at {op} ?")
+                params.append(parse_when(when) if isinstance(when, str) else when)
         cols = ", ".join(columns) if columns else "*"
         inner = "SELECT * FROM launch_summary"
         if where:
             inner += " WHERE " + " AND ".join(where)
-        if limit:
+        if limit is not None:
             inner += f" ORDER BY started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC LIMIT {int(limit)}"
         sql = f"SELECT {cols} FROM ({inner}) ORDER BY started_at NULLS FIRST, ingested_at, launch_id"
         if as_rows:
             return self._rows(sql, params)
         return self._df(sql, params)
+
+    def undated(
+        self,
+        *,
+        host: str | None = None,
+        model: str | None = None,
+        outcome: str | None = None,
+        deployment: str | None = None,
+    ) -> int:
+        """How many launches the other filters keep that have no start time: what ``since`` and
+        ``until`` leave out, as no time says whether they fall in the window."""
+        where, params = _launch_filters(host, model, outcome, deployment)
+        where.append("started_at IS NULL")
+        rows = self._rows("SELECT count(*) FROM launch_summary WHERE " + " AND ".join(where), params)
+        return int(rows.rows[0][0])
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         """Plain rows, without polars or pyarrow (the CLI's table output starts faster)."""
@@ -426,8 +467,9 @@ class Store:
         m = resolve_metric(metric)
         where, params = [], []
         if deployment:
-            where.append("(deployment = ? OR deployment ILIKE ?)")
-            params += [deployment, f"%{deployment}%"]
+            sql, args = deployment_match(deployment)
+            where.append(sql)
+            params += args
         if host:
             where.append("host = ?")
             params.append(host)

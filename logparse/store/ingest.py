@@ -47,7 +47,7 @@ from logparse.store.items import Item, is_continuation
 from logparse.store.merge import apply_items
 from logparse.store.runtime import BatchSpan
 from logparse.store.tally import RunTally, Step
-from logparse.text import terminal_text, valid_text
+from logparse.text import console_style, terminal_text, valid_text
 
 if TYPE_CHECKING:
     import threading
@@ -316,7 +316,7 @@ class _Progress:
             TextColumn("{task.fields[lines]:,} lines"),
             TextColumn("{task.fields[lps]:,.0f} lines/s"),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            console=Console(stderr=True, **console_style()),
             transient=True,
         )
         name = Path(str(src.name)).name or str(src.name)

@@ -58,6 +58,14 @@ def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal:
     return asm.finish(version, ordinal=ordinal)
 
 
+def known_zone(final: Launch, copies: Sequence[Launch | None]) -> str | None:
+    """The zone of a launch united from several copies: the zone of a copy that starts at the same
+    time (stored lines keep no zone of their own: a rendering that printed one knows it)."""
+    return next(
+        (c.time_zone for c in copies if c is not None and c.time_zone and c.started_at == final.started_at), None
+    )
+
+
 class Options(Protocol):
     """What the ingest adds to every launch it writes (the part of ``IngestOptions`` the merge reads)."""
 
@@ -515,11 +523,15 @@ class Merger:
                 and stream == group.streams()[0]
                 and (labels, version, disagreeing) == (meta0.labels, meta0.sglang_version_given, meta0.disagreeing)
             )
-            if same and [id(e) for e in events] == [id(e) for e in base.events]:
+            # a rendering that prints the zone (journal -o short-iso) after one that did not (-o short): rewritten
+            learned = base.time_zone is None and known_zone(base, [it.launch for it in group.items]) is not None
+            if same and not learned and [id(e) for e in events] == [id(e) for e in base.events]:
                 self._unchanged(lid, group.items, ranges)
                 return
         first_sid = self.origin(events[0])[0] if events else None
         final = reassemble(events, stream, version, _ordinal(group, first_sid, self.source_id))
+        copies: list[Launch | None] = [x for _, x, _ in group.stored]
+        final.time_zone = final.time_zone or known_zone(final, copies + [it.launch for it in group.items])
         final.runtime = rtm.apply(final.runtime, span)
         _lines_of_named_source(final, ranges.get(first_sid) if first_sid else None)
         if disagreeing:

@@ -5,8 +5,15 @@
   ``-`` reads stdin;
 * ``3f9a0c`` -- a ``launch_id`` prefix (an id the store gave out earlier, now an alias of the launch
   it merged into, resolves too; an ambiguous prefix is an error listing the candidates);
-* ``@latest`` -- the newest launch in the store; ``@-1`` the one before it, ``@-N`` N before;
-* ``HOST@latest``, ``HOST@-N`` -- the same among the launches of one host.
+* ``@latest`` -- the newest launch in the store;
+* ``@-N`` -- the N-th from the newest, as Python and ``FILE#-N`` count: ``@-1`` is the newest (the
+  same as ``@latest``), ``@-2`` the one before it; ``@N`` the N-th from the oldest (``@1`` the
+  oldest), as ``FILE#N``; there is no ``@0``;
+* ``HOST@latest``, ``HOST@-N``, ``HOST@N`` -- the same among the launches of one host.
+
+``@-1`` used to name the launch *before* the newest (and ``@N`` the same as ``@-N``), unlike
+``FILE#-1``; the form still resolves, under its new meaning, and :func:`ref_notes` gives the line
+that says so, which the commands print on stderr.
 
 "Newest" orders launches by start time (launches without one count as oldest), then by the time
 they were ingested.  Loading from the store rebuilds a full
@@ -32,6 +39,7 @@ _AT = re.compile(r"^(?P<host>[^@]*)@(?P<which>latest|-?\d+)$")
 _HASH = re.compile(r"^(?P<path>.+)#(?P<n>-?\d+)$")
 _ID = re.compile(r"[0-9a-fA-F]{1,64}")
 _NEWEST_FIRST = "started_at DESC NULLS LAST, ingested_at DESC, launch_id DESC"
+_OLDEST_FIRST = "started_at ASC NULLS FIRST, ingested_at ASC, launch_id ASC"
 _LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".json", ".journal")
 
 
@@ -121,7 +129,7 @@ def resolve_launches(
                 out.append(_nth(file_ref[0], launches_of_file(file_ref[0]), file_ref[1]))
                 continue
             if _looks_like_path(ref) or not _ID.fullmatch(ref):
-                raise RefError(f"{ref}: no such file, and not a launch id prefix, @latest, @-N or HOST@latest")
+                raise RefError(f"{ref}: no such file, and not a launch id prefix, @latest, @-N, @N or HOST@latest")
         stored.append((len(out), ref, at))
         out.append(None)
     if stored:
@@ -152,10 +160,10 @@ def _from_store(refs: list[tuple[int, str, Any]], db, lock_timeout: float | None
 
 def _newest(con, ref: str, at, path: Path) -> str:
     host, which = at.group("host"), at.group("which")
-    back = 0 if which == "latest" else abs(int(which))
+    order, offset = _position(ref, which)
     where, params = ("WHERE host = ?", [host]) if host else ("", [])
     rows = con.execute(
-        f"SELECT launch_id FROM launches {where} ORDER BY {_NEWEST_FIRST} LIMIT 1 OFFSET {back}", params
+        f"SELECT launch_id FROM launches {where} ORDER BY {order} LIMIT 1 OFFSET {offset}", params
     ).fetchall()
     if rows:
         return rows[0][0]
@@ -163,7 +171,30 @@ def _newest(con, ref: str, at, path: Path) -> str:
     who = f" of host {host}" if host else ""
     if not n:
         raise RefError(f"no launch{who} in the store {path}")
-    raise RefError(f"{ref}: only {n} launch(es){who} in the store")
+    raise RefError(f"{ref}: only {n} launch(es){who} in the store (@-1 the newest, @-{n} the oldest)")
+
+
+def _position(ref: str, which: str) -> tuple[str, int]:
+    """The order and the offset in it of ``@latest``, ``@-N`` (from the newest) or ``@N`` (from the oldest)."""
+    if which == "latest":
+        return _NEWEST_FIRST, 0
+    n = int(which)
+    if n == 0:
+        raise RefError(f"{ref}: launches count from -1 (the newest) back, or from 1 (the oldest) on; there is no @0")
+    return (_NEWEST_FIRST, -n - 1) if n < 0 else (_OLDEST_FIRST, n - 1)
+
+
+def ref_notes(refs: list[str]) -> list[str]:
+    """What to tell the user about references whose meaning changed (once per command): ``@-N``
+    and ``@N`` count as Python and ``FILE#N`` do (``@-1`` used to be the one before the newest)."""
+    changed = [r.strip() for r in refs if r and (at := _AT.match(r.strip())) and at.group("which") != "latest"]
+    if not changed:
+        return []
+    return [
+        f"note: {', '.join(dict.fromkeys(changed))}: @-N counts from the newest launch as FILE#-N does "
+        "(@-1 is the newest, @-2 the one before it; @N counts from the oldest); @-1 used to be the "
+        "one before the newest"
+    ]
 
 
 def _by_prefix(con, ref: str, path: Path) -> str:

@@ -344,7 +344,7 @@ SELECT
     l.launch_id, l.engine, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, b.startup_s, l.outcome,
     l.error, l.error_kind, l.sglang_version, l.sglang_version_range,
     coalesce(l.engine_version, l.engine_version_range, l.sglang_version, l.sglang_version_range) AS version,
-    l.engine_version, l.engine_version_range, l.engine_generation,
+    l.engine_version, l.engine_version_range, l.engine_generation, l.time_zone,
     -- vLLM's figures (None on SGLang launches); kv_tokens' meaning is kv_tokens_definition's
     l.gpu_memory_utilization, l.gpu_memory_utilization_source, l.max_model_len, l.num_gpu_blocks, l.block_size,
     l.kv_tokens_definition, l.max_concurrency, l.max_concurrency_tokens,
@@ -633,6 +633,23 @@ def _m11_outcome_evidence(con) -> None:
     C.add_missing_columns(con, "launches", {"outcome_evidence": "str"})
 
 
+def _m12_time_zones(con) -> None:
+    """Launches keep the UTC offset of their times when the input printed a zone (``time_zone``,
+    ``+00:00``: :mod:`logparse.launches.times`).  A stored launch whose start is its record's own
+    time, from a format that prints the zone, is UTC; the others stay without a zone.  Frozen: the
+    column is named here."""
+    from logparse.sources.timestamps import ZONED_FORMATS
+    from logparse.store import columns as C
+
+    C.add_missing_columns(con, "launches", {"time_zone": "str"})
+    con.execute(
+        "UPDATE launches SET time_zone = '+00:00' WHERE record_started_at IS NOT NULL "
+        "AND started_at = TRY_CAST(record_started_at AS TIMESTAMP) "
+        "AND source_id IN (SELECT source_id FROM sources WHERE format IN (SELECT unnest(?::VARCHAR[])))",
+        [sorted(ZONED_FORMATS)],
+    )
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -646,6 +663,7 @@ MIGRATIONS: list[Callable] = [
     _m9_launch_change,
     _m10_order_free,
     _m11_outcome_evidence,
+    _m12_time_zones,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
