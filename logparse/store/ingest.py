@@ -45,6 +45,7 @@ from logparse.store import runtime as rtm
 from logparse.store.frames import to_json
 from logparse.store.items import Item, is_continuation
 from logparse.store.merge import apply_items
+from logparse.store.rows import values_sql
 from logparse.store.runtime import BatchSpan
 from logparse.store.tally import RunTally, Step
 from logparse.text import terminal_text, valid_text
@@ -533,35 +534,20 @@ def stored_cursor(con, scope: str, host: str | None = None) -> str | None:
 
 
 def save_cursors(con, scope: str, cursors: dict[tuple, str], now: datetime) -> None:
-    import pyarrow as pa
-
     if not cursors:
         return
-    hosts = [h for h, _ in cursors]
-    units = [u for _, u in cursors]
     values = list(cursors.values())
-    con.register(
-        "_cur",
-        pa.table(
-            {
-                "host": pa.array(hosts, pa.string()),
-                "unit": pa.array(units, pa.string()),
-                "cursor": values,
-                "realtime_us": pa.array([cursor_realtime(c) for c in values], pa.int64()),
-            }
-        ),
+    cur = values_sql({"host": "str", "unit": "str", "cursor": "str", "realtime_us": "int"})
+    cols = [[h for h, _ in cursors], [u for _, u in cursors], values, [cursor_realtime(c) for c in values]]
+    con.execute(
+        f"DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM ({cur}))",
+        [scope, *cols],
     )
-    try:
-        con.execute(
-            "DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM _cur)", [scope]
-        )
-        con.execute(
-            "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
-            "SELECT host, unit, cursor, ?, ?, realtime_us FROM _cur",
-            [now, scope],
-        )
-    finally:
-        con.unregister("_cur")
+    con.execute(
+        "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
+        f"SELECT host, unit, cursor, ?, ?, realtime_us FROM ({cur})",
+        [now, scope, *cols],
+    )
 
 
 # ---------------------------------------------------------------------------- one input
@@ -704,61 +690,47 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
 
 def _insert_source(con, ps: ParsedSource, opts: IngestOptions, sid: str, now: datetime, *, n_launches: int) -> None:
     """The ``sources`` row of an input whose launches were stored."""
-    import pyarrow as pa
-
     warnings = list(ps.warnings)
     src_host = opts.host or next((it.host for it in ps.items if it.host), None)
-    con.register(
-        "_src",
-        pa.table(
-            {
-                "source_id": [sid],
-                "path": [ps.name],
-                "kind": [ps.kind],
-                "format": [ps.fmt],
-                "content_hash": [ps.content_hash],
-                "bytes": pa.array([ps.bytes], pa.int64()),
-                "lines": pa.array([ps.counts.total], pa.int64()),
-                "parsed": pa.array([ps.counts.parsed], pa.int64()),
-                "noise": pa.array([ps.counts.noise], pa.int64()),
-                "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
-                "other_units": pa.array([ps.counts.other_units], pa.int64()),
-                "ingested_at": pa.array([now], pa.timestamp("us")),
-                "host": pa.array([src_host], pa.string()),
-                "labels": [to_json(opts.labels)],
-                "n_launches": pa.array([n_launches], pa.int32()),
-                "warnings": [to_json(warnings)],
-                "logparse_version": [_logparse_version()],
-            }
-        ),
+    row = {
+        "source_id": sid,
+        "path": ps.name,
+        "kind": ps.kind,
+        "format": ps.fmt,
+        "content_hash": ps.content_hash,
+        "bytes": ps.bytes,
+        "lines": ps.counts.total,
+        "parsed": ps.counts.parsed,
+        "noise": ps.counts.noise,
+        "unrecognized": ps.counts.unrecognized,
+        "other_units": ps.counts.other_units,
+        "ingested_at": now,
+        "host": src_host,
+        "labels": to_json(opts.labels),
+        "n_launches": n_launches,
+        "warnings": to_json(warnings),
+        "logparse_version": _logparse_version(),
+    }
+    con.execute(
+        f"INSERT INTO sources ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+        list(row.values()),
     )
-    try:
-        con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
-    finally:
-        con.unregister("_src")
 
 
 def _insert_unrecognized(con, ps: ParsedSource, sid: str) -> None:
     """The input's unrecognized lines."""
     if not ps.unrecognized:
         return
-    import pyarrow as pa
-
-    con.register(
-        "_unrec",
-        pa.table(
-            {
-                "source_id": [sid] * len(ps.unrecognized),
-                "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
-                "reason": [u.reason for u in ps.unrecognized],
-                "text": [u.text for u in ps.unrecognized],
-            }
-        ),
+    unrec = values_sql({"source_id": "str", "line_no": "int", "reason": "str", "text": "str"})
+    con.execute(
+        f"INSERT INTO unrecognized BY NAME {unrec}",
+        [
+            [sid] * len(ps.unrecognized),
+            [u.line_no for u in ps.unrecognized],
+            [u.reason for u in ps.unrecognized],
+            [u.text for u in ps.unrecognized],
+        ],
     )
-    try:
-        con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
-    finally:
-        con.unregister("_unrec")
 
 
 def _logparse_version() -> str:
