@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -748,12 +749,14 @@ def known_content(path: Path, lock_timeout: float) -> tuple[set[str], set[int]]:
     cannot be a re-ingest, so it is not read twice)."""
     try:
         with dbm.connection(path, write=False, lock_timeout=lock_timeout) as con:
-            rows = con.execute(
-                "SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL"
-            ).fetchall()
-            return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
+            return _known_in(con)
     except dbm.StoreMissing:
         return set(), set()
+
+
+def _known_in(con) -> tuple[set[str], set[int]]:
+    rows = con.execute("SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL").fetchall()
+    return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
 
 
 def _ingest_one(
@@ -764,8 +767,7 @@ def _ingest_one(
     outcome says why (``failed``).  A journal query that fails raises (it is the only input)."""
     from logparse.sources import InputError
 
-    size = getattr(src, "size", None)
-    if size is None or size >= PROGRESS_MIN_BYTES:
+    if not _small(src):
         lease.maybe_release(force=True)  # do not hold the lock while parsing a large input
     try:
         ps = parse_source(src, opts)
@@ -780,6 +782,29 @@ def _ingest_one(
     return out
 
 
+def _known_on(lease: WriteLease) -> tuple[set[str], set[int]]:
+    """:func:`known_content` read on the write connection (a store that cannot be read refused as
+    :func:`logparse.store.db.connection` refuses it)."""
+    import duckdb
+
+    try:
+        return _known_in(lease.get())
+    except duckdb.Error as exc:
+        lease.close()
+        damaged = dbm.damage(lease.path, exc)
+        if damaged is not None:
+            raise damaged from None
+        if isinstance(exc, duckdb.IOException):
+            raise dbm.StoreCorrupt(f"{lease.path}: reading the store failed ({dbm.short_error(exc)})") from None
+        raise
+
+
+def _small(src) -> bool:
+    """An input small enough to be parsed with the write lock held (its size is known)."""
+    size = getattr(src, "size", None)
+    return size is not None and size < PROGRESS_MIN_BYTES
+
+
 def ingest_sources(
     path: Path,
     sources: Iterable,
@@ -790,10 +815,16 @@ def ingest_sources(
 ) -> IngestReport:
     """Parse and store each source in turn (one transaction each)."""
     report = IngestReport()
-    known, known_sizes = known_content(path, opts.lock_timeout)
     lease = WriteLease(path, opts.lock_timeout)
+    pending_sources = iter(sources)
+    first = next(pending_sources, None)
     try:
-        for src in sources:
+        if first is not None and _small(first) and dbm.check_file(path):
+            # a small input into a store: the write connection reads what it holds (one open, not two)
+            known, known_sizes = _known_on(lease)
+        else:
+            known, known_sizes = known_content(path, opts.lock_timeout)
+        for src in () if first is None else chain([first], pending_sources):
             size = getattr(src, "size", None)
             h = prehash(src) if size is None or size in known_sizes else None
             if h and h in known:
