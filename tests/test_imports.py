@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from helpers import SAMPLES, cli_env
 
@@ -85,15 +86,24 @@ def test_parse_of_a_small_file_imports_no_other_command(tmp_path):
     assert "logparse.grammar.bulk_template" not in mods  # numpy's templates: large inputs only
 
 
-def test_ingest_of_a_small_file_takes_the_record_path(tmp_path):
-    """The store writes through polars frames and Arrow tables (pyarrow brings numpy): those stay;
-    the bulk path's templates, terminal tables and charts do not come."""
+@pytest.mark.parametrize("store", ["new", "existing"])
+def test_ingest_of_a_small_file_takes_the_record_path(tmp_path, store):
+    """A small input is written by DuckDB itself (``logparse.store.rows``): neither polars frames nor
+    Arrow tables (pyarrow brings numpy), nor the bulk path's templates, terminal tables or charts,
+    into a new store (its schema created) as into one that holds launches."""
     db = tmp_path / "s.duckdb"
+    if store == "existing":
+        imported(tmp_path, "ingest", "-q", "--db", db, SMALL_VLLM)
     mods = imported(tmp_path, "ingest", "-q", "--db", db, SMALL_SGLANG)
-    assert {"duckdb", "lark"} <= mods and db.exists()
-    assert mods & {"cairosvg", "rich", "pandas"} == set()
+    assert {"duckdb", "lark", "logparse.store.rows"} <= mods and db.exists()
+    assert mods & {"polars", "pyarrow", "numpy", "cairosvg", "rich", "pandas"} == set()
     assert "logparse.grammar.bulk_template" not in mods
     assert not any(m.startswith("logparse.cli.") and m.endswith(("report_cmds", "plan_cmd", "watch_cmd")) for m in mods)
+    con = duckdb.connect(str(db), read_only=True)  # the probe saw a real ingest
+    try:
+        assert con.execute("SELECT count(*) FROM launches").fetchone()[0] == (2 if store == "existing" else 1)
+    finally:
+        con.close()
 
 
 def test_read_commands_import_no_polars(tmp_path):

@@ -750,24 +750,30 @@ def test_corpus_and_samples_ingest_into_one_store(tmp_path):
     assert store.ingest_paths(inputs).added == 0
 
 
-def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch):
+@pytest.mark.parametrize("path", ["duckdb", "polars"])
+def test_one_input_is_all_or_nothing(tmp_path, store, monkeypatch, path):
+    from logparse.store import rows
+
+    if path == "polars":
+        monkeypatch.setattr(rows, "SMALL_ROWS", -1)  # every write through polars frames and Arrow
     store.ingest_text(three_launches(), name="first.log")
     before = snapshot(store)
     from logparse.store import merge as ingest_mod
 
-    real = ingest_mod.frames
+    real = ingest_mod.table_rows
 
     def failing(launches, metas):
-        fr = real(launches, metas)
-        fr.runtime_stats = None  # the write fails half way through the input
-        return fr
+        tables = real(launches, metas)
+        # the write fails half way through the input (launches and events written, then not JSON)
+        tables["runtime_stats"]["runtime"] = ["{not json"] * len(launches)
+        return tables
 
-    monkeypatch.setattr(ingest_mod, "frames", failing)
+    monkeypatch.setattr(ingest_mod, "table_rows", failing)
     lines = launch_lines(datetime(2026, 6, 1, 9), runtime=3)
     with pytest.raises(Exception):
         store.ingest_text("\n".join(lines) + "\n", name="second.log")
     assert snapshot(store) == before
-    monkeypatch.setattr(ingest_mod, "frames", real)
+    monkeypatch.setattr(ingest_mod, "table_rows", real)
     assert store.ingest_text("\n".join(lines) + "\n", name="second.log").added == 1
     assert store.doctor().healthy
 

@@ -278,6 +278,10 @@ def _open_store(path: Path, *, write: bool, lock_timeout: float, create: bool, s
         con = _reopen_validated(path, write=write, lock_timeout=lock_timeout, safe_read=safe_read, settings=settings)
         if con is not None:
             return con
+        if write and not Path(f"{path}.wal").exists():
+            # Without a log to replay, DuckDB writes nothing to a file it only opens and reads: the
+            # writer validates on its own connection (one open, not two)
+            return _open_migrated(path, lock_timeout)
         # Validate read-only first: nothing is written to a file we cannot read.  A reader keeps
         # that connection when the store is of the current version (one open, not two).
         con, version = _read_version(path, lock_timeout, keep=None if write else _read_config(safe_read, settings))
@@ -337,16 +341,9 @@ def _read_version(path: Path, lock_timeout: float, keep: dict | None = None):
     file that is not a store, or a store of a newer logparse.  The read-only connection (opened
     with the settings ``keep``) is given back when ``keep`` is not None and the store is of the
     current version, else closed (None)."""
-    import duckdb
-
     con = connect_file(path, True, lock_timeout, keep or None)
     try:
-        version = schema_version_of(con)
-    except duckdb.Error as exc:
-        con.close()
-        raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched") from None
-    try:
-        version = _check_version(path, version)
+        version = _check_version(path, _version_read(con, path))
     except BaseException:
         con.close()
         raise
@@ -356,13 +353,23 @@ def _read_version(path: Path, lock_timeout: float, keep: dict | None = None):
     return None, version
 
 
+def _version_read(con, path: Path) -> int | None:
+    """The store's schema version (:func:`schema_version_of`); a file DuckDB cannot read is refused."""
+    import duckdb
+
+    try:
+        return schema_version_of(con)
+    except duckdb.Error as exc:
+        raise StoreCorrupt(f"{path}: the store cannot be read ({short_error(exc)}); it was left untouched") from None
+
+
 def _open_migrated(path: Path, lock_timeout: float):
     """A read-write connection to the store, brought to the current schema version (created when new)."""
     import duckdb
 
     con = connect_file(path, False, lock_timeout, None)
     try:
-        version = _check_version(path, schema_version_of(con))
+        version = _check_version(path, _version_read(con, path))
         if version < schema.SCHEMA_VERSION:
             migrate(con)
         _VALIDATED.add(str(path.resolve()))

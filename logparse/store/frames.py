@@ -1,4 +1,4 @@
-"""Normalization of parsed launches into columnar frames (polars), ready for the store.
+"""Normalization of parsed launches into each table's rows, ready for the store.
 
 One frame per table: ``launches``, ``rank_memory`` (one row per launch x rank x worker),
 ``events``, ``runtime_stats`` (one row per launch), ``launch_args`` (one row per launch x
@@ -24,9 +24,7 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from logparse.budget.model import Budget, launch_budget
 from logparse.grammar.events import Event
@@ -38,19 +36,28 @@ from logparse.launches.model import LAUNCH_FIELDS, RANK_FIELDS, Launch
 from logparse.store import columns as C
 from logparse.store.meta import JSON_LAUNCH_COLUMNS, LaunchMeta
 
+if TYPE_CHECKING:
+    import polars as pl
+
 #: ISO text as the parser writes it: date, 'T', time, optional fraction.
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
 
-_S, _I, _F, _B = pl.String, pl.Int64, pl.Float64, pl.Boolean
-_TS = pl.Datetime("us")
-
-LAUNCH_COLUMNS = C.polars_schema(C.launch_columns())
-RANK_COLUMNS = C.polars_schema(C.rank_columns())
-EVENT_COLUMNS = C.polars_schema(C.EVENT_COLUMNS)
-RUNTIME_COLUMNS = C.polars_schema(C.RUNTIME_COLUMNS)
-ARG_COLUMNS = C.polars_schema(C.ARG_COLUMNS)
-BUDGET_COLUMNS = C.polars_schema(C.budget_columns())
-RANK_BUDGET_COLUMNS = C.polars_schema(C.rank_budget_columns())
+#: Each written table's columns and their kinds (:mod:`logparse.store.columns`), in the table's order.
+TABLE_KINDS: dict[str, dict[str, str]] = {
+    "launches": C.launch_columns(),
+    "rank_memory": C.rank_columns(),
+    "events": C.EVENT_COLUMNS,
+    "runtime_stats": C.RUNTIME_COLUMNS,
+    "launch_args": C.ARG_COLUMNS,
+    "launch_budget": C.budget_columns(),
+    "rank_budget": C.rank_budget_columns(),
+}
+#: Columns whose values are ISO text until they are parsed (a time without a date is no timestamp).
+TEXT_TIMESTAMPS = {
+    "launches": ("started_at", "ready_at"),
+    "events": ("ts", "record_ts"),
+    "runtime_stats": ("first_runtime_at", "last_runtime_at"),
+}
 
 
 @dataclass
@@ -64,15 +71,7 @@ class Frames:
     rank_budget: pl.DataFrame
 
     def items(self):
-        return (
-            ("launches", self.launches),
-            ("rank_memory", self.rank_memory),
-            ("events", self.events),
-            ("runtime_stats", self.runtime_stats),
-            ("launch_args", self.launch_args),
-            ("launch_budget", self.launch_budget),
-            ("rank_budget", self.rank_budget),
-        )
+        return ((table, getattr(self, table)) for table in TABLE_KINDS)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -92,13 +91,13 @@ def line_hash(ts: str | None, text: str | None) -> str:
     return h.hexdigest()
 
 
-def _coerce(value: Any, dtype: Any) -> Any:
-    """A value of the column's type, or None (a value of another type is not stored as truth)."""
+def _coerce(value: Any, kind: str) -> Any:
+    """A value of the column's kind, or None (a value of another type is not stored as truth)."""
     if value is None:
         return None
-    if dtype == _B:
+    if kind == "bool":
         return value if isinstance(value, bool) else None
-    if dtype == _I:
+    if kind == "int":
         if isinstance(value, bool):
             return None
         if isinstance(value, int):
@@ -106,7 +105,7 @@ def _coerce(value: Any, dtype: Any) -> Any:
         if isinstance(value, float) and value.is_integer():
             return int(value)
         return None
-    if dtype == _F:
+    if kind == "float":
         if isinstance(value, bool):
             return None
         if isinstance(value, (int, float)):
@@ -116,83 +115,68 @@ def _coerce(value: Any, dtype: Any) -> Any:
                 return None
             return f if math.isfinite(f) else None
         return None
-    if dtype == _S:
+    if kind in ("str", "json"):  # JSON is text until DuckDB reads it
         return value if isinstance(value, str) else str(value)
     return value
 
 
-def _frame(columns: dict[str, list], schema: dict[str, Any], *, coerce: bool = True) -> pl.DataFrame:
-    """A frame of exactly ``schema``; with ``coerce``, each value is checked against its column type."""
-    data = {}
-    for name, dtype in schema.items():
-        vals = columns[name]
-        if coerce:
-            vals = [_coerce(v, dtype) for v in vals]
-        data[name] = pl.Series(name, vals, dtype=dtype, strict=False)
-    return pl.DataFrame(data)
+def _coerced(cols: dict[str, list], kinds: dict[str, str]) -> dict[str, list]:
+    """Each value checked against its column's kind."""
+    return {name: [_coerce(v, kinds[name]) for v in vals] for name, vals in cols.items()}
 
 
-def _parse_ts(col: str) -> pl.Expr:
-    return pl.col(col).str.to_datetime(TS_FORMAT, strict=False, time_unit="us")
+def _text_kinds(table: str) -> dict[str, str]:
+    """The table's kinds, its timestamps read from text being text until they are parsed."""
+    text = TEXT_TIMESTAMPS.get(table, ())
+    return {k: "str" if k in text else v for k, v in TABLE_KINDS[table].items()}
 
 
-def _empty(schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
+# ---------------------------------------------------------------------------- rows
+#
+# Each table's rows as plain columns (name -> values, in the table's order), the values checked
+# against their kinds, the timestamps of ``TEXT_TIMESTAMPS`` still ISO text and ``launches.startup_s``
+# still None: :func:`to_frame` (polars) and :mod:`logparse.store.rows` (small inputs) finish them.
 
 
-# ---------------------------------------------------------------------------- frames
-
-
-def launches_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFrame:
-    if not launches:
-        return _empty(LAUNCH_COLUMNS)
-    cols: dict[str, list] = {k: [] for k in LAUNCH_COLUMNS}
+def launch_rows(launches: list[Launch], metas: list[LaunchMeta]) -> dict[str, list]:
+    kinds = TABLE_KINDS["launches"]
+    cols: dict[str, list] = {k: [] for k in kinds}
     for launch, meta in zip(launches, metas):
         for k in LAUNCH_FIELDS:
             if k == "ranks":
                 continue
             v = getattr(launch, k)
-            if k in JSON_LAUNCH_COLUMNS:
-                cols[k].append(to_json(v))
-            else:
-                cols[k].append(v)
+            cols[k].append(to_json(v) if k in JSON_LAUNCH_COLUMNS else v)
         rng = launch.version_range
         labels = dict(meta.labels)
-        cols["labels"].append(to_json(labels))
-        cols["source_id"].append(meta.source_id)
-        cols["deployment"].append(deployment_key(launch, labels))
         ident = identity(launch)
-        cols["identity_content"].append(ident.content)
-        cols["record_started_at"].append(ident.record_started_at)
-        cols["source_ordinal"].append(launch.source_ordinal)
-        cols["version_min"].append(rng[0] if rng else None)
-        cols["version_max"].append(rng[1] if rng else None)
-        cols["sglang_version_given"].append(meta.sglang_version_given)
-        cols["n_ranks"].append(len(launch.ranks))
-        cols["n_events"].append(len(launch.events))
-        cols["n_warnings"].append(len(launch.warnings))
-        cols["ingested_at"].append(meta.ingested_at)
-        cols["updated_at"].append(meta.updated_at)
-        cols["startup_s"].append(None)
-        cols["started_at_text"].append(launch.started_at)
-        cols["ready_at_text"].append(launch.ready_at)
-    text_cols = {k: v for k, v in cols.items() if LAUNCH_COLUMNS[k] != _TS}  # timestamps parsed below
-    df = _frame(text_cols, {k: t for k, t in LAUNCH_COLUMNS.items() if t != _TS})
-    df = df.with_columns(
-        pl.Series("started_at", cols["started_at"], dtype=pl.String),
-        pl.Series("ready_at", cols["ready_at"], dtype=pl.String),
-        pl.Series("ingested_at", cols["ingested_at"], dtype=_TS),
-        pl.Series("updated_at", cols["updated_at"], dtype=_TS),
-    ).with_columns(_parse_ts("started_at"), _parse_ts("ready_at"))
-    df = df.with_columns(
-        ((pl.col("ready_at") - pl.col("started_at")).dt.total_milliseconds() / 1000.0).alias("startup_s")
-    )
-    return df.select(list(LAUNCH_COLUMNS))
+        extra = {
+            "labels": to_json(labels),
+            "source_id": meta.source_id,
+            "deployment": deployment_key(launch, labels),
+            "identity_content": ident.content,
+            "record_started_at": ident.record_started_at,
+            "source_ordinal": launch.source_ordinal,
+            "version_min": rng[0] if rng else None,
+            "version_max": rng[1] if rng else None,
+            "sglang_version_given": meta.sglang_version_given,
+            "n_ranks": len(launch.ranks),
+            "n_events": len(launch.events),
+            "n_warnings": len(launch.warnings),
+            "ingested_at": meta.ingested_at,
+            "updated_at": meta.updated_at,
+            "startup_s": None,
+            "started_at_text": launch.started_at,
+            "ready_at_text": launch.ready_at,
+        }
+        for k, v in extra.items():
+            cols[k].append(v)
+    return _coerced(cols, _text_kinds("launches"))
 
 
-def rank_frame(launches: list[Launch], budgets: list[Budget]) -> pl.DataFrame:
+def rank_rows(launches: list[Launch], budgets: list[Budget]) -> dict[str, list]:
     """Rows as printed; ``headroom_gb`` and ``kv_bytes_per_token`` are the rank's budget figures."""
-    cols: dict[str, list] = {k: [] for k in RANK_COLUMNS}
+    cols: dict[str, list] = {k: [] for k in TABLE_KINDS["rank_memory"]}
     for launch, budget in zip(launches, budgets):
         by_rank = {rb.key: rb for rb in budget.ranks}
         for idx, r in enumerate(launch.ranks):
@@ -204,36 +188,31 @@ def rank_frame(launches: list[Launch], budgets: list[Budget]) -> pl.DataFrame:
             cols["extra"].append(to_json(r.extra) if r.extra else None)
             cols["headroom_gb"].append(rb.headroom_gb if rb else None)
             cols["kv_bytes_per_token"].append(rb.bytes_per_token if rb and r.worker == "target" else None)
-    if not cols["launch_id"]:
-        return _empty(RANK_COLUMNS)
-    return _frame(cols, RANK_COLUMNS)
+    return _coerced(cols, TABLE_KINDS["rank_memory"])
 
 
-def budget_frame(budgets: list[Budget]) -> pl.DataFrame:
-    kinds = C.budget_columns()
+def budget_rows(budgets: list[Budget]) -> dict[str, list]:
+    kinds = TABLE_KINDS["launch_budget"]
     cols: dict[str, list] = {k: [] for k in kinds}
     for b in budgets:
         d = b.to_dict()
         for k, kind in kinds.items():
             cols[k].append(to_json(d.get(k)) if kind == "json" else d.get(k))
-    if not budgets:
-        return _empty(BUDGET_COLUMNS)
-    return _frame(cols, BUDGET_COLUMNS)
+    return _coerced(cols, kinds)
 
 
-def rank_budget_frame(budgets: list[Budget]) -> pl.DataFrame:
-    cols: dict[str, list] = {k: [] for k in RANK_BUDGET_COLUMNS}
+def rank_budget_rows(budgets: list[Budget]) -> dict[str, list]:
+    kinds = TABLE_KINDS["rank_budget"]
+    cols: dict[str, list] = {k: [] for k in kinds}
     for b in budgets:
         for idx, rb in enumerate(b.ranks):
             d = rb.to_dict()
             cols["launch_id"].append(b.launch_id)
             cols["rank_idx"].append(idx)
-            for k in RANK_BUDGET_COLUMNS:
+            for k in kinds:
                 if k not in ("launch_id", "rank_idx"):
                     cols[k].append(d[k])
-    if not cols["launch_id"]:
-        return _empty(RANK_BUDGET_COLUMNS)
-    return _frame(cols, RANK_BUDGET_COLUMNS)
+    return _coerced(cols, kinds)
 
 
 def event_keys(events: Iterable[Event]) -> list[tuple[str, int]]:
@@ -248,8 +227,26 @@ def event_keys(events: Iterable[Event]) -> list[tuple[str, int]]:
     return out
 
 
-def events_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFrame:
-    cols: dict[str, list] = {k: [] for k in EVENT_COLUMNS if k != "ts"}
+#: Event attributes stored as they are.
+_EVENT_ATTRS = (
+    "dp_rank",
+    "pp_rank",
+    "tp_rank",
+    "ep_rank",
+    "attn_cp_rank",
+    "moe_dp_rank",
+    "worker",
+    "tagged",
+    "kind",
+    "form",
+    "variant",
+    "text",
+)
+
+
+def event_rows(launches: list[Launch], metas: list[LaunchMeta]) -> dict[str, list]:
+    """The events as the parse typed them (``ts`` and ``record_ts`` still text)."""
+    cols: dict[str, list] = {k: [] for k in TABLE_KINDS["events"]}
     for launch, meta in zip(launches, metas):
         for ev in launch.events:
             src_id, cursor = meta.event_origin.get(id(ev), (meta.source_id, None))
@@ -258,37 +255,19 @@ def events_frame(launches: list[Launch], metas: list[LaunchMeta]) -> pl.DataFram
             cols["source_id"].append(src_id)
             cols["source"].append(ev.source)
             cols["line_no"].append(ev.line_no)
+            cols["ts"].append(ev.ts)
             cols["ts_text"].append(ev.ts)
-            for k in (
-                "dp_rank",
-                "pp_rank",
-                "tp_rank",
-                "ep_rank",
-                "attn_cp_rank",
-                "moe_dp_rank",
-                "worker",
-                "tagged",
-                "kind",
-                "form",
-                "variant",
-                "text",
-            ):
+            for k in _EVENT_ATTRS:
                 cols[k].append(getattr(ev, k))
             cols["fields"].append(to_json(ev.fields))
             cols["line_hash"].append(line_hash(ev.ts, ev.text))
             cols["cursor"].append(cursor)
             cols["record_ts"].append(ev.record_ts)
-    if not cols["launch_id"]:
-        return _empty(EVENT_COLUMNS)
-    df = _frame(cols, {k: (_S if k == "record_ts" else v) for k, v in EVENT_COLUMNS.items() if k != "ts"}, coerce=False)
-    df = df.with_columns(
-        pl.col("ts_text").str.to_datetime(TS_FORMAT, strict=False, time_unit="us").alias("ts"), _parse_ts("record_ts")
-    )
-    return df.select(list(EVENT_COLUMNS))
+    return cols
 
 
-def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None) -> pl.DataFrame:
-    cols: dict[str, list] = {k: [] for k in RUNTIME_COLUMNS}
+def runtime_rows(launches: list[Launch], metas: list[LaunchMeta] | None = None) -> dict[str, list]:
+    cols: dict[str, list] = {k: [] for k in TABLE_KINDS["runtime_stats"]}
     for i, launch in enumerate(launches):
         rt = launch.runtime or {}
         edges = metas[i].batch_edges if metas else None
@@ -304,14 +283,10 @@ def runtime_frame(launches: list[Launch], metas: list[LaunchMeta] | None = None)
         cols["last_runtime_at"].append(rt.get("last_runtime_at"))
         # keys in a fixed order: the same runtime is the same JSON however it was merged
         cols["runtime"].append(to_json(dict(sorted({**rt, **extra}.items()))))
-    if not cols["launch_id"]:
-        return _empty(RUNTIME_COLUMNS)
-    schema = dict(RUNTIME_COLUMNS, first_runtime_at=_S, last_runtime_at=_S)
-    df = _frame(cols, schema).with_columns(_parse_ts("first_runtime_at"), _parse_ts("last_runtime_at"))
-    return df.select(list(RUNTIME_COLUMNS))
+    return _coerced(cols, _text_kinds("runtime_stats"))
 
 
-def args_frame(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> pl.DataFrame:
+def arg_rows(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> dict[str, list]:
     """One row per (launch, server argument): the value as JSON text, and its origin (release default,
     derived by SGLang, or set) for the launch's release."""
     cols: dict[str, list] = {"launch_id": [], "name": [], "value": [], "origin": []}
@@ -323,18 +298,49 @@ def args_frame(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None
             cols["name"].append(str(k))
             cols["value"].append(to_json(v) if v is not None else "null")
             cols["origin"].append(arg_origin(str(k), v, version_range))
-    return pl.DataFrame(cols, schema=ARG_COLUMNS)
+    return cols
+
+
+def table_rows(launches: list[Launch], metas: list[LaunchMeta]) -> dict[str, dict[str, list]]:
+    """Every table's rows for these launches (each launch's budget computed once)."""
+    budgets = [launch_budget(launch) for launch in launches]
+    return {
+        "launches": launch_rows(launches, metas),
+        "rank_memory": rank_rows(launches, budgets),
+        "events": event_rows(launches, metas),
+        "runtime_stats": runtime_rows(launches, metas),
+        "launch_args": arg_rows((x.launch_id, x.server_args, x.version_range) for x in launches),
+        "launch_budget": budget_rows(budgets),
+        "rank_budget": rank_budget_rows(budgets),
+    }
+
+
+# ---------------------------------------------------------------------------- frames
+
+
+def to_frame(table: str, cols: dict[str, list]) -> pl.DataFrame:
+    """A table's rows (:func:`table_rows`) as a polars frame of exactly the table's columns, the text
+    timestamps parsed (a text that is not one is null) and ``launches.startup_s`` computed."""
+    import polars as pl
+
+    kinds = TABLE_KINDS[table]
+    if not next(iter(cols.values())):
+        return pl.DataFrame(schema=C.polars_schema(kinds))
+    types = C.polars_schema(_text_kinds(table))
+    df = pl.DataFrame([pl.Series(name, cols[name], dtype=types[name], strict=False) for name in kinds])
+    text = TEXT_TIMESTAMPS.get(table, ())
+    if text:
+        df = df.with_columns(pl.col(text).str.to_datetime(TS_FORMAT, strict=False, time_unit="us"))
+    if table == "launches":
+        startup = (pl.col("ready_at") - pl.col("started_at")).dt.total_milliseconds() / 1000.0
+        df = df.with_columns(startup.alias("startup_s"))
+    return df
+
+
+def args_frame(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> pl.DataFrame:
+    return to_frame("launch_args", arg_rows(launches))
 
 
 def frames(launches: list[Launch], metas: list[LaunchMeta]) -> Frames:
-    """Every table's rows for these launches, normalized (each launch's budget computed once)."""
-    budgets = [launch_budget(launch) for launch in launches]
-    return Frames(
-        launches=launches_frame(launches, metas),
-        rank_memory=rank_frame(launches, budgets),
-        events=events_frame(launches, metas),
-        runtime_stats=runtime_frame(launches, metas),
-        launch_args=args_frame((x.launch_id, x.server_args, x.version_range) for x in launches),
-        launch_budget=budget_frame(budgets),
-        rank_budget=rank_budget_frame(budgets),
-    )
+    """Every table's rows for these launches, normalized, as polars frames."""
+    return Frames(**{table: to_frame(table, cols) for table, cols in table_rows(launches, metas).items()})

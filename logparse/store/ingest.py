@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ from logparse.store import runtime as rtm
 from logparse.store.frames import to_json
 from logparse.store.items import Item, is_continuation
 from logparse.store.merge import apply_items
+from logparse.store.rows import values_sql
 from logparse.store.runtime import BatchSpan
 from logparse.store.tally import RunTally, Step
 from logparse.text import console_style, terminal_text, valid_text
@@ -533,35 +535,20 @@ def stored_cursor(con, scope: str, host: str | None = None) -> str | None:
 
 
 def save_cursors(con, scope: str, cursors: dict[tuple, str], now: datetime) -> None:
-    import pyarrow as pa
-
     if not cursors:
         return
-    hosts = [h for h, _ in cursors]
-    units = [u for _, u in cursors]
     values = list(cursors.values())
-    con.register(
-        "_cur",
-        pa.table(
-            {
-                "host": pa.array(hosts, pa.string()),
-                "unit": pa.array(units, pa.string()),
-                "cursor": values,
-                "realtime_us": pa.array([cursor_realtime(c) for c in values], pa.int64()),
-            }
-        ),
+    cur = values_sql({"host": "str", "unit": "str", "cursor": "str", "realtime_us": "int"})
+    cols = [[h for h, _ in cursors], [u for _, u in cursors], values, [cursor_realtime(c) for c in values]]
+    con.execute(
+        f"DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM ({cur}))",
+        [scope, *cols],
     )
-    try:
-        con.execute(
-            "DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM _cur)", [scope]
-        )
-        con.execute(
-            "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
-            "SELECT host, unit, cursor, ?, ?, realtime_us FROM _cur",
-            [now, scope],
-        )
-    finally:
-        con.unregister("_cur")
+    con.execute(
+        "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
+        f"SELECT host, unit, cursor, ?, ?, realtime_us FROM ({cur})",
+        [now, scope, *cols],
+    )
 
 
 # ---------------------------------------------------------------------------- one input
@@ -704,61 +691,47 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
 
 def _insert_source(con, ps: ParsedSource, opts: IngestOptions, sid: str, now: datetime, *, n_launches: int) -> None:
     """The ``sources`` row of an input whose launches were stored."""
-    import pyarrow as pa
-
     warnings = list(ps.warnings)
     src_host = opts.host or next((it.host for it in ps.items if it.host), None)
-    con.register(
-        "_src",
-        pa.table(
-            {
-                "source_id": [sid],
-                "path": [ps.name],
-                "kind": [ps.kind],
-                "format": [ps.fmt],
-                "content_hash": [ps.content_hash],
-                "bytes": pa.array([ps.bytes], pa.int64()),
-                "lines": pa.array([ps.counts.total], pa.int64()),
-                "parsed": pa.array([ps.counts.parsed], pa.int64()),
-                "noise": pa.array([ps.counts.noise], pa.int64()),
-                "unrecognized": pa.array([ps.counts.unrecognized], pa.int64()),
-                "other_units": pa.array([ps.counts.other_units], pa.int64()),
-                "ingested_at": pa.array([now], pa.timestamp("us")),
-                "host": pa.array([src_host], pa.string()),
-                "labels": [to_json(opts.labels)],
-                "n_launches": pa.array([n_launches], pa.int32()),
-                "warnings": [to_json(warnings)],
-                "logparse_version": [_logparse_version()],
-            }
-        ),
+    row = {
+        "source_id": sid,
+        "path": ps.name,
+        "kind": ps.kind,
+        "format": ps.fmt,
+        "content_hash": ps.content_hash,
+        "bytes": ps.bytes,
+        "lines": ps.counts.total,
+        "parsed": ps.counts.parsed,
+        "noise": ps.counts.noise,
+        "unrecognized": ps.counts.unrecognized,
+        "other_units": ps.counts.other_units,
+        "ingested_at": now,
+        "host": src_host,
+        "labels": to_json(opts.labels),
+        "n_launches": n_launches,
+        "warnings": to_json(warnings),
+        "logparse_version": _logparse_version(),
+    }
+    con.execute(
+        f"INSERT INTO sources ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+        list(row.values()),
     )
-    try:
-        con.execute("INSERT INTO sources BY NAME SELECT * FROM _src")
-    finally:
-        con.unregister("_src")
 
 
 def _insert_unrecognized(con, ps: ParsedSource, sid: str) -> None:
     """The input's unrecognized lines."""
     if not ps.unrecognized:
         return
-    import pyarrow as pa
-
-    con.register(
-        "_unrec",
-        pa.table(
-            {
-                "source_id": [sid] * len(ps.unrecognized),
-                "line_no": pa.array([u.line_no for u in ps.unrecognized], pa.int64()),
-                "reason": [u.reason for u in ps.unrecognized],
-                "text": [u.text for u in ps.unrecognized],
-            }
-        ),
+    unrec = values_sql({"source_id": "str", "line_no": "int", "reason": "str", "text": "str"})
+    con.execute(
+        f"INSERT INTO unrecognized BY NAME {unrec}",
+        [
+            [sid] * len(ps.unrecognized),
+            [u.line_no for u in ps.unrecognized],
+            [u.reason for u in ps.unrecognized],
+            [u.text for u in ps.unrecognized],
+        ],
     )
-    try:
-        con.execute("INSERT INTO unrecognized BY NAME SELECT * FROM _unrec")
-    finally:
-        con.unregister("_unrec")
 
 
 def _logparse_version() -> str:
@@ -776,12 +749,14 @@ def known_content(path: Path, lock_timeout: float) -> tuple[set[str], set[int]]:
     cannot be a re-ingest, so it is not read twice)."""
     try:
         with dbm.connection(path, write=False, lock_timeout=lock_timeout) as con:
-            rows = con.execute(
-                "SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL"
-            ).fetchall()
-            return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
+            return _known_in(con)
     except dbm.StoreMissing:
         return set(), set()
+
+
+def _known_in(con) -> tuple[set[str], set[int]]:
+    rows = con.execute("SELECT DISTINCT content_hash, bytes FROM sources WHERE content_hash IS NOT NULL").fetchall()
+    return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
 
 
 def _ingest_one(
@@ -792,8 +767,7 @@ def _ingest_one(
     outcome says why (``failed``).  A journal query that fails raises (it is the only input)."""
     from logparse.sources import InputError
 
-    size = getattr(src, "size", None)
-    if size is None or size >= PROGRESS_MIN_BYTES:
+    if not _small(src):
         lease.maybe_release(force=True)  # do not hold the lock while parsing a large input
     try:
         ps = parse_source(src, opts)
@@ -808,6 +782,29 @@ def _ingest_one(
     return out
 
 
+def _known_on(lease: WriteLease) -> tuple[set[str], set[int]]:
+    """:func:`known_content` read on the write connection (a store that cannot be read refused as
+    :func:`logparse.store.db.connection` refuses it)."""
+    import duckdb
+
+    try:
+        return _known_in(lease.get())
+    except duckdb.Error as exc:
+        lease.close()
+        damaged = dbm.damage(lease.path, exc)
+        if damaged is not None:
+            raise damaged from None
+        if isinstance(exc, duckdb.IOException):
+            raise dbm.StoreCorrupt(f"{lease.path}: reading the store failed ({dbm.short_error(exc)})") from None
+        raise
+
+
+def _small(src) -> bool:
+    """An input small enough to be parsed with the write lock held (its size is known)."""
+    size = getattr(src, "size", None)
+    return size is not None and size < PROGRESS_MIN_BYTES
+
+
 def ingest_sources(
     path: Path,
     sources: Iterable,
@@ -818,10 +815,16 @@ def ingest_sources(
 ) -> IngestReport:
     """Parse and store each source in turn (one transaction each)."""
     report = IngestReport()
-    known, known_sizes = known_content(path, opts.lock_timeout)
     lease = WriteLease(path, opts.lock_timeout)
+    pending_sources = iter(sources)
+    first = next(pending_sources, None)
     try:
-        for src in sources:
+        if first is not None and _small(first) and dbm.check_file(path):
+            # a small input into a store: the write connection reads what it holds (one open, not two)
+            known, known_sizes = _known_on(lease)
+        else:
+            known, known_sizes = known_content(path, opts.lock_timeout)
+        for src in () if first is None else chain([first], pending_sources):
             size = getattr(src, "size", None)
             h = prehash(src) if size is None or size in known_sizes else None
             if h and h in known:

@@ -32,9 +32,10 @@ from logparse.launches.model import Launch
 from logparse.launches.vllm_assemble import VllmLaunchAssembler
 from logparse.store import pending, rebuild, sequence
 from logparse.store import runtime as rtm
-from logparse.store.frames import event_keys, frames, line_hash
+from logparse.store.frames import event_keys, line_hash, table_rows, to_frame
 from logparse.store.items import OPENING_KINDS, Item, Origin
 from logparse.store.meta import LaunchMeta
+from logparse.store.rows import as_lists, insert_small, values_sql
 from logparse.store.runtime import BatchSpan
 from logparse.store.tally import Step
 from logparse.store.union import Ranking, unite
@@ -147,8 +148,6 @@ def _server_args_hash(item: Item) -> str | None:
 
 def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
     """Items sharing lines (same time and text) with a stored launch they are compatible with."""
-    import pyarrow as pa
-
     probe_item, probe_hash, probe_record = [], [], []
     for i, it in enumerate(items):
         for ev in it.events:
@@ -158,36 +157,27 @@ def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
                 probe_record.append(ev.record_ts)
     if not probe_item:
         return []
-    probe = pa.table(
-        {
-            "item": pa.array(probe_item, pa.int64()),
-            "line_hash": probe_hash,
-            "record_ts": pa.array(probe_record, pa.string()),
-        }
-    )
-    con.register("_probe", probe)
-    try:
-        # the same line: the same time and text, and where both copies have one, the same record time
-        # to the second (a start a journal holds twice prints the same text at two record times)
-        rows = con.execute(
-            "WITH p AS (SELECT DISTINCT item, line_hash, date_trunc('second', TRY_CAST(record_ts AS TIMESTAMP)) AS rt "
-            "FROM _probe), "
-            "m AS (SELECT p.item, e.launch_id, list(DISTINCT p.line_hash) AS shared, "
-            "bool_or(p.rt IS NOT NULL AND e.record_ts IS NOT NULL) AS same_record "
-            "FROM p JOIN events e ON e.line_hash = p.line_hash "
-            "AND (p.rt IS NULL OR e.record_ts IS NULL OR p.rt = date_trunc('second', e.record_ts)) "
-            "GROUP BY p.item, e.launch_id) "
-            "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
-            "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args'), "
-            "l.source_ordinal, l.started_at_text, NOT EXISTS (SELECT 1 FROM events s WHERE "
-            "s.launch_id = l.launch_id AND s.kind IN (SELECT unnest(?::VARCHAR[]))), m.shared, m.same_record "
-            "FROM m JOIN launches l ON l.launch_id = m.launch_id",
-            [sorted(OPENING_KINDS)],
-        ).fetchall()
-    finally:
-        con.unregister("_probe")
+    probe = values_sql({"item": "int", "line_hash": "str", "record_ts": "str"})
+    # the same line: the same time and text, and where both copies have one, the same record time
+    # to the second (a start a journal holds twice prints the same text at two record times)
+    found = con.execute(
+        f"WITH _probe AS ({probe}), "
+        "p AS (SELECT DISTINCT item, line_hash, date_trunc('second', TRY_CAST(record_ts AS TIMESTAMP)) AS rt "
+        "FROM _probe), "
+        "m AS (SELECT p.item, e.launch_id, list(DISTINCT p.line_hash) AS shared, "
+        "bool_or(p.rt IS NOT NULL AND e.record_ts IS NOT NULL) AS same_record "
+        "FROM p JOIN events e ON e.line_hash = p.line_hash "
+        "AND (p.rt IS NULL OR e.record_ts IS NULL OR p.rt = date_trunc('second', e.record_ts)) "
+        "GROUP BY p.item, e.launch_id) "
+        "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
+        "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args'), "
+        "l.source_ordinal, l.started_at_text, NOT EXISTS (SELECT 1 FROM events s WHERE "
+        "s.launch_id = l.launch_id AND s.kind IN (SELECT unnest(?::VARCHAR[]))), m.shared, m.same_record "
+        "FROM m JOIN launches l ON l.launch_id = m.launch_id",
+        [probe_item, probe_hash, probe_record, sorted(OPENING_KINDS)],
+    ).fetchall()
     candidates: dict[int, list[tuple]] = {}
-    for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started, headless, shared, same_record in rows:
+    for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started, headless, shared, same_record in found:
         # Two starts print one server_args line each: different ones are different launches,
         # whatever other lines they share (the nodes of a multi-node launch start in step).
         mine = _server_args_hash(items[i])
@@ -662,19 +652,25 @@ class Merger:
         gone = self.delete_ids | {launch.launch_id for launch in self.finals}
         deployments = sequence.deployments_of(con, gone)
         _delete_launch_rows(con, sorted(gone), sorted(gone | set(self.ranges)))
-        for table, df in frames(self.finals, self.metas).items():
-            if df.height:
-                con.register("_rows", df.to_arrow())
-                try:
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-                finally:
-                    con.unregister("_rows")
+        tables = table_rows(self.finals, self.metas)
+        if not insert_small(con, tables):  # a large input: through polars and Arrow
+            for table, cols in tables.items():
+                _insert_frame(con, table, to_frame(table, cols))
         rebuild.add_aliases(con, self.aliases, reason="the same launch, read again")
         con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT launch_id FROM launches)")
         write_ranges(con, self.ranges)
         pending.replace(con, sorted(self.pending_done), self.kept, self.now)
         deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
         sequence.refresh(con, deployments, with_changes=with_changes)
+
+
+def _insert_frame(con, table: str, df) -> None:
+    if df.height:
+        con.register("_rows", df.to_arrow())
+        try:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        finally:
+            con.unregister("_rows")
 
 
 def _lines_of_named_source(final: Launch, named: Range | None) -> None:
@@ -721,47 +717,32 @@ def _stored_ranges(con, ids: list[str]) -> dict[str, dict[str, Range]]:
 def _delete_launch_rows(con, ids: list[str], linked: list[str]) -> None:
     """The rows of the launches rewritten (``ids``), and the source links of those and of the
     launches left unchanged whose sources change (``linked``)."""
-    import pyarrow as pa
-
     if not linked:
         return
-    con.register("_del", pa.table({"launch_id": linked, "rewritten": [lid in set(ids) for lid in linked]}))
-    try:
-        for table in WRITTEN_TABLES:
-            con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT launch_id FROM _del WHERE rewritten)")
-        con.execute("DELETE FROM launch_sources WHERE launch_id IN (SELECT launch_id FROM _del)")
-    finally:
-        con.unregister("_del")
+    rewritten = [lid for lid in linked if lid in set(ids)]
+    for table in WRITTEN_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [rewritten])
+    con.execute("DELETE FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [linked])
 
 
 def write_ranges(con, ranges: dict[str, dict[str, Range]]) -> None:
     """``launch_sources`` rows of these launches (each source's first and last line of it), and each
     of those sources' count of launches."""
-    import pyarrow as pa
-
     rows = [(lid, sid, lo, hi) for lid, per in sorted(ranges.items()) for sid, (lo, hi) in sorted(per.items())]
     if not rows:
         return
-    table = pa.table(
-        {
-            "launch_id": [r[0] for r in rows],
-            "source_id": [r[1] for r in rows],
-            "first_line": pa.array([r[2] for r in rows], pa.int64()),
-            "last_line": pa.array([r[3] for r in rows], pa.int64()),
-        }
+    links = values_sql({"launch_id": "str", "source_id": "str", "first_line": "int", "last_line": "int"})
+    cols = as_lists(rows, 4)
+    con.execute(
+        f"DELETE FROM launch_sources WHERE (launch_id, source_id) IN (SELECT (launch_id, source_id) FROM ({links}))",
+        cols,
     )
-    con.register("_links", table)
-    try:
-        con.execute(
-            "DELETE FROM launch_sources WHERE (launch_id, source_id) IN (SELECT (launch_id, source_id) FROM _links)"
-        )
-        con.execute("INSERT INTO launch_sources BY NAME SELECT * FROM _links")
-        con.execute(
-            "UPDATE sources SET n_launches = c.n FROM (SELECT source_id, count(*)::INTEGER AS n FROM launch_sources "
-            "WHERE source_id IN (SELECT source_id FROM _links) GROUP BY source_id) c WHERE sources.source_id = c.source_id"
-        )
-    finally:
-        con.unregister("_links")
+    con.execute(f"INSERT INTO launch_sources BY NAME {links}", cols)
+    con.execute(
+        "UPDATE sources SET n_launches = c.n FROM (SELECT source_id, count(*)::INTEGER AS n FROM launch_sources "
+        "WHERE source_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY source_id) c WHERE sources.source_id = c.source_id",
+        [sorted(set(cols[1]))],
+    )
 
 
 def apply_items(

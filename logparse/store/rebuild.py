@@ -14,6 +14,7 @@ from logparse.store import columns as C
 from logparse.store import sequence
 from logparse.store.frames import frames
 from logparse.store.load import fetch_launches
+from logparse.store.rows import values_sql
 
 #: Tables holding the rows of one launch (``launch_sources`` is relinked, not rewritten).
 LAUNCH_TABLES = ("launches", "rank_memory", "events", "runtime_stats", "launch_args", "launch_budget", "rank_budget")
@@ -46,8 +47,6 @@ def _ordinals(con) -> dict[str, int]:
 
 def rebuild_all(con) -> None:
     """Rewrite every stored launch with its current id, deployment and budget (inside a transaction)."""
-    import pyarrow as pa
-
     fold_duplicates(con)
     ordinals = _ordinals(con)
     ids = sorted(ordinals)
@@ -71,12 +70,8 @@ def rebuild_all(con) -> None:
             metas.append(meta)
             if new != old:
                 aliases.append((old, new))
-        con.register("_chunk", pa.table({"launch_id": chunk}))
-        try:
-            for table in LAUNCH_TABLES:
-                con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT launch_id FROM _chunk)")
-        finally:
-            con.unregister("_chunk")
+        for table in LAUNCH_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [chunk])
         for table, df in frames(launches, metas).items():
             if df.height:
                 # the columns this migration's tables have (a later migration adds and fills the rest)
@@ -94,26 +89,21 @@ def rebuild_all(con) -> None:
 
 def add_aliases(con, pairs: list[tuple[str, str]], reason: str) -> None:
     """Remember ``alias -> launch_id`` (re-pointing aliases of ids that are now aliases themselves)."""
-    import pyarrow as pa
-
     pairs = [(a, b) for a, b in dict(pairs).items() if a != b]
     if not pairs:
         return
-    con.register(
-        "_alias",
-        pa.table({"alias": [a for a, _ in pairs], "launch_id": [b for _, b in pairs], "reason": [reason] * len(pairs)}),
+    alias = values_sql({"alias": "str", "launch_id": "str", "reason": "str"})
+    cols = [[a for a, _ in pairs], [b for _, b in pairs], [reason] * len(pairs)]
+    con.execute(
+        f"UPDATE launch_aliases SET launch_id = n.launch_id FROM ({alias}) n WHERE launch_aliases.launch_id = n.alias",
+        cols,
     )
-    try:
-        con.execute(
-            "UPDATE launch_aliases SET launch_id = n.launch_id FROM _alias n WHERE launch_aliases.launch_id = n.alias"
-        )
-        con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT alias FROM _alias)")
-        con.execute(
-            "INSERT INTO launch_aliases (alias, launch_id, reason) SELECT alias, launch_id, reason FROM _alias "
-            "WHERE alias NOT IN (SELECT launch_id FROM launches)"
-        )
-    finally:
-        con.unregister("_alias")
+    con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT unnest(?::VARCHAR[]))", [cols[0]])
+    con.execute(
+        f"INSERT INTO launch_aliases (alias, launch_id, reason) SELECT alias, launch_id, reason FROM ({alias}) "
+        "WHERE alias NOT IN (SELECT launch_id FROM launches)",
+        cols,
+    )
 
 
 def relink_sources(con, new_of: dict[str, str]) -> None:

@@ -422,20 +422,22 @@ def _m2_args_and_views(con) -> None:
     for stmt in _TABLES_V2.split(";"):
         if stmt.strip():
             con.execute(stmt)
-    import pyarrow as pa
+    from logparse.store.rows import values_sql
 
     names = list(IGNORED_ARGS)
-    con.register("_ignored", pa.table({"name": names, "reason": [IGNORED_ARGS[n] for n in names]}))
-    con.execute("INSERT INTO ignored_args SELECT name, reason FROM _ignored")
-    con.unregister("_ignored")
+    ignored = values_sql({"name": "str", "reason": "str"})
+    con.execute(
+        f"INSERT INTO ignored_args SELECT name, reason FROM ({ignored})", [names, [IGNORED_ARGS[n] for n in names]]
+    )
     rows = con.execute("SELECT launch_id, server_args::VARCHAR FROM launches WHERE server_args IS NOT NULL").fetchall()
-    from logparse.store.frames import args_frame
+    if rows:  # (polars only for a store that has launches)
+        from logparse.store.frames import args_frame
 
-    frame = args_frame([(lid, json.loads(sa), None) for lid, sa in rows])
-    if frame.height:
-        con.register("_args", frame.to_arrow())
-        con.execute("INSERT INTO launch_args (launch_id, name, value) SELECT launch_id, name, value FROM _args")
-        con.unregister("_args")
+        frame = args_frame([(lid, json.loads(sa), None) for lid, sa in rows])
+        if frame.height:
+            con.register("_args", frame.to_arrow())
+            con.execute("INSERT INTO launch_args (launch_id, name, value) SELECT launch_id, name, value FROM _args")
+            con.unregister("_args")
     _views_v3(con)
 
 
@@ -475,9 +477,8 @@ def _m7_argument_origins(con) -> None:
     """``launch_args.origin`` (release default, derived by SGLang, or set: logparse.launches.args), so
     ``history`` tells a value the user set from a release default that moved; the port arguments of
     later releases join ``ignored_args``."""
-    import pyarrow as pa
-
     from logparse.launches.args import origin
+    from logparse.store.rows import values_sql
 
     con.execute("ALTER TABLE launch_args ADD COLUMN origin VARCHAR")
     rows = con.execute(
@@ -485,6 +486,8 @@ def _m7_argument_origins(con) -> None:
         "JOIN launches l USING (launch_id)"
     ).fetchall()
     if rows:
+        import pyarrow as pa
+
         origins = [origin(n, json.loads(v) if v else None, (lo, hi) if lo and hi else None) for _, n, v, lo, hi in rows]
         con.register(
             "_o", pa.table({"launch_id": [r[0] for r in rows], "name": [r[1] for r in rows], "origin": origins})
@@ -495,11 +498,11 @@ def _m7_argument_origins(con) -> None:
         )
         con.unregister("_o")
     names = list(IGNORED_PORTS)
-    con.register("_ports", pa.table({"name": names, "reason": [IGNORED_PORTS[n] for n in names]}))
+    ports = values_sql({"name": "str", "reason": "str"})
     con.execute(
-        "INSERT INTO ignored_args SELECT name, reason FROM _ports WHERE name NOT IN (SELECT name FROM ignored_args)"
+        f"INSERT INTO ignored_args SELECT name, reason FROM ({ports}) WHERE name NOT IN (SELECT name FROM ignored_args)",
+        [names, [IGNORED_PORTS[n] for n in names]],
     )
-    con.unregister("_ports")
 
 
 #: Launch columns migration 8 adds (vLLM as a second engine), named here so that it stays what it was.
