@@ -1,6 +1,6 @@
 """The README's Prometheus alert rules, proven with Prometheus' own ``promtool test rules``.
 
-The rules are read from the README (the ``yaml`` block of the "Prometheus and Grafana" section),
+The rules are read from docs/unattended.md (the ``yaml`` block of the "Prometheus and Grafana" section),
 the series are built from what ``logparse metrics`` really exposes (its metric and label names and a
 deployment's figures, read back with prometheus_client's parser), then laid out in time: an upgrade
 that keeps the KV pool, a real KV drop, a drop in the very restart that upgrades, a failed start.
@@ -39,7 +39,7 @@ def promtool() -> str:
 
 
 def readme_rules() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "unattended.md").read_text(encoding="utf-8")
     section = text[text.index("**Prometheus and Grafana.**") :]
     found = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert found, "the README's alert rules"
@@ -181,7 +181,7 @@ def test_readme_alert_rules_fire_across_an_upgrade(tmp_path, exposed):
 
 def readme_query(comment: str) -> str:
     """The PromQL line under ``# comment`` in the README's promql block."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "unattended.md").read_text(encoding="utf-8")
     block = re.search(r"```promql\n(.*?)```", text, re.S)
     assert block, "the README's PromQL examples"
     lines = block.group(1).splitlines()

@@ -33,10 +33,10 @@ pytestmark = pytest.mark.skipif(MISSING is not None and not IN_CI, reason=f"Spar
 
 
 def readme_fleet_sql() -> str:
-    """The README's fleet query (the first ``sql`` block of its section on the export): the same
-    text runs in Spark over the Parquet, in DuckDB over the Parquet and in DuckDB over the store."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### The fleet: the export in Spark or DuckDB", 1)[1]
+    """The documented fleet query (the first ``sql`` block of docs/store.md's section on the export):
+    the same text runs in Spark over the Parquet, in DuckDB over the Parquet and in DuckDB over the store."""
+    text = (ROOT / "docs" / "store.md").read_text()
+    section = text.split("## The fleet: the export in Spark or DuckDB", 1)[1]
     return section.split("```sql\n", 1)[1].split("```", 1)[0]
 
 

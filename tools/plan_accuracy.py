@@ -3,9 +3,9 @@ is known, without ``--from`` (the GPU table, the model's size) and with ``--from
 launch itself, and on another launch of the same deployment with the flags that differ).
 
     python tools/plan_accuracy.py            # print the tables (markdown)
-    python tools/plan_accuracy.py --write    # and replace them in README.md, between the markers
+    python tools/plan_accuracy.py --write    # and replace them in docs/plan-accuracy.md, between the markers
 
-``tests/test_plan.py`` checks that the README holds exactly what this computes.
+``tests/test_plan.py`` checks that docs/plan-accuracy.md holds exactly what this computes.
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(path: str = os.path.join(ROOT, "README.md")) -> None:
+def write_readme(path: str = os.path.join(ROOT, "docs", "plan-accuracy.md")) -> None:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     i, j = text.index(BEGIN) + len(BEGIN), text.index(END)
