@@ -111,7 +111,7 @@ def test_cli_on_useless_input_exits_2_with_one_clear_line(tmp_path, payload):
     proc = cli_process("parse", str(f))
     assert proc.returncode == 2
     err = proc.stderr.decode()
-    assert "Traceback" not in err and "no SGLang launch found" in err
+    assert "Traceback" not in err and "no SGLang or vLLM launch found" in err
 
 
 def test_cli_missing_path_and_directory_without_logs(tmp_path):

@@ -109,7 +109,7 @@ def parse(
     if not result.launches:
         lc = result.lines
         raise fail(
-            f"no SGLang launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
+            f"no SGLang or vLLM launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
             f"{lc.unrecognized} unrecognized" + (f", {lc.other_units} of other units" if lc.other_units else "") + ")",
             EXIT_USAGE,
         )

@@ -230,7 +230,7 @@ def _close_ingest(
     if tour_db is not None:
         _print_tour(store, tour_db or None)
     if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not journal:
-        raise fail("no SGLang launch found in the input(s)", EXIT_USAGE)
+        raise fail("no SGLang or vLLM launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
 
 

@@ -181,7 +181,7 @@ class IngestReport:
                 f"({lines} line(s) kept until it is)"
             )
         if empty:
-            text += f"; {empty} input(s) without SGLang lines not stored"
+            text += f"; {empty} input(s) without engine lines (SGLang or vLLM) not stored"
         if self.failed:
             names = ", ".join(s.name for s in self.failed[:3]) + (", ..." if len(self.failed) > 3 else "")
             text += f"; {len(self.failed)} input(s) could not be read, not stored: {names}"
