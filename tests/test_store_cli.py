@@ -97,7 +97,7 @@ def test_ingest_usage_errors(db, tmp_path):
     code, _, err = cli("ingest", str(ROOT / "pyproject.toml"), "--db", db, "--label", "oops")
     assert code == 2 and "key=value" in err
     code, _, err = cli("ingest", str(ROOT / "pyproject.toml"), "--db", db)
-    assert code == 2 and "no SGLang launch" in err
+    assert code == 2 and "no SGLang or vLLM launch" in err
 
 
 # ---------------------------------------------------------------------------- query
