@@ -13,6 +13,7 @@ import contextlib
 import json
 import math
 import random
+import re
 import time
 import warnings
 from functools import cache
@@ -204,7 +205,21 @@ def test_mutated_journal_renderings(plan):
     )
 )
 def test_literal_grammar_round_trips_python_reprs(value):
-    assert parse_literal(repr(value)) == value or repr(parse_literal(repr(value))) == repr(value)
+    """Every value comes back, but a lone surrogate (no character: what is stored is valid Unicode,
+    :mod:`logparse.text`) comes back as the escape Python printed for it."""
+    want = _surrogates_as_printed(value)
+    got = parse_literal(repr(value))
+    assert got == want or repr(got) == repr(want)
+
+
+def _surrogates_as_printed(value):
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", value)
+    if isinstance(value, list):
+        return [_surrogates_as_printed(v) for v in value]
+    if isinstance(value, dict):
+        return {_surrogates_as_printed(k): _surrogates_as_printed(v) for k, v in value.items()}
+    return value
 
 
 #: Escapes a damaged repr may hold: cut short (``\\x4``), beyond Unicode, named, unknown.
