@@ -132,3 +132,27 @@ def test_a_vllm_budget_reads_the_engine_pool_and_says_how():
     assert b.kv_tokens == launch.kv_tokens == 97_664
     assert b.kv_tokens_source.startswith("vLLM # GPU blocks × block_size")
     assert b.headroom_gb is None and "failed" in b.unknown["headroom_gb"]
+
+
+def test_a_store_written_by_an_earlier_model_gets_this_models_budgets(tmp_path):
+    """Migration 13: budgets stored by an earlier budget model are recomputed, so the store's views
+    agree with ``explain`` (which computes from the launch) on a store written before."""
+    import duckdb
+
+    from logparse.store import Store
+
+    inputs = [SAMPLES / "sglang-0.2", SAMPLES / "kimi-k25", SAMPLES / "vllm"]
+    fresh, old = tmp_path / "fresh.duckdb", tmp_path / "old.duckdb"
+    Store(fresh).ingest_paths(inputs, progress=False)
+    Store(old).ingest_paths(inputs, progress=False)
+    con = duckdb.connect(str(old))  # as an earlier model left it: other figures, version 12
+    con.execute("UPDATE launch_budget SET kv_pool_gb = 999.0, headroom_gb = -1.0")
+    con.execute("UPDATE rank_budget SET kv_pool_gb = 999.0")
+    con.execute("DELETE FROM schema_version WHERE version >= 13")
+    con.close()
+    sql = "SELECT launch_id, kv_tokens, kv_pool_gb, headroom_gb FROM launch_budget ORDER BY launch_id"
+    ranks = "SELECT launch_id, rank, kv_pool_gb FROM rank_budget ORDER BY launch_id, rank"
+    migrated, expected = Store(old), Store(fresh)
+    assert migrated.query(sql).rows() == expected.query(sql).rows()
+    assert migrated.query(ranks).rows() == expected.query(ranks).rows()
+    assert 999.0 not in {r[2] for r in migrated.query(sql).rows()}

@@ -653,6 +653,17 @@ def _m12_time_zones(con) -> None:
     )
 
 
+def _m13_budgets_of_this_model(con) -> None:
+    """Every stored launch's budget (``launch_budget``, ``rank_budget``) recomputed by this release's
+    budget model, so that the store's views say what ``explain`` computes from the same launch: old
+    releases' KV pool from their pool lines, the post-capture pool as the last count, the multimodal
+    reservation, DeepSeek-V4's pools and vLLM's CUDA-graph estimate changed the figures of launches
+    stored before.  Not frozen, as migration 4: it writes the rows of the current model."""
+    from logparse.store import rebuild
+
+    rebuild.rebuild_all(con)
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -667,6 +678,7 @@ MIGRATIONS: list[Callable] = [
     _m10_order_free,
     _m11_outcome_evidence,
     _m12_time_zones,
+    _m13_budgets_of_this_model,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
