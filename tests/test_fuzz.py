@@ -149,14 +149,16 @@ def comparable(launch: dict) -> dict:
 def untouched(launches: list[dict], touched: set[int]) -> list[dict]:
     """The clean launches no mutation came near: none in the lines from just before the launch's
     first line to the first line of the launch after next (a damaged first line of the next launch
-    can fold that launch into this one)."""
+    can fold that launch into this one).  The first launch also owns every line before it: a log
+    without an opening line (an offline benchmark's) lets lines spliced in front join its launch."""
     starts = sorted((launch["first_line"] or 1) for launch in launches)
     keep = []
     for launch in launches:
         first = launch["first_line"] or 1
         later = [s for s in starts if s > first]
         end = later[1] if len(later) > 1 else math.inf
-        if not any(first - 2 <= t + 1 < end for t in touched):
+        begin = 0 if first == starts[0] else first - 2
+        if not any(begin <= t + 1 < end for t in touched):
             keep.append(launch)
     return keep
 
