@@ -151,3 +151,17 @@ class StoreHolder:
 #: fails when the tool is missing, instead of skipping. Not CI itself: with CI set, hypothesis loads its
 #: derandomized "ci" profile, which would change what the fuzz tests run.
 IN_CI = bool(os.environ.get("LOGPARSE_CI") or os.environ.get("CI"))
+
+
+def ci_tool(name: str, package: str, purpose: str) -> str:
+    """The path of a program ``.ci/run`` installs: a test without it fails in CI and skips elsewhere."""
+    import shutil
+
+    import pytest
+
+    exe = shutil.which(name)
+    if exe is None:
+        if IN_CI:
+            pytest.fail(f"{name} is not installed (Debian package {package}): CI must {purpose}")
+        pytest.skip(f"{name} is not installed (Debian package {package})")
+    return exe

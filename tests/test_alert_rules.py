@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
-from helpers import IN_CI, ROOT, SAMPLES, cli_process
+from helpers import ROOT, SAMPLES, ci_tool, cli_process
 from prometheus_client.parser import text_string_to_metric_families
 
 STEP_MIN = 5  # the scrape interval of the series, in minutes
@@ -30,12 +29,7 @@ OLD_RULE = """groups:
 
 
 def promtool() -> str:
-    exe = shutil.which("promtool")
-    if exe is None:
-        if IN_CI:
-            pytest.fail("promtool is not installed (Debian package prometheus): CI must run the alert rules' test")
-        pytest.skip("promtool is not installed (Debian package prometheus)")
-    return exe
+    return ci_tool("promtool", "prometheus", "run the alert rules' test")
 
 
 def readme_rules() -> str:

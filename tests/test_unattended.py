@@ -16,7 +16,7 @@ from datetime import UTC
 
 import duckdb
 import pytest
-from helpers import IN_CI, LOGPARSE, SAMPLES, cli_env, cli_process
+from helpers import LOGPARSE, SAMPLES, ci_tool, cli_env, cli_process
 from prometheus_client.parser import text_string_to_metric_families
 
 GIB = 1 << 30
@@ -236,12 +236,7 @@ def _units(tmp_path, *args: str) -> dict[str, str]:
 
 
 def systemd_analyze() -> str:
-    exe = shutil.which("systemd-analyze")
-    if exe is None:
-        if IN_CI:
-            pytest.fail("systemd-analyze is not installed (Debian package systemd): CI must verify the units")
-        pytest.skip("systemd-analyze is not installed")
-    return exe
+    return ci_tool("systemd-analyze", "systemd", "verify the units")
 
 
 def verify(files: list[str], *args: str, env: dict | None = None) -> None:
