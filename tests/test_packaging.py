@@ -19,6 +19,8 @@ from helpers import IN_CI
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMARS = {"sglang_line.lark", "vllm_line.lark", "pyliteral.lark"}
+#: The declarative tables (``logparse.data.tables`` reads them).
+TABLES = {"sglang_variants.toml", "vllm_variants.toml"}
 
 
 def _pyproject() -> dict:
@@ -43,6 +45,8 @@ def test_the_package_list_is_every_package_folder():
 def test_the_grammars_are_at_the_top_and_nowhere_else():
     assert {p.name for p in (ROOT / "grammars").glob("*.lark")} == GRAMMARS
     assert not list((ROOT / "logparse").rglob("*.lark"))
+    assert {p.name for p in (ROOT / "grammars").glob("*.toml")} == TABLES
+    assert not list((ROOT / "logparse").rglob("*.toml"))
 
 
 def test_the_running_package_reads_the_top_level_grammars():
@@ -65,7 +69,7 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_the_grammars(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"logparse/grammars/{g}" for g in GRAMMARS} <= names
+    assert {f"logparse/grammars/{g}" for g in GRAMMARS | TABLES} <= names
     assert not any(n.startswith("grammars/") for n in names)
 
 
@@ -79,11 +83,13 @@ def test_an_installed_copy_parses_with_its_own_grammars(wheel, tmp_path):
     probe = (
         "import logparse, logparse.grammars as g; from logparse.grammar import sglang_line as s;"
         "print(logparse.__file__); print(g.__file__);"
-        "print(s.parse_line('[2026-03-01 14:03:22 TP0] Load weight begin. avail mem=77.31 GB'))"
+        "print(s.parse_line('[2026-03-01 14:03:22 TP0] Load weight begin. avail mem=77.31 GB'));"
+        "from logparse.grammar import variants, vllm_variants; print(len(variants.VARIANTS), len(vllm_variants.VARIANTS))"
     )
     env = {**os.environ, "PYTHONPATH": str(target), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    module, grammars, event = done.stdout.splitlines()[:3]
+    module, grammars, event, counts = done.stdout.splitlines()[:4]
     assert module.startswith(str(target)) and grammars.startswith(str(target))
     assert "load_begin" in event and "77.31" in event
+    assert counts == "183 142"  # the variant tables, read from the installed copy

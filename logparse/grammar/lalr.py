@@ -11,30 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from importlib import resources
 from typing import Any
 
 import lark
 from lark import Lark
 
+from logparse.data.tables import cache_folder
+
 
 def grammar_text(filename: str) -> str:
     """The text of one of logparse's grammar files, e.g. ``sglang_line.lark``."""
     return resources.files("logparse.grammars").joinpath(filename).read_text()
-
-
-def cache_folder() -> str:
-    """``$XDG_CACHE_HOME/logparse`` (``~/.cache/logparse``), or the temp folder when that is not writable."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "logparse")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if not os.access(folder, os.W_OK):
-            raise OSError
-    except OSError:
-        folder = tempfile.gettempdir()
-    return folder
 
 
 def table_cache_path(grammar_name: str) -> str:

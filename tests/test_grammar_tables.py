@@ -1,0 +1,124 @@
+"""The declarative tables of ``grammars/`` load as the Python records they replace.
+
+``tests/test_variants.py`` and ``tests/test_vllm_variants.py`` walk each table entry by entry; these
+tests catch a loader that drops, reorders or retypes entries (an integer read as a float, a missing
+``unset`` field, ``"last"`` left unresolved) and a cache that goes stale.
+"""
+
+from __future__ import annotations
+
+import pickle
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from logparse.data import tables
+from logparse.grammar import variants, vllm_variants
+from logparse.grammar import vllm_versions as vv
+from logparse.grammar.variant_table import Variant, load_variants
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _strict(value):
+    """A value with the type of every part spelled out (``1 == 1.0 == True`` in Python)."""
+    if isinstance(value, dict):
+        return ("dict", [(k, _strict(v)) for k, v in value.items()])
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [_strict(v) for v in value])
+    return (type(value).__name__, value)
+
+
+def _fields(v: Variant) -> tuple:
+    return _strict([v.name, v.since, v.until, v.sample, v.expect, v.kind, v.dates])
+
+
+def test_the_tables_have_every_entry_once():
+    assert len(variants.VARIANTS) == 183
+    assert len(vllm_variants.VARIANTS) == 142
+    for table in (variants.VARIANTS, vllm_variants.VARIANTS):
+        assert len({v.name for v in table}) == len(table)
+        assert all(type(v) is Variant for v in table)
+
+
+def test_sglang_entries_field_by_field():
+    by_name = {v.name: v for v in variants.VARIANTS}
+    assert variants.VARIANTS[0].name == "prefix_none_gpu_id"
+    assert variants.VARIANTS[-1].name == "server_args_dict"
+    want = Variant("prefix_none_gpu_id", "0.1.17", "0.2.6", "[gpu_id=1] Init nccl begin.", {"tp_rank": 1}, "init_begin")
+    assert _fields(by_name["prefix_none_gpu_id"]) == _fields(want)
+    want = Variant("killed", "0.1.3", variants.LAST, "Killed", {}, "killed", False)
+    assert _fields(by_name["killed"]) == _fields(want)
+    load_end = by_name["load_end_quant"]
+    assert _fields(load_end)[1][4] == _strict({"quant": {"quant": "fp8", "fmt": "e4m3"}, "avail_gb": 21.7})
+    assert _strict(by_name["summary_v01_model_mode"].expect) == _strict(
+        {"tp_rank": 0, "max_total_num_tokens": 52418, "max_prefill_tokens": 8736, "context_len": 4096, "model_mode": []}
+    )
+    assert by_name["graph_bs"].expect == {"bs": [1, 2, 4, 8, 16]}
+
+
+def test_vllm_entries_field_by_field():
+    by_name = {v.name: v for v in vllm_variants.VARIANTS}
+    want = Variant(
+        "prefix_tag_vllm_worker_process",
+        "0.4.2",
+        "0.10.2",
+        "(VllmWorkerProcess pid=4120) INFO 06-11 10:04:31 model_runner.py:1099] Loading model weights took 7.4807 GB",
+        {"weights_gb": 7.4807, "tp_rank": None},
+        "vllm_weights",
+    )
+    assert _fields(by_name["prefix_tag_vllm_worker_process"]) == _fields(want)
+    want = Variant(
+        "uvicorn_startup_complete_tagged",
+        "0.10.1",
+        "0.30.0",
+        "(APIServer pid=7) INFO:     Application startup complete.",
+        {},
+        "uvicorn",
+        False,
+    )
+    assert _fields(vllm_variants.VARIANTS[-1]) == _fields(want)
+    graph = by_name["graph_profiling"].expect["modes"]
+    assert _strict(graph) == _strict(
+        {"PIECEWISE": {"graphs": 35, "largest": 512}, "FULL": {"graphs": 19, "largest": 256}}
+    )
+    assert by_name["graph_advice_disabled"].until == vv.LAST
+
+
+def test_last_is_resolved_and_only_last_is():
+    for table, last, filename in (
+        (variants.VARIANTS, variants.LAST, "sglang_variants.toml"),
+        (vllm_variants.VARIANTS, vv.LAST, "vllm_variants.toml"),
+    ):
+        raw = tomllib.loads((ROOT / "grammars" / filename).read_text())["variant"]
+        assert len(raw) == len(table)
+        for entry, v in zip(raw, table):
+            assert v.name == entry["name"]
+            assert v.until == (last if entry["until"] == "last" else entry["until"])
+            assert v.since == (last if entry["since"] == "last" else entry["since"])
+        assert sum(e["until"] == "last" for e in raw) > 10
+
+
+def test_an_unknown_key_in_an_entry_is_an_error(monkeypatch):
+    monkeypatch.setattr(
+        tables, "entries", lambda filename, key: [{"name": "x", "since": "a", "until": "b", "smaple": ""}]
+    )
+    with pytest.raises(TypeError):
+        load_variants("sglang_variants.toml", "0.5.23")
+
+
+def test_the_disk_cache_is_keyed_by_the_file_and_survives_garbage(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    want = tomllib.loads((ROOT / "grammars" / "vllm_variants.toml").read_text())
+    tables.table.cache_clear()
+    try:
+        assert tables.table("vllm_variants.toml") == want
+        (stored,) = (tmp_path / "logparse").glob("table-vllm_variants.toml-*.pickle")
+        assert pickle.loads(stored.read_bytes()) == want
+        stored.write_bytes(b"not a pickle")
+        tables.table.cache_clear()
+        assert tables.table("vllm_variants.toml") == want
+        assert pickle.loads(stored.read_bytes()) == want  # written again
+    finally:
+        tables.table.cache_clear()
