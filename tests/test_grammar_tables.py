@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from logparse.data import tables
-from logparse.grammar import variants, vllm_variants
+from logparse.grammar import classify, variants, vllm_variants
 from logparse.grammar import vllm_versions as vv
 from logparse.grammar.variant_table import Variant, load_variants
 
@@ -122,3 +122,22 @@ def test_the_disk_cache_is_keyed_by_the_file_and_survives_garbage(monkeypatch, t
         assert pickle.loads(stored.read_bytes()) == want  # written again
     finally:
         tables.table.cache_clear()
+
+
+def test_the_noise_table_field_by_field():
+    assert len(classify.NOISE) == 17
+    assert len({n["name"] for n in classify.NOISE}) == 17
+    assert all(list(n) == ["name", "category", "after_prefix", "re", "sample"] for n in classify.NOISE)
+    assert _strict(classify.NOISE[0]) == _strict(
+        {
+            "name": "uvicorn_access",
+            "category": "uvicorn_access",
+            "after_prefix": True,
+            "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
+            "sample": '[2025-03-02 10:00:05] INFO:     10.1.2.3:51234 - "POST /generate HTTP/1.1" 200 OK',
+        }
+    )
+    assert classify.NOISE[-1]["name"] == "systemd"
+    assert classify.GLOG == r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
+    rpyc = next(n for n in classify.NOISE if n["name"] == "rpyc")
+    assert rpyc["sample"] == "Accepted ('127.0.0.1', 51234) with file descriptor 7"

@@ -20,7 +20,7 @@ from helpers import IN_CI
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMARS = {"sglang_line.lark", "vllm_line.lark", "pyliteral.lark"}
 #: The declarative tables (``logparse.data.tables`` reads them).
-TABLES = {"sglang_variants.toml", "vllm_variants.toml"}
+TABLES = {"sglang_variants.toml", "vllm_variants.toml", "noise.toml"}
 
 
 def _pyproject() -> dict:

@@ -2,8 +2,8 @@
 
 The cheap pre-filter decides which lines reach lark: only lines that mention a
 tracked anchor (``ANCHORS``) are parsed by the grammar.  Everything else is either
-known noise (the table ``NOISE``: each entry has a sample line and a test) or kept
-as unrecognized with a reason.  A line that mentions an anchor but fails the grammar
+known noise (the table ``NOISE``, data in ``grammars/noise.toml``: each entry has a sample line
+and a test) or kept as unrecognized with a reason.  A line that mentions an anchor but fails the grammar
 is a *near miss*: SGLang may have a format variant we do not know yet.
 
 The classifier is stateful per stream (host, unit, boot, pid): Python tracebacks and
@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from logparse.data import tables
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.pyliteral import payload_shape
 from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
@@ -117,147 +118,16 @@ _EXCEPTION_LINE_RE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit
 _QUALIFIED_EXC_RE = re.compile(r"^(?:[a-z_]\w*\.)+[A-Z]\w*: ")
 _TQDM_RE = re.compile(r"\d+%\|| \d+/\d+ \[\d|it/s\]|s/it\]|\[\d\d:\d\d<|% Completed \|")
 
-#: A glog-format line of C++ code (PyTorch, NCCL, gRPC): ``W1129 08:17:30.618000 24008 path/file.py:183] msg``
-#: (level I/W/E/F, month and day, time, thread id, file:line), optionally after torch's ``[rank0]:``.
-#: Written for Python's ``re`` and polars alike (no look-around): the bulk path counts these lines too.
-GLOG = r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
+#: Known noise: dicts of name, category, ``after_prefix``, ``re`` and a sample written by us, in the
+#: order of ``grammars/noise.toml``.  A regexp is matched at the start of the line (after SGLang's
+#: prefix when ``after_prefix`` is set).
+NOISE: list[dict[str, Any]] = [dict(entry) for entry in tables.entries("noise.toml", "noise")]
 
-#: Known noise: (name, category, regexp, sample written by us).  A regexp is matched
-#: at the start of the line (after SGLang's prefix when ``after_prefix`` is set).
-NOISE: list[dict[str, Any]] = [
-    {
-        "name": "uvicorn_access",
-        "category": "uvicorn_access",
-        "after_prefix": True,
-        "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
-        "sample": '[2025-03-02 10:00:05] INFO:     10.1.2.3:51234 - "POST /generate HTTP/1.1" 200 OK',
-    },
-    {
-        "name": "uvicorn_access_bare",
-        "category": "uvicorn_access",
-        "after_prefix": False,
-        "re": r"(?:INFO|WARNING|ERROR):\s+\S+:\d+ - \"[A-Z]+ ",
-        "sample": 'INFO:     127.0.0.1:40000 - "GET /health HTTP/1.1" 200 OK',
-    },
-    {
-        "name": "uvicorn_bare",
-        "category": "uvicorn",
-        "after_prefix": False,
-        "re": r"(?:INFO|WARNING|ERROR|DEBUG):\s{2,}\S",
-        "sample": "INFO:     Waiting for application startup.",
-    },
-    {
-        "name": "python_warning_source",
-        "category": "python_warning",
-        "after_prefix": False,
-        "re": r"\s+warnings\.warn\(",
-        "sample": "  warnings.warn(",
-    },
-    {
-        "name": "nccl",
-        "category": "third_party",
-        "after_prefix": False,
-        "re": r"(?:\S+:\d+:\d+ \[\d+\] )?NCCL (?:INFO|WARN|version)|\[Gloo\] |\[rank\d+\]:\[[WIE]|\[aiter\]|\[W\d{3,4} ",
-        "sample": "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1",
-    },
-    {
-        "name": "glog",
-        "category": "third_party",
-        "after_prefix": False,
-        "re": GLOG,
-        "sample": "W0412 21:05:44.902113 3187 torch/distributed/elastic/multiprocessing/api.py:897] "
-        "Sending process 3240 closing signal SIGTERM",
-    },
-    {
-        "name": "tqdm",
-        "category": "tqdm",
-        "after_prefix": False,
-        "re": r".*(?:\d+%\||% Completed \|| \d+/\d+ \[\d\d:)",
-        "sample": "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:03<00:03,  1.61s/it]",
-    },
-    {
-        "name": "bench_one_batch",
-        "category": "sglang_other",
-        "after_prefix": False,
-        "re": r"(?:Warmup \.\.\.|Benchmark \.\.\.|Prefill\. latency: |Decode \d+\. Batch size: |Decode\.  median latency: |Total\. latency: )",
-        "sample": "Decode 2. Batch size: 4, latency: 0.00811 s, throughput:    493.29 token/s",
-    },
-    {
-        "name": "sglang_print",
-        "category": "sglang_other",
-        "after_prefix": False,
-        "re": r"(?:The current platform does not support Intel AMX|WARNING: current device is not \d+|"
-        r"sglang is using nccl==|Gracefully exiting|Rank \d+: (?![Ll]oad weight|[Mm]ax_total_num_token).*)",
-        "sample": "The current platform does not support Intel AMX, will fallback to torch_native backend.",
-    },
-    {
-        "name": "vllm_logger",
-        "category": "third_party",
-        "after_prefix": False,
-        "re": r"(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
-        "sample": "INFO 03-14 09:12:01 weight_utils.py:218] Using model weights format ['*.safetensors']",
-    },
-    {
-        "name": "python_logging_default",
-        "category": "third_party",
-        "after_prefix": False,
-        "re": r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:\S",
-        "sample": "WARNING:transformers.modeling_utils:Some weights of the checkpoint were not used",
-    },
-    # rpyc's server log (SGLang 0.1.x runs each TP rank behind an rpyc server): "%(message)s" only;
-    # rpyc <= 6 prints it lowercase, pastes show it capitalised (and "with file descriptor N").
-    {
-        "name": "rpyc",
-        "category": "third_party",
-        "after_prefix": False,
-        "re": r"(?i:server started on \[[^\]]*\]:\d+$|accepted \(.*\) with (?:fd|file descriptor) \d+$|"
-        r"welcome \(.*\)$|goodbye \(.*\)$)",
-        "sample": "Accepted ('127.0.0.1', 51234) with file descriptor 7",
-    },
-    # ServerArgs notices printed before logging is configured (bare message on stderr, < 0.5.11).
-    {
-        "name": "serverargs_notice",
-        "category": "sglang_other",
-        "after_prefix": False,
-        "re": r"(?:Overlap scheduler (?:is|are) disabled|speculative_\w+ is (?:adjusted|changed) to|"
-        r"The radix cache, chunked prefill|Attention backend not s|Max running request set to|"
-        r"Using default HuggingFace chat template)",
-        "sample": "speculative_eagle_topk is adjusted to 1 when page_size > 1",
-    },
-    # multiprocessing's header before the traceback of a child process that died (its traceback follows);
-    # vLLM names its engine processes (``Process EngineCore_0:``, ``Process EngineCore_DP0:``)
-    {
-        "name": "multiprocessing_child",
-        "category": "traceback",
-        "after_prefix": False,
-        "re": r"Process (?:(?:Spawn|Fork|Forkserver)?Process-\d+(?::\d+)*|EngineCore(?:_DP)?_?\d*):$",
-        "sample": "Process SpawnProcess-2:",
-    },
-    # a terminal UI's frame rows around the boxed lines (k9s and other tview viewers; the rows inside are
-    # peeled by logparse.sources.formats.wrappers)
-    {
-        "name": "tui_frame",
-        "category": "tui_frame",
-        "after_prefix": False,
-        "re": r"[ \t]*[┌┏╔╭├┠╟└┗╚╰][─━═┄┈╌].*[┐┓╗╮┤┨╢┘┛╝╯][ \t]*$|[ \t]*[─━═]{8,}[ \t]*$",
-        "sample": "┌──────── Logs(ml/vllm-7f9c:server)[tail] ────────┐",
-    },
-    # CI runners' own lines between the stamped output: Buildkite's section headers, GitHub Actions' commands
-    {
-        "name": "ci_section",
-        "category": "ci",
-        "after_prefix": False,
-        "re": r"(?:~~~|---|\+\+\+) \S|##\[(?:group|endgroup|error|warning|notice|debug|command|section)\]",
-        "sample": "~~~ Running commands",
-    },
-    {
-        "name": "systemd",
-        "category": "systemd",
-        "after_prefix": False,
-        "re": r"(?:Started|Stopped|Stopping|Starting) \S+\.service|\S+\.service: (?:Main process exited|Failed with result|Consumed|Deactivated|Scheduled restart)",
-        "sample": "sglang.service: Main process exited, code=killed, status=9/KILL",
-    },
-]
+#: A glog-format line of C++ code (PyTorch, NCCL, gRPC): ``W1129 08:17:30.618000 24008 path/file.py:183] msg``
+#: (level I/W/E/F, month and day, time, thread id, file:line), optionally after torch's ``[rank0]:``:
+#: the ``glog`` noise entry.  Written for Python's ``re`` and polars alike (no look-around): the bulk
+#: path counts these lines too.
+GLOG: str = next(entry["re"] for entry in NOISE if entry["name"] == "glog")
 _NOISE_PREFIXED = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if n["after_prefix"]))
 _NOISE_BARE = re.compile("|".join(f"(?P<{n['name']}>{n['re']})" for n in NOISE if not n["after_prefix"]))
 _NOISE_CATEGORY = {n["name"]: n["category"] for n in NOISE}
