@@ -4,6 +4,7 @@ Each row is one figure (or descriptive field) of a launch: its name (the JSON ke
 column, the store's column), its unit, which way is better, the label a table shows, how a cell
 is written, and the surfaces it is shown on.  A surface's columns are the figures that name it,
 **in the order of this table**: adding a figure to a surface is adding its name to one row.
+The table is data, ``grammars/figures.toml`` (one row per figure).
 
 Surfaces:
 
@@ -19,12 +20,15 @@ Surfaces:
     the metrics ``history`` compares launch to launch (a ``*_change`` column each).  Their order
     is the store's ``history`` view's (frozen in the schema): :data:`HISTORY_ORDER`.
 
-The table is plain data (no imports of the package): the lowest stage, read by every other.
+The module imports only the table's loader (:mod:`logparse.data.tables`): the lowest stage, read by every other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from logparse.data import tables
 
 #: Where a figure's value is read: the launch record, its budget, or a column only the store has.
 LAUNCH, BUDGET, STORE = "launch", "budget", "store"
@@ -53,88 +57,27 @@ class Figure:
     importance: int = 2
 
 
-def _row(name: str, unit: str, better: bool | None, label: str, fmt: str, shown: str, **kw) -> Figure:
-    surfaces = frozenset(shown.split())
+def _row(entry: dict[str, Any]) -> Figure:
+    """A row of ``grammars/figures.toml``: what it leaves out is a setting (no better way), labelled
+    by its name, read from the launch record, of importance 2."""
+    surfaces = frozenset(entry["shown"])
     unknown = surfaces - set(SURFACES)
     if unknown:
-        raise ValueError(f"figure {name}: unknown surface(s) {sorted(unknown)}")
-    return Figure(name, unit, better, label or name, fmt, surfaces, **kw)
+        raise ValueError(f"figure {entry['name']}: unknown surface(s) {sorted(unknown)}")
+    return Figure(
+        entry["name"],
+        entry["unit"],
+        entry.get("higher_is_better"),
+        entry.get("label", entry["name"]),
+        entry["fmt"],
+        surfaces,
+        of=entry.get("of", LAUNCH),
+        importance=entry.get("importance", 2),
+    )
 
 
-_L, _T, _S, _P, _H = "launches", "launches_table", "show", "parse_csv", "history"
-
-# fmt: off
 #: Every launch figure, in the order the surfaces show them.
-FIGURES: tuple[Figure, ...] = (
-    _row("launch_id", "", None, "launch", "ref", f"{_L} {_T} {_P}", importance=1),
-    _row("source", "", None, "", "path", _P),
-    _row("host", "", None, "host", "text", f"{_L} {_T} {_P}", importance=3),
-    _row("unit", "", None, "", "text", _P),
-    _row("pid", "", None, "", "int", _P),
-    _row("started_at", "", None, "started", "time", f"{_L} {_T} {_P}", importance=1),
-    _row("ready_at", "", None, "", "time", _P),
-    # the UTC offset of started_at and ready_at, when the input printed one (logparse.launches.times)
-    _row("time_zone", "", None, "", "text", f"{_L} {_P}"),
-    _row("outcome", "", None, "outcome", "text", f"{_L} {_T} {_P}", importance=1),
-    _row("version", "", None, "version", "text", f"{_L} {_T}", of=STORE, importance=2),
-    _row("engine_version_range", "", None, "", "text", _P),
-    _row("model_path", "", None, "model", "model", f"{_L} {_T} {_P}", importance=1),
-    _row("tp_size", "count", None, "tp", "int", f"{_L} {_T} {_P}", importance=3),
-    _row("dp_size", "count", None, "dp", "int", f"{_L} {_T} {_P}", importance=5),
-    _row("pp_size", "count", None, "pp", "int", f"{_L} {_P}"),
-    _row("ep_size", "count", None, "ep", "int", _P),
-    # the table's "mem frac" is SGLang's share of free memory or vLLM's of total memory (the engine's own)
-    _row("mem_fraction_static", "share", None, "mem frac", "share", f"{_L} {_T} {_S} {_P} {_H}", importance=4),
-    _row("gpu_memory_utilization", "share", None, "", "share", f"{_L} {_S} {_P}"),
-    _row("max_model_len", "tokens", None, "", "int", _S),
-    _row("num_gpu_blocks", "count", True, "", "int", _S),
-    _row("block_size", "tokens", None, "", "int", _S),
-    _row("kv_tokens", "tokens", True, "KV tokens", "int", f"{_L} {_T} {_S} {_P} {_H}", of=BUDGET, importance=1),
-    _row("kv_tokens_definition", "", None, "", "text", f"{_L} {_S}"),
-    _row("max_concurrency", "count", True, "", "gib", _S),
-    _row("error_kind", "", None, "", "text", _S),
-    _row("kv_cache_dtype", "", None, "", "text", f"{_S} {_P}"),
-    _row("max_total_num_tokens", "tokens", True, "", "int", f"{_L} {_P} {_H}"),
-    _row("page_size", "tokens", None, "", "int", _S),
-    _row("context_length", "tokens", None, "", "int", _S),
-    _row("context_len", "tokens", None, "", "int", f"{_P} {_H}"),
-    _row("chunked_prefill_size", "tokens", None, "", "int", _S),
-    _row("max_running_requests", "count", None, "", "int", _S),
-    _row("max_total_tokens", "tokens", None, "", "int", _S),
-    _row("speculative_algorithm", "", None, "", "text", _S),
-    _row("enable_hierarchical_cache", "", None, "", "text", _S),
-    _row("error", "", None, "", "text", _P),
-    _row("kv_pool_gb", "GiB", True, "KV GiB", "gib", f"{_L} {_T} {_P} {_H}", of=BUDGET, importance=3),
-    _row("weights_gb", "GiB", None, "weights GiB", "gib", f"{_L} {_T} {_P} {_H}", of=BUDGET, importance=4),
-    _row("headroom_gb", "GiB", True, "headroom GiB", "gib", f"{_L} {_T} {_P} {_H}", of=BUDGET, importance=2),
-    _row("binding_rank", "", None, "", "text", f"{_L} {_P}", of=BUDGET),
-    _row("headroom_unknown", "", None, "", "text", _L, of=BUDGET),
-    _row("predicted_kv_tokens", "tokens", True, "predicted KV tokens", "int", f"{_L} {_P} {_H}", of=BUDGET),
-    _row("peak_token_usage", "share", False, "peak usage", "percent", f"{_L} {_T} {_H}", of=STORE, importance=3),
-    _row("retractions", "count", False, "retract", "int", f"{_L} {_T} {_H}", of=STORE, importance=4),
-    _row("n_warnings", "count", False, "warn", "int", f"{_L} {_T}", of=STORE, importance=4),
-    _row("engine", "", None, "", "text", f"{_L} {_P}"),
-    _row("deployment", "", None, "", "text", _L, of=STORE),
-    # history metrics that no other surface shows (memory per step, sizes, timings, runtime peaks)
-    _row("avail_before_load_gb", "GiB", True, "free before load GiB", "gib", _H, of=BUDGET),
-    _row("avail_after_load_gb", "GiB", True, "free after load GiB", "gib", _H, of=BUDGET),
-    _row("kv_size_gb", "GiB", True, "KV size GiB", "gib", _H),
-    _row("avail_after_pool_gb", "GiB", True, "free after pool GiB", "gib", _H, of=BUDGET),
-    _row("graph_gb", "GiB", False, "graphs GiB", "gib", _H, of=BUDGET),
-    _row("avail_after_graph_gb", "GiB", True, "free after graphs GiB", "gib", _H, of=BUDGET),
-    _row("min_headroom_gb", "GiB", True, "min headroom GiB", "gib", _H, of=BUDGET),
-    _row("lowest_free_gb", "GiB", True, "lowest free GiB", "gib", _H, of=BUDGET),
-    _row("available_mem_gb", "GiB", True, "available GiB", "gib", _H),
-    _row("kv_bytes_per_token", "bytes", False, "KV bytes/token", "int", _H, of=BUDGET),
-    _row("max_prefill_tokens", "tokens", True, "", "int", _H),
-    _row("max_running_requests_effective", "count", True, "max running requests", "int", _H),
-    _row("load_s", "s", False, "load s", "gib", _H),
-    _row("graph_s", "s", False, "graphs s", "gib", _H),
-    _row("startup_s", "s", False, "startup s", "gib", _H, of=STORE),
-    _row("peak_running_req", "count", None, "peak #running-req", "int", _H, of=STORE),
-    _row("peak_queue_req", "count", False, "peak #queue-req", "int", _H, of=STORE),
-)
-# fmt: on
+FIGURES: tuple[Figure, ...] = tuple(_row(entry) for entry in tables.entries("figures.toml", "figure"))
 
 BY_NAME: dict[str, Figure] = {f.name: f for f in FIGURES}
 

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from logparse import figures
+from logparse.budget import formula, gpus
+from logparse.budget import vllm as vllm_budget
 from logparse.data import tables
 from logparse.grammar import classify, variants, vllm_variants
 from logparse.grammar import vllm_versions as vv
 from logparse.grammar.variant_table import Variant, load_variants
+from logparse.sources.formats import wrappers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,3 +145,58 @@ def test_the_noise_table_field_by_field():
     assert classify.GLOG == r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
     rpyc = next(n for n in classify.NOISE if n["name"] == "rpyc")
     assert rpyc["sample"] == "Accepted ('127.0.0.1', 51234) with file descriptor 7"
+
+
+def test_the_wrapper_table_field_by_field():
+    names = [w.name for w in wrappers.WRAPPERS]
+    assert names == [
+        "tui-box",
+        "tui-ascii",
+        "buildkite",
+        "buildkite-apc",
+        "pipe-gutter",
+        "markdown-quote",
+        "fastchat",
+        "loguru",
+        "gitlab",
+    ]
+    box, ascii_box, apc, gitlab = (wrappers.WRAPPERS[i] for i in (0, 1, 3, 8))
+    assert box.pattern.pattern == "[ \\t]*(?P<border>│|┃|║)(?: |$)".encode()
+    assert (box.first, box.clock, box.ambiguous, box.phase, box.closed) == (b" \t\xe2", "", True, "outer", False)
+    assert type(box.samples) is tuple and len(box.samples) == 3
+    assert ascii_box.closed is True and ascii_box.first == b" \t|"
+    assert (
+        apc.first == b"\x1b"
+        and apc.clock == "epoch-ms"
+        and apc.samples[0].startswith("\x1b_bk;t=1763647360123\x07INFO")
+    )
+    assert gitlab.first == b"0123456789abcdef" and gitlab.phase == "inner"
+    assert sorted(wrappers.OUTER_FIRST_BYTES) == sorted(b" \t\xe2|[\x1b>")
+
+
+def test_the_figure_table_field_by_field():
+    assert len(figures.FIGURES) == 64
+    first = figures.FIGURES[0]
+    assert first == figures.Figure(
+        "launch_id", "", None, "launch", "ref", frozenset({"launches", "launches_table", "parse_csv"}), importance=1
+    )
+    kv = figures.BY_NAME["kv_tokens"]
+    assert (kv.unit, kv.higher_is_better, kv.label, kv.of, kv.importance) == ("tokens", True, "KV tokens", "budget", 1)
+    assert kv.surfaces == frozenset(figures.SURFACES)
+    peak = figures.BY_NAME["peak_token_usage"]
+    assert (peak.higher_is_better, peak.fmt, peak.of) == (False, "percent", "store")
+    assert figures.BY_NAME["source"].label == "source"  # a row without a label is labelled by its name
+    assert set(figures.HISTORY_ORDER) <= set(figures.BY_NAME)
+
+
+def test_the_gpu_and_era_tables_field_by_field():
+    assert [g.name for g in gpus.GPUS][:3] == ["H100 80GB", "H100 NVL", "H200"] and len(gpus.GPUS) == 14
+    h20 = gpus.find_gpu("H20 96GB")
+    assert _strict([h20.name, h20.total_gb, h20.memory, h20.vendor, h20.aliases]) == _strict(
+        ["H20", 95.0, "96 GB HBM3", "NVIDIA", ("H20 96GB",)]
+    )
+    assert gpus.find_gpu("L4").aliases == () and gpus.find_gpu("MI250").vendor == "AMD"
+    assert [e.key for e in formula.ERAS] == ["A", "B", "C"]
+    assert (formula.ERAS[2].first, formula.ERAS[2].last) == ("0.5.11", "0.5.23")
+    assert [e.key for e in vllm_budget.VLLM_ERAS] == ["v0-a", "v0-b", "v0-c", "v1-a", "v1-b", "v1-c", "v1-d"]
+    assert vllm_budget.VLLM_ERAS[-1].last == vv.LAST and vllm_budget.VLLM_ERAS[-2].last == "0.26.0"

@@ -20,7 +20,15 @@ from helpers import IN_CI
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMARS = {"sglang_line.lark", "vllm_line.lark", "pyliteral.lark"}
 #: The declarative tables (``logparse.data.tables`` reads them).
-TABLES = {"sglang_variants.toml", "vllm_variants.toml", "noise.toml"}
+TABLES = {
+    "sglang_variants.toml",
+    "vllm_variants.toml",
+    "noise.toml",
+    "wrappers.toml",
+    "figures.toml",
+    "gpus.toml",
+    "eras.toml",
+}
 
 
 def _pyproject() -> dict:

@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from logparse.data import tables
 from logparse.grammar import versions
 
 GiB = float(1 << 30)
@@ -64,33 +65,8 @@ class Era:
         return f"Era {self.key} ({self.first}–{self.last})"
 
 
-ERAS: tuple[Era, ...] = (
-    Era(
-        "A",
-        "0.1.3",
-        "0.5.6.post2",
-        "ModelRunner.profile_max_num_token",
-        "T = floor((M_post - M_pre*(1-f)) * 2^30 / cell); EAGLE (0.4.3.post3+): "
-        "T' = T + R*steps*topk + R*draft_tokens + 100; min(T, --max-total-tokens); page rounding (0.4.4+)",
-    ),
-    Era(
-        "B",
-        "0.5.7",
-        "0.5.10.post1",
-        "ModelRunnerKVCacheMixin",
-        "T = int((M_post - M_pre*(1-f)) * 2^30) // cell; min(T, --max-total-tokens); page rounding; "
-        "draft KV and draft weights outside the formula",
-    ),
-    Era(
-        "C",
-        "0.5.11",
-        "0.5.23",
-        "pool_configurator / KVCacheConfigurator",
-        "available = int((M_post - M_pre*(1-f) [- mamba]) * 2^30); T = available // cell; page rounding; "
-        "min(T, --max-total-tokens); from 0.5.14 cell = cell*(1 + L_draft/L_target) and M_post after the "
-        "draft weights",
-    ),
-)
+#: SGLang's sizing eras, in release order: ``grammars/eras.toml``.
+ERAS: tuple[Era, ...] = tuple(Era(**entry) for entry in tables.entries("eras.toml", "sglang_era"))
 
 
 def _idx(v: str) -> int:

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from logparse.data import tables
 
 
 @dataclass(frozen=True)
@@ -30,22 +33,12 @@ class Gpu:
         return {"name": self.name, "total_gb": self.total_gb, "memory": self.memory, "vendor": self.vendor}
 
 
-GPUS: tuple[Gpu, ...] = (
-    Gpu("H100 80GB", 79.19, "80 GB HBM3", aliases=("H100", "H100-SXM", "H100-PCIE", "H100 SXM", "H800")),
-    Gpu("H100 NVL", 93.1, "94 GB HBM3", aliases=("H100-NVL",)),
-    Gpu("H200", 139.8, "141 GB HBM3e", aliases=("H200-SXM", "H200 141GB", "H200 NVL")),
-    Gpu("H20", 95.0, "96 GB HBM3", aliases=("H20 96GB",)),
-    Gpu("B200", 178.4, "180 GB HBM3e", aliases=("B200-SXM", "HGX B200")),
-    Gpu("A100 80GB", 79.15, "80 GB HBM2e", aliases=("A100-80G", "A100-SXM4-80GB", "A100-PCIE-80GB", "A800")),
-    Gpu("A100 40GB", 39.39, "40 GB HBM2", aliases=("A100", "A100-40G", "A100-SXM4-40GB")),
-    Gpu("L40S", 44.53, "48 GB GDDR6", aliases=("L40S 48GB",)),
-    Gpu("L40", 44.53, "48 GB GDDR6"),
-    Gpu("L4", 22.03, "24 GB GDDR6"),
-    Gpu("A10G", 22.05, "24 GB GDDR6", aliases=("A10",)),
-    Gpu("RTX 4090", 23.64, "24 GB GDDR6X", aliases=("4090", "GeForce RTX 4090")),
-    Gpu("MI300X", 191.5, "192 GB HBM3", vendor="AMD", aliases=("MI300", "Instinct MI300X")),
-    Gpu("MI250X", 63.98, "64 GB HBM2e per GCD", vendor="AMD", aliases=("MI250",)),
-)
+def _gpu(entry: dict[str, Any]) -> Gpu:
+    return Gpu(**{**entry, "aliases": tuple(entry.get("aliases", ()))})
+
+
+#: The table: ``grammars/gpus.toml``, in its order (the order ``find_gpu``'s error lists them).
+GPUS: tuple[Gpu, ...] = tuple(_gpu(entry) for entry in tables.entries("gpus.toml", "gpu"))
 
 #: The CUDA context and allocator's first reservation on every rank (GiB).
 CONTEXT_GB = 0.45

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+from logparse.data import tables
 from logparse.grammar import vllm_versions as vv
 from logparse.launches.model import Launch, RankMemory
 
@@ -37,64 +39,12 @@ class VllmEra:
         return f"vLLM {self.generation} era {self.key[-1].upper()} ({self.first}–{self.last})"
 
 
-VLLM_ERAS: tuple[VllmEra, ...] = (
-    VllmEra(
-        "v0-a",
-        "V0",
-        "0.4.0",
-        "0.6.3.post1",
-        "KV = u·T − peak (growth of this process since device init)",
-        "only the block counts",
-    ),
-    VllmEra(
-        "v0-b",
-        "V0",
-        "0.6.4",
-        "0.6.4.post1",
-        "KV = u·T − (torch peak + non-torch incl. other processes)",
-        "the one-line profile result",
-    ),
-    VllmEra(
-        "v0-c",
-        "V0",
-        "0.6.5",
-        "0.10.2",
-        "KV = u·T − (weights + activation peak + non-torch)",
-        "every term (three-line profile message)",
-    ),
-    VllmEra(
-        "v1-a",
-        "V1",
-        "0.6.4",
-        "0.9.0.1",
-        "KV = u·T − (torch peak + non-torch incl. other processes)",
-        "only the token count",
-    ),
-    VllmEra(
-        "v1-b",
-        "V1",
-        "0.9.1",
-        "0.17.1",
-        "KV = u·T − (weights + activation peak + non-torch)",
-        "the pool (and every term in 0.10.2's budget report)",
-    ),
-    VllmEra(
-        "v1-c",
-        "V1",
-        "0.18.0",
-        "0.26.0",
-        "KV = u·T − (weights + activation peak + non-torch) − G (CUDA-graph estimate, when applied)",
-        "the pool and the graph estimate (every term in 0.26.0's budget report)",
-    ),
-    VllmEra(
-        "v1-d",
-        "V1",
-        "0.27.0",
-        vv.LAST,
-        "KV = u·T − (consumed + transient activation) − G (CUDA-graph estimate, when applied)",
-        "every term (budget report)",
-    ),
-)
+def _era(entry: dict[str, Any]) -> VllmEra:
+    return VllmEra(**{**entry, "last": vv.LAST if entry["last"] == "last" else entry["last"]})
+
+
+#: vLLM's sizing eras, per generation in release order: ``grammars/eras.toml`` (``"last"``: :data:`vv.LAST`).
+VLLM_ERAS: tuple[VllmEra, ...] = tuple(_era(entry) for entry in tables.entries("eras.toml", "vllm_era"))
 
 
 def era_of(generation: str | None, version: str | None) -> VllmEra | None:

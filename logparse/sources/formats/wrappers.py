@@ -1,10 +1,10 @@
 """Wrapper layers: what a CI runner, a log viewer or a supervising program puts around each line.
 
-One table (:data:`WRAPPERS`), as lnav keeps one spec per format: each :class:`Wrapper` names its
-layer, the bytes pattern read where the unpeeled text starts, how its time is read, whether it is
-*ambiguous* (peeled only when an engine's text follows) and sample lines written in the tool's real
-format (``tests/test_pastes_wrappers.py`` peels every sample).  The same layers serve SGLang and vLLM:
-what is left after them is the engine's line, prefixed or bare.  Formats::
+One table (:data:`WRAPPERS`, data in ``grammars/wrappers.toml``), as lnav keeps one spec per format:
+each :class:`Wrapper` names its layer, the bytes pattern read where the unpeeled text starts, how its
+time is read, whether it is *ambiguous* (peeled only when an engine's text follows) and sample lines
+written in the tool's real format (``tests/test_pastes_wrappers.py`` peels every sample).  The same
+layers serve SGLang and vLLM: what is left after them is the engine's line, prefixed or bare.  Formats::
 
     │ INFO 11-20 14:02:51 [worker.py:267] Memory profiling takes 2.31 seconds          │   tui-box (k9s, tview)
     | [2026-03-02 10:00:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.41 GB, mem usage=15.21 GB.                     |   tui-ascii
@@ -33,18 +33,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from logparse import sglang_prefix, vllm_prefix
+from logparse.data import tables
 from logparse.sources.layers import Layers
 from logparse.sources.timestamps import bad_time_note, epoch_in_range, offset_seconds, stamp_epoch
 
 NOTE_LOCAL_TIME = "time from the Python logging wrapper ({name}; local time read as UTC)"
 
 #: Left borders of a terminal UI's box: tview's light and (focused) double verticals, heavy ones.
+#: The box borders of the ``tui-box`` wrapper (its pattern's ``border``): a row they close is certain.
 _BOX = "│┃║"
 _BOX_BYTES = tuple(c.encode() for c in _BOX)
-_BOX_FIRST = bytes({c.encode()[0] for c in _BOX})
-_DIGITS = b"0123456789"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,118 +72,23 @@ def _re(pattern: str) -> re.Pattern[bytes]:
     return re.compile(pattern.encode())
 
 
-WRAPPERS: tuple[Wrapper, ...] = (
-    Wrapper(
-        "tui-box",
-        _re(rf"[ \t]*(?P<border>{'|'.join(_BOX)})(?: |$)"),
-        "",
-        True,  # a closed box row is certain; a lone left border needs an engine start
-        "outer",
-        (
-            "│ INFO 11-20 14:02:51 [worker.py:267] Memory profiling takes 2.31 seconds                │",
-            "║ [2026-03-02 10:00:12 TP0] KV Cache is allocated. #tokens: 402112, K size: 24.54 GB, V size: 24.54 GB   ║",
-            "┃ # GPU blocks: 21457, # CPU blocks: 2048",
-        ),
-        b" \t" + _BOX_FIRST,
-    ),
-    Wrapper(
-        "tui-ascii",
-        _re(r"[ \t]*(?P<border>\|) "),
-        "",
-        True,
-        "outer",
-        ("| INFO 11-20 14:02:51 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB          |",),
-        b" \t|",
-        closed=True,
-    ),
-    Wrapper(
-        "buildkite",
-        _re(
-            r"\[(?P<date>[0-9]{4}-[0-9][0-9]-[0-9][0-9])T(?P<hms>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])"
-            r"(?P<frac>\.[0-9]{1,9})?(?P<tz>Z|[+-][0-9][0-9]:?[0-9][0-9])\](?: |$)"
-        ),
-        "utc",
-        False,
-        "outer",
-        (
-            "[2025-11-20T14:02:40Z] Loading model weights took 13.4921 GB",
-            "[2025-11-20T14:02:41Z] [2026-03-02 10:00:12 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.41 GB, mem usage=15.21 GB.",
-        ),
-        b"[",
-    ),
-    Wrapper(
-        "buildkite-apc",
-        _re(r"(?:\x1b_bk;t=(?P<epoch>[0-9]{10,16})\x07)+"),
-        "epoch-ms",
-        False,
-        "outer",
-        ("\x1b_bk;t=1763647360123\x07INFO 11-20 14:02:40 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB",),
-        b"\x1b",
-    ),
-    Wrapper(
-        "pipe-gutter",
-        _re(r"[ \t]*\|(?: |$)"),
-        "",
-        True,
-        "outer",
-        ("  | GPU KV cache size: 212,480 tokens", "  | [2026-03-02 10:00:14 TP0] Capture cuda graph begin."),
-        b" \t|",
-    ),
-    Wrapper(
-        "markdown-quote",
-        _re(r"[ \t]*>(?: |$)"),
-        "",
-        True,
-        "outer",
-        (
-            "> INFO 11-20 14:02:51 [gpu_worker.py:227] Available KV cache memory: 52.41 GiB",
-            "> # GPU blocks: 21457, # CPU blocks: 2048",
-        ),
-        b" \t>",
-    ),
-    Wrapper(
-        "fastchat",
-        _re(
-            r"(?P<date>[0-9]{4}-[0-9][0-9]-[0-9][0-9]) (?P<hms>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?P<frac>[.,][0-9]{1,6})?"
-            r" \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) *\| [^|]+? *\|(?: |$)"
-        ),
-        "local",
-        False,
-        "inner",
-        (
-            "2025-11-20 14:02:40 | ERROR | stderr | INFO 11-20 14:02:40 [gpu_model_runner.py:1329] "
-            "Model loading took 14.9900 GiB and 6.112093 seconds",
-            "2025-11-20 14:02:41 | INFO | stdout | Maximum concurrency for 32,768 tokens per request: 13.10x",
-        ),
-        _DIGITS,
-    ),
-    Wrapper(
-        "loguru",
-        _re(
-            r"(?P<date>[0-9]{4}-[0-9][0-9]-[0-9][0-9]) (?P<hms>[0-9][0-9]:[0-9][0-9]:[0-9][0-9])(?P<frac>\.[0-9]{3})"
-            r" \| (?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| [^\s|]+:[^\s|]*:[0-9]+ - "
-        ),
-        "local",
-        False,
-        "inner",
-        (
-            "2025-11-20 14:02:40.125 | INFO     | serve:main:41 - [2026-03-02 10:00:12 TP0] Load weight begin. avail mem=78.62 GB",
-        ),
-        _DIGITS,
-    ),
-    Wrapper(
-        "gitlab",
-        _re(r"[0-9a-f]{2}[OE]\+?(?: |(?=\S))"),
-        "",
-        True,
-        "inner",
-        (
-            "00O [2026-03-02 10:00:12 TP0] Load weight begin. avail mem=78.62 GB",
-            "01E+INFO 11-20 14:02:51 [core.py:172] init engine (profile, create kv cache, warmup model) took 38.51 seconds",
-        ),
-        _DIGITS + b"abcdef",
-    ),
-)
+def _wrapper(entry: dict[str, Any]) -> Wrapper:
+    """A ``[[wrapper]]`` of ``grammars/wrappers.toml``: ``first`` lists characters, the layer may start
+    with the first byte of any of them."""
+    return Wrapper(
+        entry["name"],
+        _re(entry["pattern"]),
+        entry["clock"],
+        entry["ambiguous"],
+        entry["phase"],
+        tuple(entry["samples"]),
+        bytes(dict.fromkeys(c.encode()[0] for c in entry["first"])),
+        closed=entry.get("closed", False),
+    )
+
+
+#: The layers, in the order they are tried: ``grammars/wrappers.toml``.
+WRAPPERS: tuple[Wrapper, ...] = tuple(_wrapper(entry) for entry in tables.entries("wrappers.toml", "wrapper"))
 
 #: An engine's text starts here: SGLang's bracket or bare starts, vLLM's process tag, rank prefix,
 #: log prefix or bare message (the prefixes' own definitions, :mod:`logparse.sglang_prefix`,
