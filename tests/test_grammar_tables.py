@@ -7,6 +7,7 @@ tests catch a loader that drops, reorders or retypes entries (an integer read as
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import tomllib
 from pathlib import Path
@@ -200,3 +201,37 @@ def test_the_gpu_and_era_tables_field_by_field():
     assert (formula.ERAS[2].first, formula.ERAS[2].last) == ("0.5.11", "0.5.23")
     assert [e.key for e in vllm_budget.VLLM_ERAS] == ["v0-a", "v0-b", "v0-c", "v1-a", "v1-b", "v1-c", "v1-d"]
     assert vllm_budget.VLLM_ERAS[-1].last == vv.LAST and vllm_budget.VLLM_ERAS[-2].last == "0.26.0"
+
+
+#: A released migration's statements, byte for byte (sha256): a migration is never edited, a new one is appended.
+FROZEN_SQL = {
+    "tables_v1": "5fbfe1f057142edae7d063db4b30e601298759ec10eb257682c3301ab895e48e",
+    "tables_v2": "aff2811e0dec3e58c113dc667441c760cb3e08e15a14088377f20cea36edb139",
+    "launch_summary_v3": "6aeede0b497a3893c8226227c2f6def8c78d2a0bcbd51c0ecc95836839ea9baa",
+    "history_v3": "e9e094238f0a2a596df77dd76575393f7e5d20d3a8358d957a78e3923d775883",
+    "launch_change_v9": "11b1e67b9ab99f7e8ba8bfa809b7e66b6f23623ed77d8950b3371b980d82f655",
+    "pending_pieces_v10": "6c597c4b366988a7c10faa50e00ab75e95ddd7bd68c3adcd15d13087f9ce4e58",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN_SQL))
+def test_a_released_migration_s_sql_is_frozen(name):
+    assert hashlib.sha256(tables.sql(name).encode()).hexdigest() == FROZEN_SQL[name]
+    assert tables.sql(name).encode() == (ROOT / "grammars" / "sql" / f"{name}.sql").read_bytes()
+
+
+def test_the_current_views_are_read_from_their_files():
+    import duckdb
+
+    from logparse.store import schema
+    from logparse.store.changes import HISTORY_METRICS
+
+    history = tables.sql("history")
+    assert history.startswith("\nCREATE OR REPLACE VIEW history AS\n") and "{metric_cols}" in history
+    con = duckdb.connect()
+    schema.create_current(con)
+    cols = [r[0] for r in con.execute("DESCRIBE history").fetchall()]
+    assert [c for c in cols if c.endswith("_change") and c[: -len("_change")] in HISTORY_METRICS] == [
+        f"{m}_change" for m in HISTORY_METRICS
+    ]
+    assert "kv_tokens" in [r[0] for r in con.execute("DESCRIBE launch_summary").fetchall()]

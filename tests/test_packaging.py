@@ -29,6 +29,17 @@ TABLES = {
     "gpus.toml",
     "eras.toml",
 }
+#: The store's statements (``logparse.store.schema`` executes them).
+SQL = {
+    "tables_v1.sql",
+    "tables_v2.sql",
+    "launch_summary_v3.sql",
+    "history_v3.sql",
+    "launch_change_v9.sql",
+    "pending_pieces_v10.sql",
+    "launch_summary.sql",
+    "history.sql",
+}
 
 
 def _pyproject() -> dict:
@@ -55,6 +66,7 @@ def test_the_grammars_are_at_the_top_and_nowhere_else():
     assert not list((ROOT / "logparse").rglob("*.lark"))
     assert {p.name for p in (ROOT / "grammars").glob("*.toml")} == TABLES
     assert not list((ROOT / "logparse").rglob("*.toml"))
+    assert {p.name for p in (ROOT / "grammars" / "sql").glob("*")} == SQL
 
 
 def test_the_running_package_reads_the_top_level_grammars():
@@ -78,6 +90,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_carries_the_grammars(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"logparse/grammars/{g}" for g in GRAMMARS | TABLES} <= names
+    assert {f"logparse/grammars/sql/{q}" for q in SQL} <= names
     assert not any(n.startswith("grammars/") for n in names)
 
 
@@ -92,12 +105,15 @@ def test_an_installed_copy_parses_with_its_own_grammars(wheel, tmp_path):
         "import logparse, logparse.grammars as g; from logparse.grammar import sglang_line as s;"
         "print(logparse.__file__); print(g.__file__);"
         "print(s.parse_line('[2026-03-01 14:03:22 TP0] Load weight begin. avail mem=77.31 GB'));"
-        "from logparse.grammar import variants, vllm_variants; print(len(variants.VARIANTS), len(vllm_variants.VARIANTS))"
+        "from logparse.grammar import variants, vllm_variants; print(len(variants.VARIANTS), len(vllm_variants.VARIANTS));"
+        "import duckdb; from logparse.store import schema; con = duckdb.connect(); schema.create_current(con);"
+        "print(con.execute('SELECT count(*) FROM duckdb_views() WHERE NOT internal').fetchone()[0])"
     )
     env = {**os.environ, "PYTHONPATH": str(target), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    module, grammars, event, counts = done.stdout.splitlines()[:4]
+    module, grammars, event, counts, views = done.stdout.splitlines()[:5]
     assert module.startswith(str(target)) and grammars.startswith(str(target))
     assert "load_begin" in event and "77.31" in event
     assert counts == "183 142"  # the variant tables, read from the installed copy
+    assert views == "2"  # the store's schema, from the installed copy's SQL files

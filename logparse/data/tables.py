@@ -4,7 +4,8 @@ A table is a TOML file of entries (lnav's format files are the model): each entr
 a sample line, its typed fields, a release range, never code.  This module only reads the files
 (``tomllib``, ``importlib.resources``, as :mod:`logparse.grammar.lalr` reads the ``.lark`` files);
 the module that owns a table turns its entries into its own types (e.g.
-:func:`logparse.grammar.variant_table.load_variants`).
+:func:`logparse.grammar.variant_table.load_variants`).  The store's statements are ``.sql`` files
+(``grammars/sql/``), read as text by :func:`sql`.
 
 Parsing a table with ``tomllib`` costs about 10 ms, on every command that dates a log: the parsed
 table is kept on disk next to lark's tables (:func:`cache_folder`), keyed by the file's bytes, so an
@@ -58,6 +59,12 @@ def table(filename: str) -> dict[str, Any]:
     except OSError:
         pass
     return parsed
+
+
+@cache
+def sql(name: str) -> str:
+    """The text of ``grammars/sql/<name>.sql``, byte for byte (a released migration's statement is frozen)."""
+    return resources.files("logparse.grammars").joinpath("sql").joinpath(f"{name}.sql").read_bytes().decode("utf-8")
 
 
 def entries(filename: str, key: str) -> list[dict[str, Any]]:

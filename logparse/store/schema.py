@@ -17,409 +17,56 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from logparse.data import tables
 from logparse.launches.args import IGNORED_ARGS, IGNORED_PORTS
 from logparse.store.changes import HISTORY_METRICS
 
-#: Metric columns of ``launch_summary`` that ``history`` compares launch to launch.  Memory
-#: figures are the launch budget's (:mod:`logparse.budget.model`): the binding rank's.
-_HISTORY_METRICS_V3 = (
-    "kv_tokens",
-    "max_total_num_tokens",
-    "avail_before_load_gb",
-    "weights_gb",
-    "avail_after_load_gb",
-    "kv_size_gb",
-    "avail_after_pool_gb",
-    "graph_gb",
-    "avail_after_graph_gb",
-    "headroom_gb",
-    "min_headroom_gb",
-    "available_mem_gb",
-    "kv_bytes_per_token",
-    "max_prefill_tokens",
-    "max_running_requests_effective",
-    "context_len",
-    "mem_fraction_static",
-    "load_s",
-    "graph_s",
-    "peak_running_req",
-    "peak_token_usage",
-    "peak_queue_req",
-    "retractions",
-)
-
-_TABLES_V1 = """
-CREATE TABLE schema_version (
-    version INTEGER NOT NULL,
-    applied_at TIMESTAMP NOT NULL,
-    logparse_version VARCHAR
-);
-CREATE TABLE sources (
-    source_id VARCHAR NOT NULL,
-    path VARCHAR,              -- file path, '-' for stdin, or the journal query
-    kind VARCHAR,              -- file | stdin | journal | text | import
-    format VARCHAR,
-    content_hash VARCHAR,      -- sha256 of the bytes read
-    bytes BIGINT,
-    lines BIGINT,
-    parsed BIGINT,
-    noise BIGINT,
-    unrecognized BIGINT,
-    ingested_at TIMESTAMP,
-    host VARCHAR,
-    labels JSON,
-    n_launches INTEGER,
-    warnings JSON,
-    logparse_version VARCHAR
-);
-CREATE TABLE launches (
-    launch_id VARCHAR NOT NULL,
-    source VARCHAR,
-    host VARCHAR,
-    unit VARCHAR,
-    pid BIGINT,
-    boot VARCHAR,
-    started_at TIMESTAMP,
-    ready_at TIMESTAMP,
-    outcome VARCHAR,
-    error VARCHAR,
-    sglang_version VARCHAR,
-    sglang_version_range VARCHAR,
-    version_evidence JSON,
-    model_path VARCHAR,
-    tp_size INTEGER,
-    dp_size INTEGER,
-    pp_size INTEGER,
-    ep_size INTEGER,
-    mem_fraction_static DOUBLE,
-    kv_cache_dtype VARCHAR,
-    page_size INTEGER,
-    context_length BIGINT,
-    chunked_prefill_size BIGINT,
-    max_running_requests BIGINT,
-    max_total_tokens BIGINT,
-    speculative_algorithm VARCHAR,
-    enable_hierarchical_cache BOOLEAN,
-    hicache_ratio DOUBLE,
-    hicache_size DOUBLE,
-    enable_dp_attention BOOLEAN,
-    device VARCHAR,
-    server_args JSON,
-    server_args_form VARCHAR,
-    max_total_num_tokens BIGINT,
-    max_prefill_tokens BIGINT,
-    max_running_requests_effective BIGINT,
-    context_len BIGINT,
-    available_mem_gb DOUBLE,
-    available_mem_kind VARCHAR,
-    hicache_host_gb DOUBLE,
-    hicache_host_tokens BIGINT,
-    first_line BIGINT,
-    last_line BIGINT,
-    warnings JSON,
-    -- beyond the parse JSON contract
-    labels JSON,
-    source_id VARCHAR,
-    deployment VARCHAR,
-    version_min VARCHAR,
-    version_max VARCHAR,
-    sglang_version_given VARCHAR,
-    started_at_text VARCHAR,
-    ready_at_text VARCHAR,
-    startup_s DOUBLE,
-    n_ranks INTEGER,
-    n_events INTEGER,
-    n_warnings INTEGER,
-    ingested_at TIMESTAMP,
-    updated_at TIMESTAMP
-);
-CREATE TABLE rank_memory (
-    launch_id VARCHAR NOT NULL,
-    rank_idx INTEGER NOT NULL,
-    dp_rank INTEGER,
-    pp_rank INTEGER,
-    tp_rank INTEGER,
-    ep_rank INTEGER,
-    worker VARCHAR,
-    avail_before_load_gb DOUBLE,
-    weights_gb DOUBLE,
-    avail_after_load_gb DOUBLE,
-    load_s DOUBLE,
-    kv_dtype VARCHAR,
-    kv_tokens BIGINT,
-    k_size_gb DOUBLE,
-    v_size_gb DOUBLE,
-    kv_size_gb DOUBLE,
-    avail_after_pool_gb DOUBLE,
-    graph_gb DOUBLE,
-    avail_after_graph_gb DOUBLE,
-    graph_s DOUBLE,
-    -- derived
-    headroom_gb DOUBLE,
-    kv_bytes_per_token DOUBLE,
-    extra JSON
-);
-CREATE TABLE events (
-    launch_id VARCHAR NOT NULL,
-    seq INTEGER NOT NULL,
-    source_id VARCHAR,
-    source VARCHAR,
-    line_no BIGINT,
-    ts TIMESTAMP,
-    ts_text VARCHAR,
-    dp_rank INTEGER,
-    pp_rank INTEGER,
-    tp_rank INTEGER,
-    ep_rank INTEGER,
-    attn_cp_rank INTEGER,
-    moe_dp_rank INTEGER,
-    worker VARCHAR,
-    tagged BOOLEAN,
-    kind VARCHAR,
-    form VARCHAR,
-    variant VARCHAR,
-    fields JSON,
-    text VARCHAR,
-    line_hash VARCHAR,
-    cursor VARCHAR
-);
-CREATE TABLE runtime_stats (
-    launch_id VARCHAR NOT NULL,
-    peak_running_req BIGINT,
-    peak_token_usage DOUBLE,
-    peak_queue_req BIGINT,
-    peak_tokens BIGINT,
-    retractions BIGINT,     -- "KV cache pool is full. Retract requests." and other retract lines
-    batch_lines BIGINT,
-    first_runtime_at TIMESTAMP,
-    last_runtime_at TIMESTAMP,
-    runtime JSON            -- Launch.runtime as parsed (startup timings, per-DP summary, ...)
-);
-CREATE TABLE unrecognized (
-    source_id VARCHAR NOT NULL,
-    line_no BIGINT,
-    reason VARCHAR,
-    text VARCHAR
-);
-CREATE TABLE journal_cursors (
-    host VARCHAR,
-    unit VARCHAR,
-    cursor VARCHAR,
-    updated_at TIMESTAMP,
-    scope VARCHAR,          -- the journal query the cursor answers (unit, directory, file)
-    realtime_us BIGINT
-);
-CREATE TABLE launch_sources (
-    launch_id VARCHAR NOT NULL,
-    source_id VARCHAR NOT NULL
-);
-"""
-
-_TABLES_V2 = """
-CREATE TABLE launch_args (
-    launch_id VARCHAR NOT NULL,
-    name VARCHAR NOT NULL,
-    value JSON
-);
-CREATE TABLE ignored_args (
-    name VARCHAR NOT NULL,
-    reason VARCHAR
-);
-"""
-
-
-def _rank0_cte() -> str:
-    return """
-    rank0 AS (
-        SELECT * EXCLUDE (rn) FROM (
-            SELECT r.*, row_number() OVER (
-                PARTITION BY r.launch_id
-                ORDER BY coalesce(r.dp_rank, 0) = -1, abs(coalesce(r.dp_rank, 0)), coalesce(r.pp_rank, 0),
-                         coalesce(r.tp_rank, 0), coalesce(r.ep_rank, 0), r.rank_idx) AS rn
-            FROM rank_memory r WHERE r.worker = 'target') WHERE rn = 1
-    ),
-    rank_agg AS (
-        SELECT launch_id, count(*) AS n_ranks_target, min(headroom_gb) AS min_headroom_gb,
-               min(kv_tokens) AS min_kv_tokens, max(weights_gb) AS max_weights_gb
-        FROM rank_memory WHERE worker = 'target' GROUP BY launch_id
-    )"""
-
-
-_VIEW_LAUNCH_SUMMARY_V3 = f"""
-CREATE OR REPLACE VIEW launch_summary AS
-WITH {_rank0_cte()}
-SELECT
-    l.launch_id, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, l.startup_s, l.outcome, l.error,
-    l.sglang_version, l.sglang_version_range, coalesce(l.sglang_version, l.sglang_version_range) AS version,
-    l.model_path, l.tp_size, l.dp_size, l.pp_size, l.ep_size, l.device,
-    l.mem_fraction_static, l.kv_cache_dtype, l.page_size, l.context_length, l.chunked_prefill_size,
-    l.max_running_requests, l.max_total_tokens, l.speculative_algorithm, l.enable_hierarchical_cache,
-    l.max_total_num_tokens, l.max_prefill_tokens, l.max_running_requests_effective, l.context_len,
-    l.available_mem_gb, l.available_mem_kind, l.hicache_host_gb, l.hicache_host_tokens,
-    r.avail_before_load_gb, r.weights_gb, r.avail_after_load_gb, r.load_s,
-    -- before 0.4.1.post6 SGLang printed no KV pool line: the pool size is the summary's
-    -- max_total_num_tokens (the pool's #tokens is that value in every release).
-    r.kv_dtype, coalesce(r.kv_tokens, l.max_total_num_tokens) AS kv_tokens, r.k_size_gb, r.v_size_gb,
-    r.kv_size_gb, r.avail_after_pool_gb,
-    r.graph_gb, r.avail_after_graph_gb, r.graph_s, r.headroom_gb, r.kv_bytes_per_token,
-    a.min_headroom_gb, a.min_kv_tokens, a.n_ranks_target AS n_ranks,
-    s.peak_running_req, s.peak_token_usage, s.peak_queue_req, s.peak_tokens, s.retractions,
-    s.batch_lines, s.first_runtime_at, s.last_runtime_at,
-    l.n_warnings, l.n_events, l.labels, l.source_id, l.source, l.ingested_at, l.updated_at
-FROM launches l
-LEFT JOIN rank0 r USING (launch_id)
-LEFT JOIN rank_agg a USING (launch_id)
-LEFT JOIN runtime_stats s USING (launch_id)
-"""
-
-
-def _history_view_v3() -> str:
-    metric_cols = ",\n    ".join(f"{m}, {m} - lag({m}) OVER w AS {m}_change" for m in _HISTORY_METRICS_V3)
-    return f"""
-CREATE OR REPLACE VIEW history AS
-WITH ordered AS (
-    SELECT s.*,
-        row_number() OVER w AS launch_no,
-        lag(launch_id) OVER w AS prev_launch_id,
-        lag(version) OVER w AS prev_version,
-        lag(started_at) OVER w AS prev_started_at,
-        {metric_cols}
-    FROM launch_summary s
-    WINDOW w AS (PARTITION BY deployment ORDER BY started_at NULLS FIRST, ingested_at, launch_id)
-),
-has_args AS (SELECT DISTINCT launch_id FROM launch_args),
-pairs AS (
-    SELECT o.launch_id, o.prev_launch_id FROM ordered o
-    WHERE o.prev_launch_id IS NOT NULL
-      AND o.launch_id IN (SELECT launch_id FROM has_args)
-      AND o.prev_launch_id IN (SELECT launch_id FROM has_args)
-),
-cur AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.launch_id
-),
-prev AS (
-    SELECT p.launch_id, a.name, a.value::VARCHAR AS value FROM pairs p JOIN launch_args a ON a.launch_id = p.prev_launch_id
-),
-diff AS (
-    SELECT coalesce(cur.launch_id, prev.launch_id) AS launch_id, coalesce(cur.name, prev.name) AS name,
-           prev.value AS old_value, cur.value AS new_value
-    FROM cur FULL OUTER JOIN prev ON cur.launch_id = prev.launch_id AND cur.name = prev.name
-    WHERE cur.value IS DISTINCT FROM prev.value
-      AND coalesce(cur.name, prev.name) NOT IN (SELECT name FROM ignored_args)
-),
-arg_diff AS (
-    SELECT launch_id,
-           list(name ORDER BY name) AS changed_arg_names,
-           string_agg(name, ', ' ORDER BY name) AS changed_args,
-           string_agg(name || ': ' || coalesce(old_value, '(absent)') || ' -> ' || coalesce(new_value, '(absent)'),
-                      '; ' ORDER BY name) AS arg_changes
-    FROM diff GROUP BY launch_id
-)
-SELECT o.*,
-    CASE WHEN o.prev_launch_id IS NULL THEN NULL
-         ELSE o.version IS DISTINCT FROM o.prev_version END AS version_changed,
-    CASE WHEN o.prev_launch_id IS NOT NULL AND o.version IS DISTINCT FROM o.prev_version
-         THEN coalesce(o.prev_version, '?') || ' -> ' || coalesce(o.version, '?') END AS version_change,
-    CASE WHEN o.launch_id IN (SELECT launch_id FROM pairs) THEN d.launch_id IS NOT NULL END AS args_changed,
-    d.changed_args, d.changed_arg_names, d.arg_changes
-FROM ordered o LEFT JOIN arg_diff d USING (launch_id)
-"""
-
-
-VIEW_LAUNCH_SUMMARY = """
-CREATE OR REPLACE VIEW launch_summary AS
-WITH binding AS (
-    -- the binding rank's target row as printed (its free memory after the pool and the graphs)
-    SELECT rb.launch_id, r.avail_after_pool_gb, r.avail_after_graph_gb, r.kv_dtype, r.k_size_gb, r.v_size_gb
-    FROM launch_budget b
-    JOIN rank_budget rb ON rb.launch_id = b.launch_id AND rb.rank = b.binding_rank
-    JOIN rank_memory r ON r.launch_id = rb.launch_id AND r.worker = 'target'
-         AND r.dp_rank IS NOT DISTINCT FROM rb.dp_rank AND r.pp_rank IS NOT DISTINCT FROM rb.pp_rank
-         AND r.tp_rank IS NOT DISTINCT FROM rb.tp_rank AND r.ep_rank IS NOT DISTINCT FROM rb.ep_rank
-),
-rank_agg AS (
-    SELECT launch_id, min(kv_tokens) AS min_kv_tokens FROM rank_memory WHERE worker = 'target' GROUP BY launch_id
-)
-SELECT
-    l.launch_id, l.engine, l.deployment, l.host, l.unit, l.pid, l.started_at, l.ready_at, b.startup_s, l.outcome,
-    l.error, l.error_kind, l.sglang_version, l.sglang_version_range,
-    coalesce(l.engine_version, l.engine_version_range, l.sglang_version, l.sglang_version_range) AS version,
-    l.engine_version, l.engine_version_range, l.engine_generation, l.time_zone,
-    -- vLLM's figures (None on SGLang launches); kv_tokens' meaning is kv_tokens_definition's
-    l.gpu_memory_utilization, l.gpu_memory_utilization_source, l.max_model_len, l.num_gpu_blocks, l.block_size,
-    l.kv_tokens_definition, l.max_concurrency, l.max_concurrency_tokens,
-    l.model_path, l.tp_size, l.dp_size, l.pp_size, l.ep_size, l.device,
-    l.mem_fraction_static, l.kv_cache_dtype, l.page_size, l.context_length, l.chunked_prefill_size,
-    l.max_running_requests, l.max_total_tokens, l.speculative_algorithm, l.enable_hierarchical_cache,
-    l.max_total_num_tokens, l.max_prefill_tokens, l.max_running_requests_effective, l.context_len,
-    l.available_mem_gb, l.available_mem_kind, l.hicache_host_gb, l.hicache_host_tokens,
-    -- the launch budget (logparse.budget.model): the binding rank's figures
-    b.binding_rank, b.free_before_weights_gb AS avail_before_load_gb, b.weights_gb,
-    b.free_after_weights_gb AS avail_after_load_gb, b.load_s,
-    g.kv_dtype, b.kv_tokens, b.kv_tokens_source, g.k_size_gb, g.v_size_gb, b.kv_pool_gb, b.kv_pool_gb AS kv_size_gb,
-    b.other_pools_gb, g.avail_after_pool_gb, b.graph_gb, g.avail_after_graph_gb, b.graph_s,
-    b.draft_weights_gb, b.draft_kv_gb, b.draft_graph_gb, b.other_gb,
-    b.headroom_gb, b.headroom_gb AS min_headroom_gb, b.lowest_free_gb, b.unknown ->> 'headroom_gb' AS headroom_unknown,
-    b.bytes_per_token AS kv_bytes_per_token, b.predicted_kv_tokens, b.era, b.memory_kind,
-    a.min_kv_tokens, l.n_ranks,
-    s.peak_running_req, s.peak_token_usage, s.peak_queue_req, s.peak_tokens, s.retractions,
-    s.batch_lines, s.first_runtime_at, s.last_runtime_at,
-    l.n_warnings, l.n_events, l.labels, l.source_id, l.source, l.ingested_at, l.updated_at
-FROM launches l
-LEFT JOIN launch_budget b USING (launch_id)
-LEFT JOIN binding g USING (launch_id)
-LEFT JOIN rank_agg a USING (launch_id)
-LEFT JOIN runtime_stats s USING (launch_id)
-"""
-
-
-#: The ``history`` view: each launch's summary, its place in its deployment (``launch_sequence``) and
-#: its change against the previous launch, persisted in ``launch_change`` when the launches change
-#: (:mod:`logparse.store.changes`), so reading it computes no window and no argument diff.
-#: ``{metric_cols}`` is filled from :data:`HISTORY_METRICS` (the columns keep their order).
-_HISTORY_SQL = """
-CREATE OR REPLACE VIEW history AS
-SELECT s.* EXCLUDE ({metrics}),
-    q.launch_no, q.prev_launch_id, c.prev_version, c.prev_started_at, c.prev_kv_tokens_definition,
-    {metric_cols},
-    c.version_changed, c.version_change, c.kv_tokens_definition_change, c.args_changed, c.changed_args,
-    c.changed_arg_names, c.arg_changes, c.defaults_moved, c.derived_changes, c.fields_added, c.fields_removed,
-    c.release_fields_change
-FROM launch_summary s
-JOIN launch_sequence q USING (launch_id)
-LEFT JOIN launch_change c USING (launch_id)
-WHERE q.same_start_as IS NULL
-"""
+# The statements are SQL files (``grammars/sql/``, read by :func:`logparse.data.tables.sql`), byte for
+# byte what each migration executed; a released migration's files are frozen (their column lists too):
+#
+# * ``tables_v1.sql``, ``tables_v2.sql``: the tables migrations 1 and 2 created;
+# * ``launch_summary_v3.sql``, ``history_v3.sql``: the views as migrations 2 and 3 left them (the
+#   23 metrics ``history`` compared then);
+# * ``launch_change_v9.sql``: ``launch_change`` as migration 9 created it (its metric columns: a
+#   later metric is a later migration's column);
+# * ``pending_pieces_v10.sql``: ``pending_pieces`` as migration 10 created it (:mod:`logparse.store.pending`);
+# * ``launch_summary.sql``, ``history.sql``: the current views, recreated after every run of migrations.
+#
+# ``history.sql`` is the ``history`` view: each launch's summary, its place in its deployment
+# (``launch_sequence``) and its change against the previous launch, persisted in ``launch_change``
+# when the launches change (:mod:`logparse.store.changes`), so reading it computes no window and no
+# argument diff.  Its ``{metrics}`` and ``{metric_cols}`` are filled from :data:`HISTORY_METRICS`
+# (the columns keep their order).
 
 
 def _history_view() -> str:
     metric_cols = ",\n    ".join(f"s.{m}, c.{m}_change" for m in HISTORY_METRICS)
-    return _HISTORY_SQL.format(metrics=", ".join(HISTORY_METRICS), metric_cols=metric_cols)
+    return tables.sql("history").format(metrics=", ".join(HISTORY_METRICS), metric_cols=metric_cols)
 
 
 def create_views(con) -> None:
-    con.execute(VIEW_LAUNCH_SUMMARY)
+    con.execute(tables.sql("launch_summary"))
     con.execute(_history_view())
 
 
 def _views_v3(con) -> None:
     """The views as migrations 2 and 3 left them (kept so that those migrations stay what they were)."""
-    con.execute(_VIEW_LAUNCH_SUMMARY_V3)
-    con.execute(_history_view_v3())
+    con.execute(tables.sql("launch_summary_v3"))
+    con.execute(tables.sql("history_v3"))
 
 
 # ---------------------------------------------------------------------------- migrations
 
 
 def _m1_tables(con) -> None:
-    for stmt in _TABLES_V1.split(";"):
+    for stmt in tables.sql("tables_v1").split(";"):
         if stmt.strip():
             con.execute(stmt)
 
 
 def _m2_args_and_views(con) -> None:
     """Per-argument table (backfilled from ``launches.server_args``), the noise list, the views."""
-    for stmt in _TABLES_V2.split(";"):
+    for stmt in tables.sql("tables_v2").split(";"):
         if stmt.strip():
             con.execute(stmt)
     from logparse.store.rows import values_sql
@@ -539,39 +186,6 @@ def _m8_engines(con) -> None:
     )
 
 
-#: ``launch_change``'s metric columns as migration 9 created them (frozen: a later metric is a later
-#: migration's column).
-_CHANGE_METRICS_V9 = (
-    ("kv_tokens", "BIGINT"),
-    ("max_total_num_tokens", "BIGINT"),
-    ("predicted_kv_tokens", "BIGINT"),
-    ("avail_before_load_gb", "DOUBLE"),
-    ("weights_gb", "DOUBLE"),
-    ("avail_after_load_gb", "DOUBLE"),
-    ("kv_size_gb", "DOUBLE"),
-    ("kv_pool_gb", "DOUBLE"),
-    ("avail_after_pool_gb", "DOUBLE"),
-    ("graph_gb", "DOUBLE"),
-    ("avail_after_graph_gb", "DOUBLE"),
-    ("headroom_gb", "DOUBLE"),
-    ("min_headroom_gb", "DOUBLE"),
-    ("lowest_free_gb", "DOUBLE"),
-    ("available_mem_gb", "DOUBLE"),
-    ("kv_bytes_per_token", "DOUBLE"),
-    ("max_prefill_tokens", "BIGINT"),
-    ("max_running_requests_effective", "BIGINT"),
-    ("context_len", "BIGINT"),
-    ("mem_fraction_static", "DOUBLE"),
-    ("load_s", "DOUBLE"),
-    ("graph_s", "DOUBLE"),
-    ("startup_s", "DOUBLE"),
-    ("peak_running_req", "BIGINT"),
-    ("peak_token_usage", "DOUBLE"),
-    ("peak_queue_req", "BIGINT"),
-    ("retractions", "BIGINT"),
-)
-
-
 def _m9_launch_change(con) -> None:
     """``launch_change``: each launch's change against the previous launch of its deployment (the
     metrics' changes, the SGLang version and argument changes), which the ``history`` view computed
@@ -580,36 +194,7 @@ def _m9_launch_change(con) -> None:
     And an index of ``events`` by launch: a report reads one launch's events, which without it
     decompressed the whole table (most of ``show``'s own time on a large store)."""
     con.execute("CREATE INDEX events_launch_id ON events (launch_id)")
-    metrics = "".join(f"    {m}_change {kind},\n" for m, kind in _CHANGE_METRICS_V9)
-    con.execute(
-        "CREATE TABLE launch_change (\n    launch_id VARCHAR NOT NULL PRIMARY KEY,\n    deployment VARCHAR,\n"
-        "    prev_version VARCHAR,\n    prev_started_at TIMESTAMP,\n    prev_kv_tokens_definition VARCHAR,\n"
-        + metrics
-        + "    version_changed BOOLEAN,\n    version_change VARCHAR,\n    kv_tokens_definition_change VARCHAR,\n"
-        "    args_changed BOOLEAN,\n"
-        "    changed_args VARCHAR,\n    changed_arg_names VARCHAR[],\n    arg_changes VARCHAR,\n"
-        "    defaults_moved VARCHAR,\n    derived_changes VARCHAR,\n    fields_added BIGINT,\n"
-        "    fields_removed BIGINT,\n    release_fields_change VARCHAR\n)"
-    )
-
-
-#: ``pending_pieces`` as migration 10 created it (see :mod:`logparse.store.pending`).
-PENDING_PIECES_SQL = """
-CREATE TABLE pending_pieces (
-    piece_id VARCHAR NOT NULL PRIMARY KEY,
-    host VARCHAR,
-    unit VARCHAR,
-    boot VARCHAR,
-    pid BIGINT,
-    first_ts VARCHAR,
-    n_lines BIGINT,
-    line_hashes VARCHAR[],
-    events JSON,
-    span JSON,
-    ranges JSON,
-    updated_at TIMESTAMP
-)
-"""
+    con.execute(tables.sql("launch_change_v9"))
 
 
 def _m10_order_free(con) -> None:
@@ -624,7 +209,7 @@ def _m10_order_free(con) -> None:
         "min(line_no) AS lo, max(line_no) AS hi FROM events GROUP BY launch_id, source_id) e "
         "WHERE launch_sources.launch_id = e.launch_id AND launch_sources.source_id = e.source_id"
     )
-    con.execute(PENDING_PIECES_SQL)
+    con.execute(tables.sql("pending_pieces_v10"))
     con.execute("ALTER TABLE launch_sequence ADD COLUMN same_start_as VARCHAR")
 
 
