@@ -28,6 +28,7 @@ TABLES = {
     "figures.toml",
     "gpus.toml",
     "eras.toml",
+    "anchors.toml",
 }
 #: The store's statements (``logparse.store.schema`` executes them).
 SQL = {

@@ -19,78 +19,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.data import tables
 from logparse.grammar.vllm_line import VllmLineParseError, parse_line
 from logparse.vllm_prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
 
-#: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive).
-VLLM_ANCHORS = (
-    "LLM engine (v",
-    "server version ",
-    "API version ",
-    "█  version ",
-    "█  model ",
-    "non-default args: ",
-    "args: Namespace(",
-    "Started engine process",
-    "Loading model weights took",
-    "Model loading took",
-    "Loading weights took",
-    "Memory profiling",
-    "the current vLLM instance can use",
-    "model weights take",
-    "KV cache memory",
-    "KV Cache as specified",
-    "Free memory on device",
-    "multimodal decoding",
-    "startup plan",
-    "Startup plan not applied",
-    "Starting to load model",
-    "Weights are held outside",
-    "blocks: ",
-    "num_gpu_blocks",
-    "Maximum concurrency for",
-    "KV cache size",
-    "padding layers",
-    "Hybrid KV cache manager",
-    "Auto-fit max_model_len",
-    "Graph capturing finished",
-    "CUDA graph memory",
-    "CUDA graph pool memory",
-    "Capturing cudagraphs for decoding",
-    "Capturing the model for CUDA graphs",
-    "CUDA graphs can take additional",
-    "init engine (profile",
-    "torch.compile take",
-    "Initial free memory",
-    "Free memory after profiling",
-    "Dynamo bytecode transform time",
-    "Compiling a graph for",
-    "Initial profiling/warmup run took",
-    "torch.compile took",
-    "Using max model len",
-    "Chunked prefill is enabled",
-    "is assigned as",
-    "Using V2 Model Runner",
-    "of cached CUDA allocator memory",
-    "before KV cache sizing; non-torch",
-    "Starting vLLM",
-    "Available routes are:",
-    "Route: /",
-    "No available memory for the cache blocks",
-    "max seq len",
-    "Failed to load model",
-    "Error in memory profiling",
-    "Engine core initialization failed",
-    "EngineCore failed to start",
-    "Traceback (most recent call last)",
-    "Exception in worker ",
-    "WorkerProc failed to start",
-    "Avg prompt throughput",
-    "is preempted by",
-    "Application startup complete",
-    "Started server process",
-    "Uvicorn running on",
-)
+#: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive), in the
+#: order of ``grammars/anchors.toml``.
+VLLM_ANCHORS: tuple[str, ...] = tuple(tables.table("anchors.toml")["vllm"])
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in VLLM_ANCHORS))
 #: The failure texts of catalogue §2.7 that an uncaught exception (a bare line) may carry.
 _FAILURE_RE = re.compile(
