@@ -57,13 +57,18 @@ class Figure:
     importance: int = 2
 
 
+_ROW_KEYS = frozenset({"name", "unit", "higher_is_better", "label", "fmt", "shown", "of", "importance"})
+
+
 def _row(entry: dict[str, Any]) -> Figure:
-    """A row of ``grammars/figures.toml``: what it leaves out is a setting (no better way), labelled
-    by its name, read from the launch record, of importance 2."""
+    """A row of ``grammars/figures.toml``; a key it leaves out takes its default: ``higher_is_better``
+    neither (None), ``label`` the name, ``of`` the launch record, ``importance`` 2."""
     surfaces = frozenset(entry["shown"])
     unknown = surfaces - set(SURFACES)
     if unknown:
         raise ValueError(f"figure {entry['name']}: unknown surface(s) {sorted(unknown)}")
+    if set(entry) - _ROW_KEYS:
+        raise ValueError(f"figure {entry['name']}: unknown key(s) {sorted(set(entry) - _ROW_KEYS)}")
     return Figure(
         entry["name"],
         entry["unit"],

@@ -16,7 +16,7 @@ from typing import Any
 from logparse.data import tables
 
 #: ``signature(kind, form, fields)``: what identifies a wording in an engine's table.
-Signature = Callable[[str, "str | None", dict[str, Any]], tuple]
+Signature = Callable[[str, str | None, dict[str, Any]], tuple]
 
 
 @dataclass(frozen=True)

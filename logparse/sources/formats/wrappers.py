@@ -75,6 +75,9 @@ def _re(pattern: str) -> re.Pattern[bytes]:
 def _wrapper(entry: dict[str, Any]) -> Wrapper:
     """A ``[[wrapper]]`` of ``grammars/wrappers.toml``: ``first`` lists characters, the layer may start
     with the first byte of any of them."""
+    unknown = set(entry) - {"name", "phase", "clock", "ambiguous", "closed", "first", "pattern", "samples"}
+    if unknown:
+        raise ValueError(f"wrapper {entry['name']}: unknown key(s) {sorted(unknown)}")
     return Wrapper(
         entry["name"],
         _re(entry["pattern"]),
