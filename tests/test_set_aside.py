@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import SAMPLES, cli
 
 VLLM_TP2 = SAMPLES / "vllm" / "v1-tags-in-format-0.31.0.log"

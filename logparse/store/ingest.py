@@ -622,7 +622,9 @@ def ingest_parsed(
         if isinstance(root, duckdb.IOException):
             raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm.short_error(root)})") from None
         if refused_data(root):  # one input the store refuses never stops the others
-            return SourceOutcome(ps.name, "failed", message=f"not stored: the store refused it ({dbm.short_error(root)})")
+            return SourceOutcome(
+                ps.name, "failed", message=f"not stored: the store refused it ({dbm.short_error(root)})"
+            )
         if root is not exc and isinstance(root, Exception):
             raise root from None
         raise
