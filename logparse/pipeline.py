@@ -22,8 +22,8 @@ from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unre
 from logparse.launches.vllm_assemble import OPENING_KINDS as VLLM_OPENING_KINDS
 from logparse.launches.vllm_assemble import VllmLaunchAssembler, apply_vllm_prefix
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
-from logparse.sources.redact import redact
 from logparse.sources.records import Record
+from logparse.sources.redact import redact
 from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok, record_time_is_instant
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).

@@ -150,3 +150,39 @@ def test_a_full_disk_never_replaces_an_output_with_a_cut_one(tmp_path: Path) -> 
         assert res.stderr.strip().count("\n") == 0 and "File too large" in res.stderr, res.stderr
         assert (tmp_path / name).read_bytes() == before, name
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_a_store_an_older_release_wrote_loses_its_secrets_when_migrated(tmp_path: Path) -> None:
+    """A store of schema 13 (written before secrets were redacted) holds the key in its lines, its
+    payloads and its arguments; opening it with this release migrates every one of them."""
+    import duckdb
+
+    db = tmp_path / "h.duckdb"
+    assert cli("ingest", SGLANG_DICT, db=db).code == 0
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE launch_args SET value = ? WHERE name = 'api_key'", [json.dumps(KEY)])
+    con.execute("UPDATE events SET text = replace(text, '''api_key'': None', '''api_key'': ''' || ? || '''')", [KEY])
+    con.execute(
+        "UPDATE launches SET server_args = replace(server_args::VARCHAR, '\"api_key\":null', '\"api_key\":\"' || ? || '\"')",
+        [KEY],
+    )
+    con.execute("DELETE FROM schema_version WHERE version > 13")
+    planted = con.execute(
+        "SELECT (SELECT count(*) FROM events WHERE contains(text, ?)) + (SELECT count(*) FROM launches "
+        "WHERE contains(server_args::VARCHAR, ?)) + (SELECT count(*) FROM launch_args WHERE contains(value::VARCHAR, ?))",
+        [KEY, KEY, KEY],
+    ).fetchone()[0]
+    con.close()
+    assert planted == 3
+    assert cli("doctor", db=db).code == 0  # opening the store migrates it
+    con = duckdb.connect(str(db), read_only=True)
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND data_type IN ('VARCHAR', 'JSON') "
+        "AND table_name IN (SELECT table_name FROM duckdb_tables())"
+    ).fetchall():
+        assert (
+            con.execute(f'SELECT count(*) FROM {table} WHERE contains("{column}"::VARCHAR, ?)', [KEY]).fetchone()[0]
+            == 0
+        )
+    value = con.execute("SELECT value::VARCHAR FROM launch_args WHERE name = 'api_key'").fetchone()[0]
+    assert value == json.dumps(f"<redacted:{fingerprint(KEY)}>")

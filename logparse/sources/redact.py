@@ -21,12 +21,10 @@ import hashlib
 import re
 
 #: Argument names whose value is a secret (SGLang's and vLLM's ServerArgs / CLI, and the usual kinds).
-_NAMES = (
-    r"(?:[a-z0-9]+_)*(?:api_key|password|passwd|secret|secret_key|access_key|access_token|auth_token|hf_token)"
-)
+NAMES = r"(?:[a-z0-9]+_)*(?:api_key|password|passwd|secret|secret_key|access_key|access_token|auth_token|hf_token)"
 #: ``name='value'`` / ``name="value"`` (a dataclass or Namespace repr) and ``'name': 'value'`` (a dict).
 _ASSIGNED = re.compile(
-    rf"""(?<![A-Za-z0-9_])(?P<q>['"]?)(?P<name>{_NAMES})(?P=q)\s*[:=]\s*(?P<val>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+    rf"""(?<![A-Za-z0-9_])(?P<q>['"]?)(?P<name>{NAMES})(?P=q)\s*[:=]\s*(?P<val>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 )
 #: ``--api-key VALUE``, ``--api-key=VALUE`` (a command line printed in a log).
 _FLAG = re.compile(
@@ -36,7 +34,7 @@ _FLAG = re.compile(
 #: ``scheme://user:password@host``.
 _URL = re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<val>[^\s/@'\"]+)(?=@)")
 #: Cheap tests that a line may hold a secret (nearly every line holds none).
-_HINTS = ("key", "passw", "passwd", "secret", "_token", "-token", "://")
+HINTS = ("key", "passw", "passwd", "secret", "_token", "-token", "://")
 #: Values that are already masks or empty.
 _MASKS = {"", "***", "None", "null"}
 REDACTED = "<redacted:"
@@ -62,9 +60,27 @@ def _plain(m: re.Match) -> str:
     return m.group("pre") + _mask(m.group("val"))
 
 
+def secret_name(name: str) -> bool:
+    """Does an argument of this name hold a secret (``api_key``, ``ssl_keyfile_password``, …)?"""
+    return re.fullmatch(NAMES, name.split(".")[-1]) is not None
+
+
+def redact_value(name: str, value_json: str | None) -> str | None:
+    """A stored argument's value (JSON text) with a secret replaced by its fingerprint."""
+    if value_json is None or not secret_name(name) or not value_json.startswith('"'):
+        return value_json
+    import json
+
+    try:
+        value = json.loads(value_json)
+    except ValueError:
+        return json.dumps(_mask(value_json))
+    return json.dumps(_mask(value)) if isinstance(value, str) else value_json
+
+
 def redact(text: str) -> str:
     """``text`` with every secret value replaced by its fingerprint (see the module doc)."""
-    if not any(h in text for h in _HINTS):
+    if not any(h in text for h in HINTS):
         return text
     text = _ASSIGNED.sub(_assigned, text)
     text = _FLAG.sub(_plain, text)

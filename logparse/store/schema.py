@@ -664,6 +664,32 @@ def _m13_budgets_of_this_model(con) -> None:
     rebuild.rebuild_all(con)
 
 
+def _m14_secrets_redacted(con) -> None:
+    """Secrets that an older logparse stored (``api_key='sk-…'`` in lines, arguments and payloads)
+    replaced by their fingerprints, as this release stores them (:mod:`logparse.sources.redact`):
+    every text column of every table, read only where a cheap SQL test finds a hint of one."""
+    from logparse.sources import redact
+
+    con.create_function("logparse_redact", redact.redact, ["VARCHAR"], "VARCHAR")
+    con.create_function("logparse_redact_value", redact.redact_value, ["VARCHAR", "VARCHAR"], "VARCHAR")
+    hint = " OR ".join(f"contains(lower(c), '{h}')" for h in redact.HINTS)
+    text_columns = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' "
+        "AND NOT internal AND data_type IN ('VARCHAR', 'JSON') AND table_name IN "
+        "(SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main')"
+    ).fetchall()
+    for table, column in text_columns:
+        col = f'"{column}"'
+        con.execute(f"UPDATE {table} SET {col} = logparse_redact({col}) WHERE {hint.replace('c)', col + ')')}")
+    con.execute(
+        "UPDATE launch_args SET value = logparse_redact_value(name, value::VARCHAR) "
+        "WHERE value IS NOT NULL AND regexp_full_match(name, ?)",
+        [redact.NAMES],
+    )
+    con.remove_function("logparse_redact")
+    con.remove_function("logparse_redact_value")
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -679,6 +705,7 @@ MIGRATIONS: list[Callable] = [
     _m11_outcome_evidence,
     _m12_time_zones,
     _m13_budgets_of_this_model,
+    _m14_secrets_redacted,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
