@@ -211,11 +211,26 @@ def _json_escape(m: re.Match) -> str:
     return f"\\u{ord(m.group()):04x}"
 
 
+#: A text cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def neutralised(text: str) -> str:
+    """A text cell that cannot run as a formula: one that begins like a formula gets a leading
+    ``'`` (OWASP's advice); a number written as text (``-0.5``) is a number, and stays as it is."""
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def _csv_cell(v: Any) -> Any:
     v = plain(v)
     if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False)
-    return "" if v is None else v
+        v = json.dumps(v, ensure_ascii=False)
+    if v is None:
+        return ""
+    return neutralised(v) if isinstance(v, str) else v
 
 
 def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None, delimiter: str = ",") -> str:
@@ -223,7 +238,7 @@ def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None, delim
     cols = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n", delimiter=delimiter)
-    w.writerow(cols)
+    w.writerow([neutralised(str(c)) for c in cols])
     for r in rows:
         w.writerow([_csv_cell(r.get(c)) for c in cols])
     return buf.getvalue()
