@@ -299,7 +299,7 @@ def plain_table(columns: list[str], rows: list[tuple], console) -> None:
     texts = [[cell(v) for v in r] for r in rows]
     title = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
     width = console_width(console)
-    across = sum(max(cell_width(c), *(cell_width(r[i]) for r in texts)) for i, c in enumerate(columns))
+    across = sum(max([cell_width(c), *(cell_width(r[i]) for r in texts)]) for i, c in enumerate(columns))
     if len(rows) == 1 and len(columns) > 1 and width is not None and across + 3 * (len(columns) - 1) > width:
         record = [[c, v] for c, v in zip(columns, texts[0])]
         print_fitted(console, title, [Col("column"), Col("value", wrap=True)], record)
