@@ -23,6 +23,7 @@ from logparse.launches.vllm_assemble import OPENING_KINDS as VLLM_OPENING_KINDS
 from logparse.launches.vllm_assemble import VllmLaunchAssembler, apply_vllm_prefix
 from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE
 from logparse.sources.records import Record
+from logparse.sources.redact import redact
 from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok, record_time_is_instant
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
@@ -194,6 +195,8 @@ class StreamParser:
             ev.ts = None
 
     def feed(self, rec: Record) -> None:
+        if rec.text:
+            rec.text = redact(rec.text)  # no stage after this one sees a secret (logparse.sources.redact)
         if rec.notes:
             self._read_notes(rec)
         key = rec.stream_key()

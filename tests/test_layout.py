@@ -34,6 +34,7 @@ PACKAGE_DIR = ROOT / PACKAGE
 #: ``logparse.data`` (packaged data files) is below everything; ``logparse.__main__`` above cli.
 STAGES = {
     "text": -1,
+    "files": -1,
     "data": -1,
     "figures": -1,
     "sglang_prefix": -1,

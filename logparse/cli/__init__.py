@@ -98,6 +98,9 @@ if hasattr(typer.core.TyperArgument, "display_type_rich"):  # typer 0.29 (older 
 
 
 def main() -> None:
+    from logparse.files import private_umask
+
+    private_umask()  # stores, exports and reports are their owner's only (logparse.files)
     app = register_commands(_command_name(sys.argv[1:]))
     try:
         app(prog_name="logparse")  # also under `python -m logparse`: one name, one completion variable

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 #: Columns of a rich table of ours are separated by `` │ `` (padding 1 each side, one rule).
 RICH_GAP = 3
@@ -175,11 +175,19 @@ def _grow(widths: list[int], natural: list[int], shown: list[int], slack: int) -
         slack -= 1
 
 
+class Sink(Protocol):
+    """Where a text stream writes (a file, stdout, :class:`logparse.files.AtomicFile`)."""
+
+    def write(self, text: str, /) -> int: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
 class StripTrailing:
     """A text stream that writes each line without its trailing spaces (what a pipe or a file of
     a table should hold); a line is written when it ends (or at :meth:`close`)."""
 
-    def __init__(self, target: IO[str]) -> None:
+    def __init__(self, target: IO[str] | Sink) -> None:
         self.target = target
         self._pending = ""
 

@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from logparse.cli.app import EXIT_USAGE, fail, say
 from logparse.cli.options import complete_choices
+from logparse.files import AtomicFile, write_atomic
 
 TABLE_FORMATS = ("table", "csv", "tsv", "json", "ndjson", "parquet")
 DOCUMENT_FORMATS = ("table", "csv", "tsv", "json", "ndjson")
@@ -55,7 +55,7 @@ class Output:
     def write(self, text: str) -> None:
         if self.path:
             try:
-                Path(self.path).write_text(text, encoding="utf-8")
+                write_atomic(self.path, text)
             except OSError as exc:
                 raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
         elif self._paged():
@@ -84,7 +84,7 @@ class Output:
 
         if self.path:
             try:
-                fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close_console
+                fh = AtomicFile(self.path)  # put in place by close_console
             except OSError as exc:
                 raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
             return report_console(file=StripTrailing(fh), width=UNBOUNDED, no_color=True)
@@ -96,20 +96,41 @@ class Output:
         return report_console(file=StripTrailing(sys.stdout), width=width or UNBOUNDED)
 
     @staticmethod
-    def close_console(console) -> None:
+    def close_console(console, *, failed: bool = False) -> None:
+        """Show or complete what the console wrote; ``failed``: the rendering stopped half way (an
+        ``--output`` file is then left as it was)."""
         from logparse.cli.layout import StripTrailing
 
         fh = console.file
         if isinstance(fh, io.StringIO):
             from logparse.cli.pager import page
 
-            page(fh.getvalue())
+            if not failed:
+                page(fh.getvalue())
         elif isinstance(fh, StripTrailing):
+            if isinstance(fh.target, AtomicFile) and failed:
+                fh.target.abort()
+                return
             fh.close()
             if fh.target is not sys.stdout:
                 fh.target.close()
         elif fh is not sys.stdout:
             fh.close()
+
+    def render(self, draw: Callable, *args: Any) -> None:
+        """``draw(*args, console)`` on this output's console, completed (or left out) as it ends."""
+        console = self.console()
+        try:
+            draw(*args, console)
+        except BaseException as exc:
+            self.close_console(console, failed=True)
+            if self.path and isinstance(exc, OSError):  # a full disk: the previous file is kept
+                raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
+            raise
+        try:
+            self.close_console(console)
+        except OSError as exc:
+            raise fail(f"--output {self.path}: {exc.strerror or exc}", EXIT_USAGE) from None
 
     # ------------------------------------------------------------------ documents
     def document(self, doc: dict[str, Any], rows: Callable[[], list[dict[str, Any]]], render: Callable) -> None:
@@ -123,11 +144,7 @@ class Output:
         else:
             from logparse.cli.cells import for_terminal
 
-            console = self.console()
-            try:
-                render(for_terminal(doc), console)
-            finally:
-                self.close_console(console)
+            self.render(render, for_terminal(doc))
 
     @property
     def delimiter(self) -> str:
@@ -150,11 +167,7 @@ class Output:
         else:
             from logparse.cli.cells import for_terminal
 
-            console = self.console()
-            try:
-                (render_table or plain_table)(columns, for_terminal(rows), console)
-            finally:
-                self.close_console(console)
+            self.render(render_table or plain_table, columns, for_terminal(rows))
         return len(rows)
 
 
@@ -198,11 +211,26 @@ def _json_escape(m: re.Match) -> str:
     return f"\\u{ord(m.group()):04x}"
 
 
+#: A text cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def neutralised(text: str) -> str:
+    """A text cell that cannot run as a formula: one that begins like a formula gets a leading
+    ``'`` (OWASP's advice); a number written as text (``-0.5``) is a number, and stays as it is."""
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def _csv_cell(v: Any) -> Any:
     v = plain(v)
     if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False)
-    return "" if v is None else v
+        v = json.dumps(v, ensure_ascii=False)
+    if v is None:
+        return ""
+    return neutralised(v) if isinstance(v, str) else v
 
 
 def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None, delimiter: str = ",") -> str:
@@ -210,7 +238,7 @@ def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None, delim
     cols = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n", delimiter=delimiter)
-    w.writerow(cols)
+    w.writerow([neutralised(str(c)) for c in cols])
     for r in rows:
         w.writerow([_csv_cell(r.get(c)) for c in cols])
     return buf.getvalue()
@@ -229,7 +257,8 @@ def write_parquet(columns: list[str], rows: list[tuple], path: str | None) -> No
         sys.stdout.buffer.flush()
         return
     try:
-        pq.write_table(table, path)
+        with AtomicFile(path, binary=True) as fh:
+            pq.write_table(table, fh.fh)
     except OSError as exc:
         raise fail(f"--output {path}: {exc.strerror or exc}", EXIT_USAGE) from None
     typer.echo(f"wrote {len(rows)} row(s) to {path}", err=True)
@@ -270,7 +299,7 @@ def plain_table(columns: list[str], rows: list[tuple], console) -> None:
     texts = [[cell(v) for v in r] for r in rows]
     title = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
     width = console_width(console)
-    across = sum(max(cell_width(c), *(cell_width(r[i]) for r in texts)) for i, c in enumerate(columns))
+    across = sum(max([cell_width(c), *(cell_width(r[i]) for r in texts)]) for i, c in enumerate(columns))
     if len(rows) == 1 and len(columns) > 1 and width is not None and across + 3 * (len(columns) - 1) > width:
         record = [[c, v] for c, v in zip(columns, texts[0])]
         print_fitted(console, title, [Col("column"), Col("value", wrap=True)], record)

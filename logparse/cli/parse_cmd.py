@@ -145,10 +145,7 @@ def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> 
     else:
         from logparse.cli.render import print_parse_result
 
-        console = out.console()
-        try:
-            print_parse_result(
-                result, [d["budget"] for d in docs], show_unrecognized=show_unrecognized, console=console
-            )
-        finally:
-            out.close_console(console)
+        budgets = [d["budget"] for d in docs]
+        out.render(
+            lambda console: print_parse_result(result, budgets, show_unrecognized=show_unrecognized, console=console)
+        )

@@ -242,9 +242,10 @@ def report(
     if html == "-":
         sys.stdout.write(page)
         raise typer.Exit(EXIT_OK)
+    from logparse.files import write_atomic
+
     try:
-        with open(html, "w", encoding="utf-8") as fh:
-            fh.write(page)
+        write_atomic(html, page)  # a full disk leaves the previous report as it was
     except OSError as exc:
         raise fail(f"--html {html}: {exc.strerror or exc}", EXIT_USAGE) from None
     if not quiet:

@@ -20,6 +20,8 @@ from logparse.launches.model import Launch, RankMemory, declared
 
 _LAUNCH_FIGURES = {k: v for k, v in declared(Launch).items() if v in ("int", "float")}
 _RANK_FIGURES = {k: v for k, v in declared(RankMemory).items() if v in ("int", "float")}
+#: The fields that say which rank a row is: one of them out of its bound leaves the row unplaceable.
+RANK_IDENTITY = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
 
 
 #: The rank fields an event's figure makes: ``(event kind, field) -> rank fields``.  A figure set
@@ -113,11 +115,32 @@ def check_launch(launch: Launch, *, stored: bool = False) -> None:
     so that no reader computes with them."""
     who = "stored figure " if stored else ""
     _check_fields(launch, _LAUNCH_FIGURES, who, launch.warnings)
+    kept = []
     for rank in launch.ranks:
         where = f"{who}{rank.worker} rank {rank.label()}: "
         _check_fields(rank, _RANK_FIGURES, where, launch.warnings, rank.extra)
         _check_nested(rank.extra, where + "extra.", launch.warnings, stored)
+        if _unplaceable(rank, where, launch.warnings):
+            continue
+        kept.append(rank)
+    launch.ranks[:] = kept
     _check_nested(launch.runtime, who + "runtime.", launch.warnings, stored)
+
+
+def _unplaceable(rank: RankMemory, where: str, warnings: list[str]) -> bool:
+    """A rank whose identity was set aside would stand in for another one (its label is then
+    TP0's, and two rows would share a key): its figures are set aside with it, with one warning in
+    place of the identity's own; the rest of the launch is kept."""
+    notes = rank.extra.get(OUT_OF_RANGE, {})
+    lost = [name for name in RANK_IDENTITY if name in notes]
+    if not lost:
+        return False
+    for name in lost:
+        old = f"{where}{name}={notes[name]}: ignored"
+        if old in warnings:
+            warnings.remove(old)
+    warnings.append(f"{where}{lost[0]}={notes[lost[0]]}: no rank to place its figures in: set aside")
+    return True
 
 
 def _check_fields(obj: Any, kinds: dict[str, str], who: str, warnings: list[str], marks: dict | None = None) -> None:

@@ -39,7 +39,7 @@ from logparse.store.db import (
     default_db_path,
     resolve_db_path,
 )
-from logparse.store.querysafe import QueryRefused, check_read_only
+from logparse.store.querysafe import QueryRefused, check_read_only, check_write
 
 if TYPE_CHECKING:  # the ingest machinery (parser, lark, polars) is imported only when ingesting
     from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
@@ -513,7 +513,10 @@ class Store:
                 return result(con, sql, bound)
         import duckdb
 
+        check_write(sql)
         stmts = duckdb.extract_statements(sql)
+        # no file, extension or network from SQL, and no setting changed after these (querysafe)
+        settings = {**settings, "enable_external_access": "false", "lock_configuration": "true"}
         # a query changes a store that exists: it never creates one (nor its folder) from a mistyped --db
         write_con = connection(self.path, write=True, lock_timeout=self.lock_timeout, settings=settings)
         with write_con as con, bounded(con, limits, self.path) as bound:

@@ -21,6 +21,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
+from logparse.files import private_dir
 from logparse.store import schema, sequence
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -292,18 +293,30 @@ def _open_store(path: Path, *, write: bool, lock_timeout: float, create: bool, s
         if not create:
             raise StoreMissing(f"no history store at {path} yet: run 'logparse ingest' first (or give --db)")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the store directory {path.parent}: {exc.strerror or exc}") from None
         version = 0
     if write or version < schema.SCHEMA_VERSION:
+        new = not path.exists()
         con = _open_migrated(path, lock_timeout)
+        if new:
+            _private_store_file(path)
         if write:
             return con
         con.close()
     else:
         _VALIDATED.add(str(path.resolve()))
     return connect_file(path, True, lock_timeout, _read_config(safe_read, settings))
+
+
+def _private_store_file(path: Path) -> None:
+    """A new store is its owner's only (DuckDB creates it with the process's umask; the command line
+    sets a private one, a library caller may not have): the user's umask may still ask for less."""
+    umask = os.umask(0)
+    os.umask(umask)
+    with suppress(OSError):
+        os.chmod(path, 0o600 & ~umask)
 
 
 def _read_config(safe_read: bool, settings: dict[str, str] | None = None) -> dict:

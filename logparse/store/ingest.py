@@ -32,7 +32,7 @@ import hashlib
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
@@ -229,6 +229,8 @@ class ParsedSource:
     orphan_lines: int = 0
     #: why the input was not read (a binary file met in a directory walk)
     skipped: str | None = None
+    #: the launches the store refused, one note each (:func:`set_aside_refused`)
+    set_aside: list[str] = field(default_factory=list)
 
 
 def source_kind(src) -> str:
@@ -598,11 +600,19 @@ def ingest_parsed(
     journal_scope_key: str | None = None,
     known_hashes: set[str] | None = None,
 ) -> SourceOutcome:
-    """Write one parsed input in one transaction."""
+    """Write one parsed input in one transaction.  A launch the store refuses (a figure no bound
+    caught that breaks a key or a type) is set aside with a warning, and the rest of the input is
+    stored (:func:`set_aside_refused`); an input that still cannot be written fails alone."""
     import duckdb
 
     try:
-        return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+        try:
+            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+        except duckdb.Error as exc:
+            if not refused_data(exc) or not ps.items:
+                raise
+            ps = set_aside_refused(lease.get(), ps, opts)
+            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
     except duckdb.Error as exc:  # the transaction was rolled back
         lease.close()
         damaged = dbm.damage(lease.path, exc)
@@ -611,12 +621,60 @@ def ingest_parsed(
         root = dbm.root_error(exc)
         if isinstance(root, duckdb.IOException):
             raise dbm.StoreCorrupt(f"{lease.path}: writing to the store failed ({dbm.short_error(root)})") from None
+        if refused_data(root):  # one input the store refuses never stops the others
+            return SourceOutcome(
+                ps.name, "failed", message=f"not stored: the store refused it ({dbm.short_error(root)})"
+            )
         if root is not exc and isinstance(root, Exception):
             raise root from None
         raise
     except BaseException:
         lease.close()
         raise
+
+
+def refused_data(exc: BaseException) -> bool:
+    """A DuckDB error caused by the data written (a key, a type, a range), not by the store."""
+    import duckdb
+
+    root = dbm.root_error(exc)
+    kinds = (duckdb.ConstraintException, duckdb.ConversionException, duckdb.OutOfRangeException)
+    return isinstance(root, kinds + (duckdb.InvalidInputException, duckdb.TypeMismatchException))
+
+
+def set_aside_refused(con, ps: ParsedSource, opts: IngestOptions) -> ParsedSource:
+    """The input without the launches the store refuses, each tried alone in a transaction rolled
+    back at once; each set aside is named in the input's warnings (kept in its ``sources`` row)."""
+    kept: list[Item] = []
+    notes: list[str] = []
+    for item in ps.items:
+        why = _refusal(con, item, opts)
+        if why is None:
+            kept.append(item)
+        else:
+            notes.append(f"{_item_where(item)}: set aside, the store refused it ({why})")
+    ps.warnings.extend(notes)  # the same list the caller reports (and the ``sources`` row keeps)
+    return replace(ps, items=kept, set_aside=notes)
+
+
+def _refusal(con, item: Item, opts: IngestOptions) -> str | None:
+    """Why the store refuses this item alone (None: it takes it); nothing is kept either way."""
+    import duckdb
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        apply_items(con, [item], source_id=None, opts=opts, now=datetime.now())
+    except duckdb.Error as exc:
+        return dbm.short_error(dbm.root_error(exc)) if refused_data(exc) else None
+    finally:
+        con.execute("ROLLBACK")
+    return None
+
+
+def _item_where(item: Item) -> str:
+    lines = [e.line_no for e in item.events if e.line_no is not None]
+    where = f"lines {min(lines)}-{max(lines)}" if lines else "a launch"
+    return where + (f" (launch {item.launch_id[:12]})" if item.launch_id else "")
 
 
 def _ingest_parsed(
@@ -669,6 +727,8 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
         return SourceOutcome(ps.name, "binary", message=ps.skipped)
     if not has_content:
         return SourceOutcome(ps.name, "empty", message="no SGLang lines")
+    if not stored and ps.set_aside:
+        return SourceOutcome(ps.name, "failed", message=ps.set_aside[0])
     if not stored:
         return SourceOutcome(
             ps.name,
@@ -776,7 +836,7 @@ def _ingest_one(
             raise  # journalctl failed: the query (and its cursor) is the caller's to handle
         return SourceOutcome(src.name, "failed", message=str(exc))
     out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
-    if out.status in ("stored", "pending"):
+    if out.status in ("stored", "pending", "failed"):  # (failed: the launches the store set aside)
         report.warnings.extend(ps.warnings)
     lease.maybe_release()
     return out

@@ -7,7 +7,10 @@ queries (SELECT, WITH, FROM-first, DESCRIBE/SHOW/SUMMARIZE, PIVOT), EXPLAIN of a
 (not EXPLAIN ANALYZE of anything else) and read-only PRAGMAs.  Refused: DDL, DML,
 ATTACH/DETACH, COPY, EXPORT/IMPORT, INSTALL/LOAD, SET/RESET/USE, CALL (CHECKPOINT is a
 CALL), transactions, PREPARE/EXECUTE, VACUUM, and several statements in one string.
-``--write`` lifts the statement check and opens the store for writing.
+``--write`` opens the store for writing and allows what changes the store itself (DML, DDL,
+CHECKPOINT, VACUUM, transactions), never what reaches outside it: :func:`check_write` refuses
+ATTACH/DETACH, COPY, EXPORT/IMPORT, INSTALL/LOAD, SET/RESET, other CALLs and writing PRAGMAs, and the
+connection itself runs with ``enable_external_access=false`` and its configuration locked.
 """
 
 from __future__ import annotations
@@ -116,3 +119,35 @@ def check_read_only(sql: str) -> None:
     raise QueryRefused(
         f"{head or kind} statement refused: {why}. logparse query is read-only; use --write to change the store"
     )
+
+
+#: Statement kinds ``--write`` refuses: they reach files, extensions, the network or the settings.
+WRITE_REFUSED = frozenset(
+    {"ATTACH", "DETACH", "COPY", "EXPORT", "LOAD", "SET", "VARIABLE_SET", "COPY_DATABASE", "UPDATE_EXTENSIONS"}
+)
+#: CALLs that only touch the store.
+STORE_CALLS = re.compile(r"(?is)\s*(force\s+)?checkpoint\s*;?\s*$")
+
+
+def check_write(sql: str) -> None:
+    """Raise :class:`QueryRefused` unless every statement of ``sql`` changes or reads the store only."""
+    import duckdb
+
+    try:
+        stmts = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"SQL error: {str(exc).splitlines()[0]}") from None
+    for stmt in stmts:
+        kind = _type_name(stmt)
+        text = stmt.query.strip()
+        head = text.split(None, 1)[0].upper() if text else kind
+        if kind == "CALL" and STORE_CALLS.match(text):
+            continue
+        if kind in WRITE_REFUSED or kind == "CALL" or (kind == "PRAGMA" and not _read_pragma(text)):
+            why = _REFUSED_WHY.get(kind, "it may reach outside the store")
+            raise QueryRefused(f"{head} statement refused: {why}; query --write changes the store only")
+
+
+def _read_pragma(text: str) -> bool:
+    m = re.match(r"(?is)\s*pragma\s+([a-z_][a-z0-9_]*)\s*(=)?", text)
+    return m is not None and m.group(1).lower() in READ_PRAGMAS and not m.group(2)

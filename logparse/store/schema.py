@@ -249,6 +249,37 @@ def _m13_budgets_of_this_model(con) -> None:
     rebuild.rebuild_all(con)
 
 
+def _m14_secrets_redacted(con) -> None:
+    """Secrets that an older logparse stored (``api_key='sk-…'`` in lines, arguments and payloads)
+    replaced by their fingerprints, as this release stores them (:mod:`logparse.sources.redact`):
+    every text column of every table, read in Python only where a cheap SQL test finds a hint of
+    one (a new or clean store registers no function: DuckDB's Python functions import numpy)."""
+    from logparse.sources import redact
+
+    hint = " OR ".join(f"contains(lower(c), '{h}')" for h in redact.HINTS)
+    text_columns = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' "
+        "AND NOT internal AND data_type IN ('VARCHAR', 'JSON') AND table_name IN "
+        "(SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main') "
+        "AND table_name NOT IN ('schema_version', 'ignored_args')"  # names and reasons, never a value
+    ).fetchall()
+    updates = []
+    for table, column in text_columns:
+        where = hint.replace("c)", f'"{column}"::VARCHAR)')
+        if con.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchall()[0][0]:
+            updates.append(f'UPDATE {table} SET "{column}" = logparse_redact("{column}"::VARCHAR) WHERE {where}')
+    args = "WHERE value IS NOT NULL AND regexp_full_match(name, ?)"
+    if not updates and not con.execute(f"SELECT count(*) FROM launch_args {args}", [redact.NAMES]).fetchall()[0][0]:
+        return
+    con.create_function("logparse_redact", redact.redact, ["VARCHAR"], "VARCHAR")
+    con.create_function("logparse_redact_value", redact.redact_value, ["VARCHAR", "VARCHAR"], "VARCHAR")
+    for sql in updates:
+        con.execute(sql)
+    con.execute(f"UPDATE launch_args SET value = logparse_redact_value(name, value::VARCHAR) {args}", [redact.NAMES])
+    con.remove_function("logparse_redact")
+    con.remove_function("logparse_redact_value")
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -264,6 +295,7 @@ MIGRATIONS: list[Callable] = [
     _m11_outcome_evidence,
     _m12_time_zones,
     _m13_budgets_of_this_model,
+    _m14_secrets_redacted,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -200,7 +200,7 @@ class StoreWriter:
             else {}
         )
         finished = [lid for lid, o in after.items() if o in FINISHED and before.get(lid) not in FINISHED]
-        warnings = ps.warnings if out.status == "stored" else []
+        warnings = ps.warnings if out.status in ("stored", "failed") else []  # failed: what was set aside
         return Written(out, finished, ps.bytes or 0, ps.counts.total, list(warnings))
 
     def _ingest(self, ps: ParsedSource) -> SourceOutcome:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from logparse.files import write_atomic
+
 SUFFIXES = (".svg", ".png", ".pdf")
 NEEDS_EXTRA = "PNG and PDF need `pip install 'logparse[plot]'`; .svg needs nothing"
 NEEDS_CAIRO = (
@@ -58,4 +60,4 @@ def write_chart(svg: str, path: str | Path) -> None:
     check_plot_path(path)
     suffix = plot_suffix(path)
     data = svg.encode() if suffix == ".svg" else convert(svg, str(suffix))
-    Path(str(path)).write_bytes(data)
+    write_atomic(path, data)
