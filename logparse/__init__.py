@@ -1,4 +1,4 @@
-"""logparse: SGLang startup-log parser and KV-cache regression tracker.
+"""logparse: startup-log parser, KV-cache regression tracker and capacity planner for SGLang and vLLM.
 
 Python API (imported lazily, so ``import logparse`` stays light)::
 

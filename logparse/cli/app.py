@@ -15,7 +15,9 @@ import typer
 
 app = typer.Typer(
     name="logparse",
-    help="Parse SGLang startup logs into launches, keep their history, and explain KV-cache capacity.",
+    help="Parse SGLang and vLLM startup logs into launches, keep their history, and explain KV-cache "
+    "capacity: explain (why this many KV tokens), diff (what changed between two launches), check (gate an "
+    "upgrade), plan (what a launch will get), query (SQL over the history).",
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
