@@ -70,6 +70,7 @@ import hashlib
 import io
 import os
 import shutil  # noqa: F401  (tests replace shutil.which through this module)
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
@@ -477,7 +478,27 @@ def _file_source(path: Path, fmt: str | None) -> Source:
         raise InputError(f"{path}: {e.strerror}") from None
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: permission denied")
+    refuse_device(str(path), st)
     return Source(str(path), lambda: open(path, "rb"), fmt, st.st_size, st.st_mtime)
+
+
+def refuse_device(name: str, st: os.stat_result) -> None:
+    """A device or a socket is no log: ``/dev/zero`` and ``/dev/urandom`` never end, and would be
+    read until killed.  Regular files and pipes (``<(journalctl …)``, a FIFO) are read; so is
+    ``/dev/null``, which is empty."""
+    kind = "a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode) else None
+    kind = kind or ("a socket" if stat.S_ISSOCK(st.st_mode) else None)
+    if kind is None or _is_devnull(st):
+        return
+    raise InputError(f"{name}: {kind}, not a log file (give a file, or pipe a log into stdin)")
+
+
+def _is_devnull(st: os.stat_result) -> bool:
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino, st.st_rdev) == (null.st_dev, null.st_ino, null.st_rdev)
 
 
 #: In a directory walk, files that are documentation or code, not logs (a file named
@@ -510,6 +531,9 @@ def open_inputs(paths: Sequence[str], input_format: str | None = None, *, each: 
 
 def _inputs_of(p: str, fmt: str | None, each: bool) -> Iterator[Source]:
     if p == "-":
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # stdin from a device: < /dev/zero
+            if not sys.stdin.isatty():
+                refuse_device("stdin", os.fstat(sys.stdin.fileno()))
         yield Source("-", lambda: sys.stdin.buffer, fmt)
         return
     path = Path(p)
