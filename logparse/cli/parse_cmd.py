@@ -129,23 +129,24 @@ def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
 
 def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> None:
     docs = [launch_document(launch, with_events=events) for launch in result.launches]
-    if out.fmt == "json":
-        whole = result.to_dict(with_events=events)
-        whole["launches"] = docs
-        out.write(dumps(whole, indent=2) + "\n")
-    elif out.fmt == "ndjson":
-        out.write("".join(dumps(d) + "\n" for d in docs))
-        for w in result.warnings:
-            say(f"warning: {w}")
-    elif out.fmt in ("csv", "tsv", "parquet"):
-        from logparse.figures import names
-
-        cols = list(names("parse_csv"))
-        out.rows(cols, [tuple(_launch_row(d).values()) for d in docs])
-    else:
+    if out.fmt == "table":  # the table shows the input's warnings itself
         from logparse.cli.render import print_parse_result
 
         budgets = [d["budget"] for d in docs]
         out.render(
             lambda console: print_parse_result(result, budgets, show_unrecognized=show_unrecognized, console=console)
         )
+        return
+    if out.fmt == "json":
+        whole = result.to_dict(with_events=events)
+        whole["launches"] = docs
+        out.write(dumps(whole, indent=2) + "\n")
+    elif out.fmt == "ndjson":
+        out.write("".join(dumps(d) + "\n" for d in docs))
+    else:  # csv, tsv, parquet
+        from logparse.figures import names
+
+        cols = list(names("parse_csv"))
+        out.rows(cols, [tuple(_launch_row(d).values()) for d in docs])
+    for w in result.warnings:  # every other format says them on stderr, the same way (a cut .gz)
+        say(f"warning: {w}")
