@@ -66,6 +66,19 @@ def db(db_path) -> str:
     return str(db_path)
 
 
+@pytest.fixture(scope="session")
+def empty_store(tmp_path_factory) -> Path:
+    """An empty store of the current schema version, created once per session (a new store replays
+    every migration, about 0.2 s): a test that needs new stores and is not about creating or
+    migrating one copies it (``helpers.copy_store``)."""
+    from logparse.store.db import open_store
+
+    path = tmp_path_factory.mktemp("empty-store") / "empty.duckdb"
+    open_store(path, write=True, create=True).close()
+    assert not path.with_name(path.name + ".wal").exists()  # the whole store is in the one file
+    return path
+
+
 @pytest.fixture
 def store(db_path):
     """A ``Store`` on a new file (created on first write)."""

@@ -119,6 +119,14 @@ def generate_logs(out: Path, lines: int, formats: str) -> Path:
     return out
 
 
+def copy_store(empty: Path, path: Path) -> Path:
+    """``path``: a copy of the conftest's ``empty_store`` (a new store without its migrations)."""
+    import shutil
+
+    shutil.copyfile(empty, path)
+    return path
+
+
 def write(directory: Path, name: str, text: str) -> Path:
     """``directory/name`` with ``text`` in it."""
     path = directory / name
