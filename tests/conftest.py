@@ -95,6 +95,25 @@ def three(tmp_path) -> Path:
     return path
 
 
+#: Test files whose tests ``--dist loadfile`` hands out one by one instead of as one unit: each of their
+#: tests stands alone (no module-scoped fixture), and together they would be minutes on one worker.
+SPREAD_FILES = frozenset({"tests/test_bad_stamps.py"})
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, except that the tests of :data:`SPREAD_FILES` are work units of their own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SpreadFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return nodeid if scope in SPREAD_FILES else scope
+
+    return SpreadFileScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     """``slow`` tests show as skipped unless the run selects them (``-m slow``)."""
     if "slow" in (config.getoption("markexpr") or ""):
