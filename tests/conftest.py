@@ -66,6 +66,19 @@ def db(db_path) -> str:
     return str(db_path)
 
 
+@pytest.fixture(scope="session")
+def empty_store(tmp_path_factory) -> Path:
+    """An empty store of the current schema version, created once per session (a new store replays
+    every migration, about 0.2 s): a test that needs new stores and is not about creating or
+    migrating one copies it (``helpers.copy_store``)."""
+    from logparse.store.db import open_store
+
+    path = tmp_path_factory.mktemp("empty-store") / "empty.duckdb"
+    open_store(path, write=True, create=True).close()
+    assert not path.with_name(path.name + ".wal").exists()  # the whole store is in the one file
+    return path
+
+
 @pytest.fixture
 def store(db_path):
     """A ``Store`` on a new file (created on first write)."""
@@ -80,6 +93,25 @@ def three(tmp_path) -> Path:
     path = tmp_path / "three.log"
     path.write_text(three_launches())
     return path
+
+
+#: Test files whose tests ``--dist loadfile`` hands out one by one instead of as one unit: each of their
+#: tests stands alone (no module-scoped fixture), and together they would be minutes on one worker.
+SPREAD_FILES = frozenset({"tests/test_bad_stamps.py"})
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, except that the tests of :data:`SPREAD_FILES` are work units of their own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SpreadFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return nodeid if scope in SPREAD_FILES else scope
+
+    return SpreadFileScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -24,6 +24,16 @@ NO_CORPUS = f"genuine corpus not available at {CORPUS}"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS)
 
 
+def without_corpus(purpose: str) -> None:
+    """For a test that checked what it could without the corpus: in CI (``LOGPARSE_CI``) a missing
+    corpus fails it, elsewhere the test is skipped with the reason (the part that needs the corpus)."""
+    if CORPUS.is_dir():
+        return
+    if IN_CI:
+        pytest.fail(f"{NO_CORPUS}: CI must {purpose}")
+    pytest.skip(f"{NO_CORPUS}: not checked: {purpose}")
+
+
 def corpus_files(pattern: str = "*/*.log", base: Path = CORPUS) -> list[Path]:
     """The corpus files matching ``pattern`` (relative to ``base``), sorted; [] without the corpus."""
     return sorted(base.glob(pattern)) if base.is_dir() else []
@@ -107,6 +117,14 @@ def generate_logs(out: Path, lines: int, formats: str) -> Path:
         capture_output=True,
     )
     return out
+
+
+def copy_store(empty: Path, path: Path) -> Path:
+    """``path``: a copy of the conftest's ``empty_store`` (a new store without its migrations)."""
+    import shutil
+
+    shutil.copyfile(empty, path)
+    return path
 
 
 def write(directory: Path, name: str, text: str) -> Path:

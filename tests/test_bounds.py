@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from logparse.grammar import bounds
-from logparse.grammar.pyliteral import MAX_DEPTH, json_safe_notes, parse_literal
+from logparse.grammar.pyliteral import MAX_DEPTH, LiteralParseError, json_safe_notes, parse_literal
 from logparse.pipeline import parse_sources, parse_text
 from logparse.sources import text_source
 
@@ -228,6 +228,27 @@ def test_nesting_within_the_limit_is_read_whole():
     value = parse_literal("{'a': " + "[" * (MAX_DEPTH - 1) + "7" + "]" * (MAX_DEPTH - 1) + "}")
     safe, notes = json_safe_notes(value)
     assert notes == [] and json.dumps(safe).count("[") == MAX_DEPTH - 1 and "7" in json.dumps(safe)
+
+
+def test_a_parsed_literal_is_the_caller_s_own():
+    """:func:`parse_literal` keeps the values it read by their text (the same payload is parsed once):
+    a caller that changes the value it got, at any depth, changes no other caller's."""
+    from logparse.grammar.pyliteral import ReprRecord
+
+    text = "ServerArgs(model_path='/m', cfg=Cfg(decode={'bs': [1, 2]}), tags=['a'], n=3)"
+    first = parse_literal(text)
+    first["n"] = 4
+    first["cfg"]["decode"]["bs"].append(3)
+    first["cfg"].record_name = "Other"
+    first["tags"].clear()
+    second = parse_literal(text)
+    assert second == {"model_path": "/m", "cfg": {"decode": {"bs": [1, 2]}}, "tags": ["a"], "n": 3}
+    assert isinstance(second, ReprRecord) and second.record_name == "ServerArgs"
+    assert isinstance(second["cfg"], ReprRecord) and second["cfg"].record_name == "Cfg"
+    with pytest.raises(LiteralParseError):
+        parse_literal("{'a': ")
+    with pytest.raises(LiteralParseError):  # an unreadable text stays unreadable
+        parse_literal("{'a': ")
 
 
 def test_deep_startup_timings_stay_shallow(tmp_path):

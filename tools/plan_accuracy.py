@@ -26,7 +26,8 @@ from logparse.reports.plan_types import PlanFlags  # noqa: E402
 
 SAMPLES = os.path.join(ROOT, "samples")
 MODELS = os.path.join(SAMPLES, "models")
-CORPUS = os.path.normpath(os.path.join(ROOT, "..", "shared", "corpus"))
+#: The genuine corpus (``LOGPARSE_SHARED``, as for the tests: tests/helpers.py).
+CORPUS = os.path.normpath(os.path.join(os.environ.get("LOGPARSE_SHARED", os.path.join(ROOT, "..", "shared")), "corpus"))
 BEGIN, END = "<!-- plan-accuracy:begin -->", "<!-- plan-accuracy:end -->"
 
 #: Sample log -> (model directory under samples/models, the GPU it was written for: samples/README.md).

@@ -157,13 +157,43 @@ def literal_parser() -> Lark:
 def parse_literal(text: str) -> Any:
     """Parse a Python repr (the ``server_args=`` payload).  Raises :class:`LiteralParseError`.
 
-    A value nested deeper than :data:`MAX_DEPTH` is read as the text :data:`TOO_DEEP`."""
+    A value nested deeper than :data:`MAX_DEPTH` is read as the text :data:`TOO_DEEP`.
+    The same text is parsed once (a log prints one payload per rank and restart, a re-read reads it
+    again): the value is kept by its text, and each call gets its own copy of it (a caller may change it)."""
+    value, error = _parsed(text)
+    if error is not None:
+        raise LiteralParseError(error)
+    return _copied(value)
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[Any, str | None]:
+    """The value of ``text`` (never handed out: :func:`parse_literal` copies it), or why there is none."""
     try:
-        return literal_parser().parse(shallow(text))
+        return literal_parser().parse(shallow(text)), None
     except LarkError as exc:
-        raise LiteralParseError(f"server_args payload is not a Python literal: {first_line_of(exc)}") from None
+        return None, f"server_args payload is not a Python literal: {first_line_of(exc)}"
     except RecursionError:
-        raise LiteralParseError("server_args payload nests too deeply") from None
+        return None, "server_args payload nests too deeply"
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a parsed literal: new dicts, records and lists (its scalars are immutable: str,
+    :class:`NotANumber`, numbers, None).  Walked without recursion, as :func:`json_safe_notes`."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        v, parent, key = stack.pop()
+        if isinstance(v, dict):
+            out: Any = ReprRecord(v.record_name, v) if isinstance(v, ReprRecord) else dict(v)
+            stack.extend((x, out, k) for k, x in v.items() if isinstance(x, (dict, list)))
+        elif isinstance(v, list):
+            out = list(v)
+            stack.extend((x, out, i) for i, x in enumerate(v) if isinstance(x, (dict, list)))
+        else:
+            out = v
+        parent[key] = out
+    return root[0]
 
 
 # --------------------------------------------------------------------------- a cut or wrapped payload

@@ -5,14 +5,16 @@ a damaged block (its checksum no longer matches) can sit in a store that every c
 without trouble, until an ingest touches it.  Here each table is read in full (a hash of
 every value of every column), and each index (``CREATE INDEX`` and the ART behind each
 PRIMARY KEY / UNIQUE constraint) is walked by looking up every key it holds (a lookup by an
-indexed column goes through the index: a damaged index block fails it).  Each table and
-index is read on a connection of its own, so that a writer waiting for the store gets its
-turn in between.
+indexed column goes through the index: a damaged index block fails it).  The reads share a
+read-only connection for at most :data:`LEASE_S` seconds (opening one costs tens of
+milliseconds), then take a new one, so that a writer waiting for the store gets its turn in
+between; a read that fails gets the next one a fresh connection.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -86,25 +88,57 @@ TABLE_HINT = (
 )
 
 
+#: How long consecutive reads share one connection before the next read takes a new one.
+LEASE_S = 0.5
+
+
+class ReadLease:
+    """Read-only connections from ``connect()`` (a context manager), each kept for the reads of at
+    most :data:`LEASE_S` seconds; :meth:`close` ends the current one (the next read opens another)."""
+
+    def __init__(self, connect: Callable[[], AbstractContextManager]) -> None:
+        self.connect = connect
+        self.held: AbstractContextManager | None = None
+        self.con = None
+        self.since = 0.0
+
+    def get(self):
+        if self.held is not None and time.monotonic() - self.since > LEASE_S:
+            self.close()
+        if self.held is None:
+            held = self.connect()
+            self.con = held.__enter__()
+            self.held, self.since = held, time.monotonic()
+        return self.con
+
+    def close(self) -> None:
+        if self.held is not None:
+            held, self.held, self.con = self.held, None, None
+            held.__exit__(None, None, None)
+
+
 def damaged_parts(connect: Callable[[], AbstractContextManager], tables: list[str]) -> list[str]:
     """What of the store cannot be read in full: ``"table events cannot be read in full: <DuckDB's
     error>"`` per table or index (the indexes of a damaged table are not walked: their keys cannot
     be read).  ``connect()``: a fresh read-only connection (a context manager)."""
     problems = []
     damaged = set()
-    for table in tables:
-        with connect() as con:
-            why = _failure(read_table, con, table)
-        if why:
-            damaged.add(table)
-            problems.append(f"table {table} cannot be read in full: {why}")
-    with connect() as con:
-        found = [ix for ix in indexes(con) if ix.table not in damaged]  # a damaged table's keys cannot be read
-    for index in found:
-        with connect() as con:
-            why = _failure(walk_index, con, index)
-        if why:
-            problems.append(f"{index.label} is damaged: {why}")
+    lease = ReadLease(connect)
+    try:
+        for table in tables:
+            why = _failure(read_table, lease.get(), table)
+            if why:
+                lease.close()
+                damaged.add(table)
+                problems.append(f"table {table} cannot be read in full: {why}")
+        found = [ix for ix in indexes(lease.get()) if ix.table not in damaged]  # a damaged table's keys cannot be read
+        for index in found:
+            why = _failure(walk_index, lease.get(), index)
+            if why:
+                lease.close()
+                problems.append(f"{index.label} is damaged: {why}")
+    finally:
+        lease.close()
     return problems
 
 
