@@ -114,8 +114,27 @@ def pytest_xdist_make_scheduler(config, log):
     return SpreadFileScheduling(config, log)
 
 
+#: The longest files (a minute or more of one worker each, measured with ``--durations``), handed out
+#: first: scheduled last, one of them alone would be the run's tail while the other worker idles.
+LONGEST_FIRST = (
+    "test_store_order.py",
+    "test_watch.py",
+    "test_reliability.py",
+    "test_bulk.py",
+    "test_one_truth.py",
+    "test_fuzz_readback.py",
+    "test_tools.py",
+    "test_fuzz.py",
+    "test_text_safety.py",
+    "test_bounds.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
-    """``slow`` tests show as skipped unless the run selects them (``-m slow``)."""
+    """The longest files first (:data:`LONGEST_FIRST`; the same order on every worker); ``slow``
+    tests show as skipped unless the run selects them (``-m slow``)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
     if "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")
