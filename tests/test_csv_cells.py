@@ -40,8 +40,10 @@ def test_a_hostile_model_path_comes_out_inert_from_every_csv(tmp_path: Path, mod
 
 
 def test_numbers_stay_numbers() -> None:
-    text = csv_text([{"headroom_gb": -1.25, "delta": -3, "as_text": "-0.5", "ratio": "+2e3", "name": "=x"}])
-    assert text.splitlines()[1] == "-1.25,-3,-0.5,+2e3,'=x"
+    text = csv_text(
+        [{"headroom_gb": -1.25, "delta": -3, "as_text": "-0.5", "ratio": "+2e3", "zone": "+02:00", "name": "=x"}]
+    )
+    assert text.splitlines()[1] == "-1.25,-3,-0.5,+2e3,+02:00,'=x"
 
 
 def test_a_hostile_column_name_is_neutralised_too() -> None:

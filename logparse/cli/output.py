@@ -213,12 +213,13 @@ def _json_escape(m: re.Match) -> str:
 
 #: A text cell a spreadsheet would run as a formula begins with one of these (OWASP, "CSV Injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: Text that begins so but is data a spreadsheet reads as data: a number, a UTC offset (``+00:00``).
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]\d{2}:?\d{2}")
 
 
 def neutralised(text: str) -> str:
     """A text cell that cannot run as a formula: one that begins like a formula gets a leading
-    ``'`` (OWASP's advice); a number written as text (``-0.5``) is a number, and stays as it is."""
+    ``'`` (OWASP's advice); a number written as text (``-0.5``) or a UTC offset (``+02:00``) stays as it is."""
     if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
