@@ -186,7 +186,9 @@ def test_since_leaves_out_launches_without_a_start_time_and_says_so(deployments)
     assert {r["deployment"] for r in rows} == {"prod", "prod-canary", "Kimi-K2.5-prod"}
     assert all(r["started_at"] for r in rows)
     assert "note: 1 launch(es) without a start time left out by --since/--until" in err
-    code, out, err = cli("launches", "--until", "today", "--deployment", "kimi", "--json", db=deployments)
+    # an explicit instant before the dated Kimi launch: "today" would move across midnight with the clock
+    before_kimi = (datetime.now() - timedelta(hours=4)).replace(microsecond=0).isoformat()
+    code, out, err = cli("launches", "--until", before_kimi, "--deployment", "kimi", "--json", db=deployments)
     assert code == 0 and json.loads(out) == [] and "1 launch(es) without a start time" in err
     code, out, err = cli("launches", "--since", "7d", "--deployment", "prod", "--json", db=deployments)
     assert len(json.loads(out)) == 1 and "without a start time" not in err  # none of prod's is undated

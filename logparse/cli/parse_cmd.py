@@ -110,10 +110,21 @@ def parse(
         lc = result.lines
         raise fail(
             f"no SGLang or vLLM launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
-            f"{lc.unrecognized} unrecognized" + (f", {lc.other_units} of other units" if lc.other_units else "") + ")",
+            f"{lc.unrecognized} unrecognized"
+            + (f", {lc.other_units} of other units" if lc.other_units else "")
+            + ")"
+            + _first_warning(result.warnings),
             EXIT_USAGE,
         )
     raise typer.Exit(EXIT_OK)
+
+
+def _first_warning(warnings: list[str]) -> str:
+    """The input's warnings folded into the one line of a parse that found nothing (why it found nothing)."""
+    if not warnings:
+        return ""
+    more = f" (and {len(warnings) - 1} more warning(s))" if len(warnings) > 1 else ""
+    return f"; warning: {warnings[0]}{more}"
 
 
 def _parse_with_progress(srcs: list, sglang_version: str | None, quiet: bool):
@@ -148,5 +159,6 @@ def _print_result(result, out: Output, events: bool, show_unrecognized: int) -> 
 
         cols = list(names("parse_csv"))
         out.rows(cols, [tuple(_launch_row(d).values()) for d in docs])
-    for w in result.warnings:  # every other format says them on stderr, the same way (a cut .gz)
-        say(f"warning: {w}")
+    if result.launches:  # every other format says them on stderr, the same way (a cut .gz)
+        for w in result.warnings:
+            say(f"warning: {w}")
