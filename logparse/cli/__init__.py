@@ -110,11 +110,32 @@ def main() -> None:
     except SystemExit as exc:  # typer turns Ctrl-C into exit 130 without a word
         if exc.code == 130:
             typer.echo("logparse: interrupted", err=True)
+        elif exc.code == 1 and _stdout_closed_by_reader():
+            _end_as_a_filter()
         elif exc.code is None or isinstance(exc.code, int):
             _end_read_command(exc.code or 0)
         raise
     except BrokenPipeError:
-        sys.exit(0)
+        _end_as_a_filter()
+
+
+def _stdout_closed_by_reader() -> bool:
+    """Whether typer ended the command with its exit 1 for a closed pipe (``logparse … | head -1``):
+    it then wraps stdout so that the final flush stays silent."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
+
+
+def _end_as_a_filter() -> None:
+    """End as ``cat`` or ``grep`` end when their reader goes away: silently, by SIGPIPE (status
+    141 in a shell), not with exit 1, which ``check`` uses for a regression."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    os._exit(141)  # not reached: a platform without SIGPIPE's default action
 
 
 def _end_read_command(code: int) -> None:
@@ -131,6 +152,8 @@ def _end_read_command(code: int) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: the usual way out reports it
+    except BrokenPipeError:  # the reader went away before the last of the output
+        _end_as_a_filter()
+    except (OSError, ValueError):  # the usual way out reports it
         return
     os._exit(code)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -138,10 +142,19 @@ def print_fitted(
         console.print(Text(fitted.note() or "", style="dim"))
 
 
+class _ReportConsole(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich ends with exit 1 when the reader closes the pipe; the CLI ends such a command as a
+        Unix filter does (:func:`logparse.cli.main`), so the closed pipe is passed on as it is."""
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # the rest goes nowhere, silently
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
+
+
 def report_console(**options: Any) -> Console:
     """A rich console for reports: no highlighting, and no markup or emoji codes (a ``[bold]`` or a
     ``:smile:`` in a model path is text: see :mod:`logparse.cli.cells`)."""
-    return Console(highlight=False, markup=False, emoji=False, **(console_style() | options))
+    return _ReportConsole(highlight=False, markup=False, emoji=False, **(console_style() | options))
 
 
 def vllm_rank_table(launch: Launch) -> Table:
