@@ -19,6 +19,8 @@ from logparse import figures
 from logparse.store import Store
 
 WIDTHS = (80, 100, 120, 200)
+#: every width the "no value cut" tests render at
+NARROW_TO_WIDE = (60, 70, 80, 100, 200)
 
 
 def run(*args, db=None, columns: int | None = None, **env: str):
@@ -155,7 +157,7 @@ def test_key_cells_are_never_shortened(samples_db, width):
 def test_a_narrow_table_of_text_wraps_it_and_one_of_figures_splits(samples_db, listed):
     kimi = [r["launch_id"] for r in listed if "Kimi" in (r["model_path"] or "")]
     out = run("check", kimi[-1], db=samples_db, columns=80)[1]
-    assert "…" not in out and "launches, have" in out  # the threshold's words, wrapped
+    assert "…" not in out and "needs ≥ 5" in out and "have 1" in out  # the threshold's words, wrapped
     out = run("show", kimi[-1], "--events", "none", db=samples_db, columns=80)[1]
     rank_headers = [line for line in out.splitlines() if line.startswith("rank ")]
     assert len(rank_headers) >= 2 and "…" not in out  # the per-rank table in groups, each led by the rank
@@ -414,3 +416,69 @@ def test_export_refuses_dash_instead_of_making_a_folder_of_that_name(samples_db,
     monkeypatch.chdir(tmp_path)
     code, _, err = run("export", "-", db=samples_db)
     assert code == 2 and "directory" in err and not (tmp_path / "-").exists()
+
+
+# ------------------------------------------------------------------- no value is ever cut
+
+#: a figure as the text shows it: 159,277  10.42  0.880  +0.00 (not a piece of a name: Qwen2, 3b)
+FIGURE = re.compile(r"(?<![\w.…,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w…])")
+
+
+def _table_rows(out: str) -> list[dict[str, str]]:
+    """The rows of the table in ``out`` (headers split on ┃, cells on │), by header."""
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "┃" in line)
+    heads = [h.strip() for h in lines[header].split("┃")]
+    rows = []
+    for line in lines[header + 2 :]:
+        if "│" not in line:
+            break
+        rows.append(dict(zip(heads, (c.strip() for c in line.split("│")))))
+    return rows
+
+
+@pytest.mark.parametrize("width", NARROW_TO_WIDE)
+def test_launches_show_each_value_as_its_json_value(samples_db, listed, width):
+    """Every figure shown equals its JSON value, every other cell its unbounded text: a column is
+    left out, a name shortened (``…``), a figure never (an 80-column terminal showed 1,886,067
+    tokens as ``1,886,06``)."""
+    from logparse.cli.cells import figure_cell
+
+    rows = _table_rows(run("launches", db=samples_db, columns=width)[1])
+    wide = _table_rows(run("launches", "--wide", db=samples_db)[1])
+    assert len(rows) == len(wide) == len(listed) and {"launch", "KV tokens"} <= set(rows[0])
+    by_label = {f.label: f for f in figures.on("launches_table")}
+    for shown, unbounded, doc in zip(rows, wide, listed):
+        assert doc["launch_id"].startswith(shown["launch"])
+        for label, text in shown.items():
+            f = by_label[label]
+            if f.fmt in ("int", "gib", "share", "percent"):  # (vLLM's utilization sits in "mem frac")
+                assert text == unbounded[label], (label, text, unbounded[label])
+                assert doc[f.name] is None or text == figure_cell(f, doc[f.name]), (label, text, doc[f.name])
+            elif not ("…" in text and f.fmt in ("path", "model", "text")):  # else a name, shortened
+                assert text == unbounded[label], (label, text, unbounded[label])
+
+
+@pytest.mark.parametrize("width", NARROW_TO_WIDE)
+@pytest.mark.parametrize(
+    "command",
+    (
+        ["launches"],
+        ["history"],
+        ["show", "@latest"],
+        ["show", "@latest", "--events", "all"],
+        ["explain", "@latest"],
+        ["check", "@latest"],
+        ["diff", "@-2", "@latest"],
+        ["query", "select launch_id, model_path, kv_tokens, outcome from launches"],
+    ),
+    ids=lambda c: " ".join(c),
+)
+def test_no_figure_is_cut_at_any_width(samples_db, command, width):
+    """Each figure a narrow terminal shows is one the unbounded output shows whole (a figure cut
+    short, ``1,886,06``, or folded over two lines, ``72.3`` / ``3``, is not)."""
+    code, out, err = run(*command, db=samples_db, columns=width)
+    assert code in (0, 1), err
+    whole = set(FIGURE.findall(run(*command, db=samples_db)[1]))
+    cut = [f for f in FIGURE.findall(out) if f not in whole]
+    assert not cut, (command, width, cut[:5])

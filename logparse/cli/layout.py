@@ -4,8 +4,11 @@
   without ``$COLUMNS`` has no width: nothing is shortened or left out (``--wide`` does the same).
 * A table too wide for the width first shortens its long free-text and path cells (paths in the
   middle, so that a model's name stays readable), then leaves out its least important columns
-  (named under the table, with ``--wide`` to show them), then shortens again down to a floor.
-  Identifiers (launch references, deployment keys, times) are never shortened.
+  (named under the table, with ``--wide`` to show them), then shortens again down to a floor
+  (:data:`FLOOR`, then :data:`LAST_FLOOR`), then leaves out columns of importance 1 (text before
+  figures, the widest first), never the first.  Identifiers (launch references, deployment keys,
+  times) and figures are never shortened: a value is shown whole or not at all.  A table that
+  does not fit even so is printed at its own width (the terminal wraps its lines; nothing is cut).
 * Lines written to a pipe or a file carry no trailing spaces (:class:`StripTrailing`).
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
 
 #: Columns of a rich table of ours are separated by `` │ `` (padding 1 each side, one rule).
@@ -24,6 +27,8 @@ PLAIN_GAP = 2
 UNBOUNDED = 100_000
 #: A shortened cell keeps this much at least; a free-text column first shrinks to :data:`COMFORT`.
 FLOOR, COMFORT = 16, 24
+#: ... and when even that is too wide, at most this little before a column of importance 1 goes.
+LAST_FLOOR = 8
 
 
 def output_width(stream: IO[str] | None = None) -> int | None:
@@ -46,8 +51,8 @@ class Col:
     right: bool = False
     #: ``middle`` (a path: keep its head and its tail), ``end`` (free text), or None (kept whole)
     shorten: str | None = None
-    #: 1: always shown; 2 to 5 may be left out on a narrow terminal (5 first; of the same
-    #: importance the rightmost first)
+    #: 1: shown while the width allows (the first column always); 2 to 5 may be left out on a
+    #: narrow terminal (5 first; of the same importance the rightmost first)
     importance: int = 1
     #: free text that may wrap over lines in a rich table instead of being shortened
     wrap: bool = False
@@ -101,6 +106,7 @@ def shorten(text: str, width: int, how: str | None = "middle") -> str:
 
 def fit(columns: list[Col], rows: list[list[str]], width: int | None, gap: int = RICH_GAP) -> Fitted:
     """The columns and cells of a table laid out in ``width`` cells (None: as they are)."""
+    columns = [_words_kept_whole(c, [r[i] for r in rows]) for i, c in enumerate(columns)]
     natural = [max([cell_width(c.header)] + [cell_width(r[i]) for r in rows]) for i, c in enumerate(columns)]
     shown = list(range(len(columns)))
     widths = list(natural)
@@ -121,6 +127,12 @@ def fit(columns: list[Col], rows: list[list[str]], width: int | None, gap: int =
             if excess() <= 0:
                 break
             shown.remove(i)
+        if excess() > 0:  # still too wide: shortenable cells down to the last floor
+            _shrink(columns, widths, shown, excess(), LAST_FLOOR)
+        for i in _last_drop_order(columns, shown, widths):  # then columns shown "always", never the first
+            if excess() <= 0:
+                break
+            shown.remove(i)
         if excess() < 0:  # a column left out freed more than needed: give it back
             _grow(widths, natural, shown, -excess())
     kept = [columns[i] for i in shown]
@@ -129,12 +141,35 @@ def fit(columns: list[Col], rows: list[list[str]], width: int | None, gap: int =
     return Fitted(kept, cells, hidden, [widths[i] for i in shown])
 
 
+#: Wrapped text breaks between words; a word longer than this (a digest, a long class name) is
+#: folded at this width (never inside a number), every shorter one is kept whole.
+LONG_WORD = 16
+
+
+def _words_kept_whole(col: Col, cells: list[str]) -> Col:
+    """A column that wraps its text, with a floor no narrower than its longest word (up to
+    :data:`LONG_WORD`): a figure folded over two lines is a figure cut."""
+    if not col.wrap:
+        return col
+    longest = min(max((cell_width(w) for c in cells for w in c.split()), default=0), LONG_WORD)
+    return replace(col, floor=max(col.floor, longest)) if longest > col.floor else col
+
+
 def _drop_order(columns: list[Col], shown: list[int]) -> list[int]:
     """The columns that may be left out, in the order they are."""
     return sorted((i for i in shown if columns[i].importance > 1), key=lambda i: (-columns[i].importance, -i))
 
 
+def _last_drop_order(columns: list[Col], shown: list[int], widths: list[int]) -> list[int]:
+    """The columns of importance 1 in the order they go when nothing else is left to take: text
+    before figures, the widest as they stand first (it frees the most); the first column (the row's key) stays."""
+    rest = [i for i in shown[1:] if columns[i].importance == 1]
+    return sorted(rest, key=lambda i: (columns[i].right, -widths[i], -i))
+
+
 def _floor(col: Col, floor: int) -> int:
+    if floor == LAST_FLOOR and not col.wrap:  # the last resort is below a shortened column's own floor too
+        return max(floor, cell_width(col.header))
     return max(col.floor or floor, cell_width(col.header))
 
 

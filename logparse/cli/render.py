@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sys
 from typing import Any
 
@@ -377,11 +378,96 @@ def print_rich_table(console: Console, table: Table) -> None:
                 console.print()
             print_rich_table(console, _columns_of(table, group))
         return
+    for c in table.columns:  # a column of figures never wraps nor ends in "…": whole, or a wider table
+        if c.justify == "right" and not any(" " in _plain(x) for x in c._cells):
+            c.no_wrap = True
     text = rich_layout_without_colour(console, table)
     if text is None:
-        console.print(table)
+        _print_whole(console, table)
     else:
         console.file.write(text)
+
+
+def _fold_long_words(table: Table) -> None:
+    """In the columns that wrap, a word longer than :data:`~logparse.cli.layout.LONG_WORD` is
+    folded here, never inside a number, so that no shorter word (a figure) needs folding."""
+    for col in table.columns:
+        if col.no_wrap:
+            continue
+        for r, cell in enumerate(col._cells):
+            plain = _plain(cell)
+            cuts = _fold_points(plain)
+            if cuts:
+                text = cell.copy() if isinstance(cell, Text) else Text(plain)
+                col._cells[r] = Text("\n").join(text.divide(cuts))
+
+
+def _fold_points(plain: str) -> list[int]:
+    from logparse.cli.layout import LONG_WORD
+
+    cuts = []
+    for m in re.finditer(r"\S{%d,}" % (LONG_WORD + 1), plain):  # noqa: UP031 (a regex's braces)
+        pos = m.start()
+        while m.end() - pos > LONG_WORD:
+            chunk = plain[pos : pos + LONG_WORD]
+            sep = max(chunk.rfind(c) for c in "/-_=,:")  # after a separator: /models/ | Qwen2.5-…
+            cut = pos + sep + 1 if sep >= LONG_WORD // 2 else pos + LONG_WORD
+            while cut > pos + 1 and _inside_number(plain, cut):
+                cut -= 1
+            cut = cut if cut > pos + 1 else pos + LONG_WORD
+            cuts.append(cut)
+            pos = cut
+    return cuts
+
+
+def _inside_number(text: str, i: int) -> bool:
+    """Whether a cut before ``text[i]`` falls inside a number (``159,2|77``, ``72.|33``)."""
+    return (text[i].isdigit() or text[i] in ",.") and (text[i - 1].isdigit() or text[i - 1] in ",.")
+
+
+def _text_widths(console: Console, table: Table) -> int:
+    """Fix the width of each column that wraps, between its longest word and its longest line,
+    so that rich never folds a word; the width the table then takes (more than the console's
+    when even its longest words do not fit)."""
+    from logparse.cli.layout import cell_width
+
+    def texts(col) -> list[str]:
+        return [_plain(col.header), *(_plain(c) for c in col._cells)]
+
+    _, right, _, left = table.padding
+    n = len(table.columns)
+    frame = (left + right) * n - (0 if table.pad_edge else left + right)
+    frame += (n - 1 if table.box else 0) + (2 if table.box and table.show_edge else 0)
+    fixed = sum(max(map(cell_width, texts(c))) for c in table.columns if c.no_wrap)
+    wraps = [c for c in table.columns if not c.no_wrap]
+    lows = [max([cell_width(w) for t in texts(c) for w in t.split()] + [1]) for c in wraps]
+    highs = [max(cell_width(line) for t in texts(c) for line in t.split("\n")) for c in wraps]
+    room = (console_width(console) or 0) - frame - fixed
+    if sum(highs) <= room or not wraps:
+        return frame + fixed + sum(highs)
+    spare = max(room - sum(lows), 0)
+    slack = sum(h - lo for lo, h in zip(lows, highs)) or 1
+    for c, lo, h in zip(wraps, lows, highs):
+        c.width = lo + (h - lo) * spare // slack
+    return frame + fixed + sum(c.width or 0 for c in wraps)
+
+
+def _print_whole(console: Console, table: Table) -> None:
+    """``console.print(table)``, its text wrapped between words (:func:`_text_widths`), and a
+    table too wide for the console even so printed at its own width: the terminal wraps its
+    lines, where rich would crop the rightmost column or fold a figure (``72.3`` / ``3``)."""
+    width = console_width(console)
+    if width is not None:
+        _fold_long_words(table)
+        need = _text_widths(console, table)
+        if need > width:  # (console.print's own width= is capped at the console's)
+            console.width = need
+            try:
+                console.print(table, crop=False)
+            finally:
+                console.width = width
+            return
+    console.print(table)
 
 
 def _column_groups(console: Console, table: Table) -> list[list[int]] | None:
