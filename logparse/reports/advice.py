@@ -201,10 +201,12 @@ def advise(
     verdict = runtime_verdict(launch)
     if launch.engine == "vllm":
         from logparse.budget.vllm_reserve import launch_vllm_reserve
-        from logparse.reports.explain_vllm import total_gb
+        from logparse.reports.explain_vllm import total_gb, total_gb_range
 
         rank_, _ = av.vllm_kv(launch)
-        reserve: EngineReserve | None = launch_vllm_reserve(launch, rank_, total_gb(launch, rank_))
+        span = total_gb_range(launch, rank_)  # an inferred total: its low end, the safe side of every ceiling
+        total = span[1] if span is not None else total_gb(launch, rank_)
+        reserve: EngineReserve | None = launch_vllm_reserve(launch, rank_, total)
     else:
         reserve = launch_reserve(launch, b.pre_load_avail_gb or b.least_free_before_weights_gb)
     ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []))

@@ -52,8 +52,13 @@ class Recommendation:
     allows: dict[str, Any] = field(default_factory=dict)
     gain_tokens: int | None = None
     value: float | None = None
-    #: the fraction leaves less than the engine's reserve (only with ``--margin``)
+    #: the fraction leaves less than the engine's reserve, or the utilization less than the production
+    #: margin (only with ``--margin``)
     below_reserve: bool = False
+    #: GiB the action leaves outside the instance (vLLM) or held back (SGLang), None when not a memory move
+    left_gb: float | None = None
+    #: the named risk a capacity cut fixes (a cut is offered with a pool that never limited the run only then)
+    fixes: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
