@@ -142,7 +142,7 @@ def failed_start_utilization(ctx: Ctx, u: float) -> list[Recommendation]:
                              "log lacks the weights and the available KV figure to say by how much")]  # fmt: skip
     t_lo = (weights + avail) / u  # u × T = weights + profile + KV and the profile is ≥ 0
     new_u = round(u + (2.0 - avail) / t_lo + 0.0005, 3)  # a 2 GiB pool on the smallest GPU the log allows
-    margin = ctx.reserve.margin_gb if ctx.reserve is not None else 1.0
+    margin = float(getattr(ctx.reserve, "margin_gb", 1.0))
     left = t_lo * (1 - new_u) - 1.0
     if not 0 < new_u < 1 or left < margin:
         return [not_possible("utilization", f"raise gpu_memory_utilization {u:g}", [flag], f"a 2 GiB pool needs "
