@@ -153,7 +153,8 @@ def _recommendation(r: dict[str, Any]) -> str:
     figs.append(f"KV {r['kv_gb']:.2f} GiB/rank" if r.get("kv_gb") is not None else "")
     figs.append(f"headroom {r['headroom_gb']:.2f} GiB" if r.get("headroom_gb") is not None else "")
     cost, risk = r.get("cost") or {}, r.get("risk") or {}
-    costs = [f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank" if cost.get("gpu_memory_gb") else ""]
+    costs = [f"{cost['more_gpus']} more GPU(s)" if cost.get("more_gpus") else ""]
+    costs.append(f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank" if cost.get("gpu_memory_gb") else "")
     costs.append(f"host {cost['host_memory_gb']:,.2f} GB (decimal)" if cost.get("host_memory_gb") else "")
     costs.append(f"accuracy: {cost['accuracy']}" if cost.get("accuracy") not in (None, "", "none") else "")
     costs.append(f"throughput: {cost['throughput']}" if cost.get("throughput") else "")

@@ -27,6 +27,7 @@ from logparse.budget.reserve import EngineReserve, launch_reserve
 from logparse.launches.model import Launch
 from logparse.reports import advice_sglang as sg
 from logparse.reports import advice_vllm as av
+from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FAILURE_WORDS,
     RISK_ORDER,
@@ -59,13 +60,17 @@ def _pressure(ctx: Ctx) -> bool:
     return failure_kind(ctx.launch, b) == "oom" or (b.headroom_gb is not None and b.headroom_gb < 1.0)
 
 
-def rank(recs: list[Recommendation], *, pressure: bool) -> list[Recommendation]:
-    """Best first: actions that gain tokens (safest first), then those that keep them, then those that
-    cost tokens (first under memory pressure), then what is not possible."""
+def rank(recs: list[Recommendation], *, pressure: bool, failed: bool = False) -> list[Recommendation]:
+    """Best first.  After a failed start: the options that start it, safest first, then by tokens.
+    Otherwise: actions that gain tokens (safest first), then those that keep them, then those that cost
+    tokens (first under memory pressure), then what is not possible."""
 
     def key(r: Recommendation) -> tuple:
+        level = RISK_ORDER.get(r.risk.get("level", "high"), 2)
         if not r.possible:
             return (4, 0, 0)
+        if failed:
+            return (0 if r.starts else 2, level, -(r.kv_tokens or 0))
         gain = r.gain_tokens
         if (r.kind == "fraction" and (gain or 0) < 0) or (
             r.value is not None and r.kind == "utilization" and (gain or 0) < 0
@@ -75,9 +80,35 @@ def rank(recs: list[Recommendation], *, pressure: bool) -> list[Recommendation]:
             group = 1
         else:
             group = 2
-        return (group, RISK_ORDER.get(r.risk.get("level", "high"), 2), -(gain or 0))
+        return (group, level, -(gain or 0))
 
     return sorted(recs, key=key)
+
+
+def needed(recs: list[Recommendation], verdict: dict[str, Any]) -> list[Recommendation]:
+    """Drop the capacity cuts a run whose pool never limited it does not need, unless they fix a named risk."""
+    if verdict.get("pool_limited") is not False:
+        return recs
+    return [r for r in recs if not (r.possible and (r.gain_tokens or 0) < 0 and not r.fixes)]
+
+
+def _starting(ctx: Ctx, recs: list[Recommendation]) -> list[Recommendation]:
+    """After a failed start: mark the options that start it, and add fp8 KV on top of each (SGLang)."""
+    if ctx.launch.outcome != "failed":
+        return recs
+    for r in recs:
+        if (
+            r.possible
+            and r.starts is None
+            and r.value is not None
+            and r.kind in ("fraction", "chunked_prefill", "utilization")
+        ):
+            r.starts = True
+    if ctx.launch.engine == "vllm" or not sglang_has(ctx.launch, "kv_cache_dtype"):
+        return recs
+    dtype = "fp8_e4m3" if sglang_from(ctx.launch, "0.4.1.post6") else "fp8_e5m2"
+    extra = [lv.fp8_kv_on(ctx, r, dtype) for r in recs if r.starts and r.kind in ("fraction", "chunked_prefill")]
+    return recs + [x for x in extra if x is not None]
 
 
 def bound_by(launch: Launch, b: Budget) -> str:
@@ -194,10 +225,13 @@ def advise(
     *,
     margin_gb: float | None = None,
     hicache_what_ifs: list[dict[str, Any]] | None = None,
+    cfg: Any = None,
 ) -> Advice:
     """The advice for one launch.  ``margin_gb``: the headroom (GiB) the user asks the fraction to
     leave, below the engine's reserve if need be; None keeps the engine's reserve.  ``hicache_what_ifs``:
-    explain's HiCache what-ifs (the host pool sizes), reused here."""
+    explain's HiCache what-ifs (the host pool sizes), reused here.  ``cfg``: the model's config
+    (:class:`~logparse.budget.model_config.ModelConfig`), when known: the heads, the weights' dtype and
+    the attention weights the levers of :mod:`logparse.reports.levers` need."""
     verdict = runtime_verdict(launch)
     if launch.engine == "vllm":
         from logparse.budget.vllm_reserve import launch_vllm_reserve
@@ -209,12 +243,13 @@ def advise(
         reserve: EngineReserve | None = launch_vllm_reserve(launch, rank_, total)
     else:
         reserve = launch_reserve(launch, b.pre_load_avail_gb or b.least_free_before_weights_gb)
-    ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []))
+    ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []), cfg)
     if launch.engine == "vllm":
         recs = (av.vllm_utilization(ctx, reserve) + av.vllm_kv_cache_memory(ctx, reserve) + av.vllm_fp8(ctx)
-                + av.vllm_max_model_len(ctx))  # fmt: skip
+                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx))  # fmt: skip
     else:
         recs = (sg.sglang_fraction(ctx) + sg.sglang_cap(ctx) + sg.sglang_chunked(ctx) + sg.sglang_fp8(ctx) + sg.sglang_hicache(ctx)
-                + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx))  # fmt: skip
-    recs = rank(recs, pressure=_pressure(ctx))
+                + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx)
+                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx))  # fmt: skip
+    recs = rank(needed(_starting(ctx, recs), verdict), pressure=_pressure(ctx), failed=launch.outcome == "failed")
     return Advice(_answer(ctx, recs), verdict, reserve, recs)

@@ -59,6 +59,8 @@ class Recommendation:
     left_gb: float | None = None
     #: the named risk a capacity cut fixes (a cut is offered with a pool that never limited the run only then)
     fixes: str | None = None
+    #: after a failed start: does this action start it (by the engine's own sizing)?
+    starts: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -93,6 +95,8 @@ class Ctx:
     reserve: EngineReserve | None
     verdict: dict[str, Any]
     hicache: list[dict[str, Any]] = field(default_factory=list)
+    #: the model's config (``explain --model-config``, or the launch's model path when readable), else None
+    cfg: Any = None
 
 
 def r2(v: float | None) -> float | None:
@@ -103,13 +107,17 @@ def floor3(x: float) -> float:
     return math.floor(x * 1000 + 1e-9) / 1000
 
 
-def cost(gpu_gb: float | None = 0.0, host_gb: float | None = 0.0, accuracy: str = "none", throughput: str = "") -> dict:
-    """GPU memory (GiB per rank; positive = more used), host memory (decimal GB, all ranks), accuracy, throughput."""
+def cost(
+    gpu_gb: float | None = 0.0, host_gb: float | None = 0.0, accuracy: str = "none", throughput: str = "", gpus: int = 0
+) -> dict:
+    """What an action costs, never what it gains: GPU memory (GiB per rank; positive = more used), host
+    memory (decimal GB, all ranks), accuracy, throughput lost, more GPUs."""
     return {
         "gpu_memory_gb": r2(gpu_gb),
         "host_memory_gb": r2(host_gb),
         "accuracy": accuracy,
         "throughput": throughput,
+        "more_gpus": gpus,
     }
 
 
@@ -133,6 +141,8 @@ VLLM_FLAGS = {
     "--kv-cache-dtype": "0.4.0",
     "--max-num-seqs": "0.4.0",
     "--kv-cache-memory": "0.10.2",
+    "--tensor-parallel-size": "0.4.0",
+    "--quantization": "0.4.0",
 }
 #: SGLang ``--kv-cache-dtype`` values and the first release that accepts them.
 SGLANG_KV_DTYPES = {"fp8_e5m2": "0.2.14", "fp8_e4m3": "0.4.1.post6"}

@@ -155,8 +155,8 @@ def _fraction_recommendation(
     rec = Recommendation(
         "fraction", action, flag, tokens, kv_gb, head,
         cost((f_new - inp.f) * inp.m_pre_gb, 0.0, "none",
-              "more KV tokens in flight, no per-token cost" if up else "fewer KV tokens: less concurrency or context"),
-        risk("low", ""), reason="", value=f_new, below_reserve=below,
+              "" if up else "fewer KV tokens: less concurrency or context"),
+        risk("low", ""), reason="", value=f_new, below_reserve=below, left_gb=r2(held),
     )  # fmt: skip
     rec.gain_tokens = tokens - b.kv_tokens if tokens is not None and b.kv_tokens is not None else None
     rec.allows = allows(ctx.launch, tokens, ctx.verdict)
@@ -171,10 +171,12 @@ def _fraction_words(ctx: Ctx, rec: Recommendation, inp: fm.Inputs, held: float, 
     now = held_back(inp.f, inp.m_pre_gb)
     if ctx.margin is not None:
         rec.action += f" (leaves {ctx.margin:.2f} GiB of headroom, as asked with --margin)"
+        rec.fixes = "the headroom asked with --margin"
     elif up:
         rec.action += f" (keeps SGLang's own reserve of {rgb:.2f} GiB)"
     else:
         rec.action += f" (restores SGLang's own reserve of {rgb:.2f} GiB)"
+        rec.fixes = f"the launch holds back {now:.2f} GiB, less than SGLang's own reserve of {rgb:.2f} GiB"
     if below and rgb is not None:
         rec.risk = risk("high", f"holds back {held:.2f} GiB, less than the {rgb:.2f} GiB SGLang's own default logic "
                          "reserves for activations, CUDA graphs and the draft: it can start and then run out of "
@@ -231,6 +233,8 @@ def sglang_chunked(ctx: Ctx) -> list[Recommendation]:
               f"chunk's activations are what the {saved:.2f} GiB it no longer reserves was for"),
         reason=f"the engine's reserve holds 1.5 MiB per prefill-chunk token: {chunk:,} → {new_chunk:,} tokens frees "
         f"{saved:.2f} GiB of it ({reserve_words(smaller)})", value=new_cap,
+        fixes="the launch holds back less than SGLang's own reserve" if new_cap < inp.f else None,
+        left_gb=r2((1 - new_cap) * inp.m_pre_gb),
     )  # fmt: skip
     rec.gain_tokens = tokens - b.kv_tokens if tokens is not None and b.kv_tokens is not None else None
     rec.allows = allows(launch, tokens, ctx.verdict)
@@ -253,7 +257,7 @@ def sglang_cap(ctx: Ctx) -> list[Recommendation]:
     rec = Recommendation(
         "cap", f"drop --max-total-tokens {cap:,} (memory allows {'' if exact else 'at least '}{tokens:,} tokens)", [],
         tokens, None, r2(head), cost(max((b.rest_gb or 0.0) - (b.kv_pool_gb or 0.0), 0.0), 0.0, "none",
-                                        "more KV tokens in flight, no per-token cost"),
+                                        ""),
         risk("low", "the pool then takes the KV budget SGLang already set aside at this fraction: nothing else moves"),
         reason=f"the formula's budget of {b.rest_gb:.2f} GiB holds {tokens:,} tokens; the cap keeps {cap:,}",
         gain_tokens=tokens - (b.kv_tokens or cap),
@@ -286,8 +290,7 @@ def sglang_fp8(ctx: Ctx) -> list[Recommendation]:
     rec = Recommendation(
         "fp8", f"kv_cache_dtype {dtype} (half the bytes per token)", flag, p8.tokens,
         r2(fm.pool_gb(p8.tokens, inp.page_size, (li.bpt.value or cell) / 2)), b.headroom_gb,
-        cost(0.0, 0.0, accuracy, "decode reads half the KV bytes (often faster at long context); the attention "
-              "backend must support an fp8 KV cache (some reject it at start)"),
+        cost(0.0, 0.0, accuracy, "the attention backend must support an fp8 KV cache (some reject it at start)"),
         risk("medium", "accuracy is the cost; the attention backend must accept an fp8 KV cache"),
         reason=f"the same KV budget ({b.rest_gb:.2f} GiB) at half of {li.bpt.value or cell:,.0f} bytes per token "
         f"({li.features.era.label} formula); GPU memory and headroom unchanged",
@@ -322,11 +325,12 @@ def sglang_hicache(ctx: Ctx) -> list[Recommendation]:
     rec = Recommendation(
         "hicache", ("raise the HiCache ratio to " + ratio) if enabled else f"HiCache with a host pool of {ratio} × the GPU pool",
         flags, b.kv_tokens, b.kv_pool_gb, b.headroom_gb,
-        cost(0.0, total, "none", "prefix hits come back from host memory over PCIe instead of being recomputed; "
-              "only reused prefixes (multi-turn chats, shared prompts) gain"),
+        cost(0.0, total, "none", "copies between GPU and host memory over PCIe (writes with the write policy, "
+              "loads on a hit)"),
         risk(level, f"pins {total:,.2f} GB (decimal) of host RAM across the ranks: the machine must have it free"),
         reason=f"the GPU pool stays {b.kv_tokens:,} tokens; the host pool keeps {item['host_tokens']:,} more cached "
-        f"tokens per rank ({item['host_gb']:.2f} GB, decimal)"
+        f"tokens per rank ({item['host_gb']:.2f} GB, decimal): prefix hits come back over PCIe instead of being "
+        "recomputed; only reused prefixes (multi-turn chats, shared prompts) gain"
         + ("; this run never filled the pool, so the gain is prefixes kept longer" if ctx.verdict.get("pool_limited") is False else ""),
         gain_tokens=0,
     )  # fmt: skip
@@ -363,11 +367,12 @@ def sglang_context(ctx: Ctx) -> list[Recommendation]:
     return [Recommendation(
         "context", f"context length {ctx_len:,} → {value:,} (a full-context request fits the pool)",
         [f"--context-length {value}"], tokens, b.kv_pool_gb, b.headroom_gb,
-        cost(0.0, 0.0, "none", f"{tokens / value:.2f} full-context requests at once instead of {tokens / ctx_len:.2f}"),
+        cost(0.0, 0.0, "none", ""),
         risk("medium", f"rejects requests over {value:,} tokens (prompt + output); SGLang already limits them to "
               f"{tokens - 1:,}, the pool"),
         reason=f"the pool ({tokens:,} tokens) is smaller than the context length {ctx_len:,}: not one request of "
-        "the full context fits, so the advertised context is not servable", gain_tokens=0,
+        f"the full context fits, so the advertised context is not servable; {tokens / value:.2f} requests of the new "
+        f"length fit at once (now {tokens / ctx_len:.2f} of the full context)", gain_tokens=0,
         allows=allows(launch, tokens, ctx.verdict) | {"full_context_requests": round(tokens / value, 2)},
     )]  # fmt: skip
 
@@ -412,12 +417,13 @@ def sglang_mamba_slots(ctx: Ctx) -> list[Recommendation]:
     return [Recommendation(
         "mamba_slots", f"raise max_mamba_cache_size {size} → {slots} ({want} running requests × {k} state slots)",
         flags, p.tokens, r2(fm.pool_gb(p.tokens, li.inputs.page_size, li.bpt.value or li.inputs.cell or 0.0)),
-        b.headroom_gb, cost(0.0, 0.0, "none", f"{want} requests at once instead of {n}; fewer KV tokens"),
+        b.headroom_gb, cost(0.0, 0.0, "none", "fewer KV tokens for the running requests"),
         risk("medium", "the state slots come out of the KV budget: fewer tokens for each running request"),
         reason=f"SGLang capped max_running_requests to {n} by the mamba state cache ({size} slots, {k} per request; "
         f"its warning suggests --max-mamba-cache-size or --mamba-full-memory-ratio); {slots - size} more slots "
         f"≈ {more:.2f} GiB of state per rank ({state:.2f} GiB for {size + 1} slots now)",
         gain_tokens=(p.tokens - b.kv_tokens) if b.kv_tokens else None, value=float(slots),
+        fixes=f"SGLang capped max_running_requests to {n} (asked {asked})",
     )]  # fmt: skip
 
 
@@ -442,10 +448,10 @@ def sglang_requests(ctx: Ctx) -> list[Recommendation]:
     fit = max(1, int(tokens * ROOMY_USAGE // per))
     usage = v.get("peak_token_usage") or 0.0
     if v.get("retractions") and fit < mrr:
-        return [_requests_rec(ctx, mrr, fit, "fewer retractions: requests wait instead of being evicted",
+        return [_requests_rec(ctx, mrr, fit, "requests wait in the queue instead (fewer retractions)",
                               f"{v['retractions']:,} retraction(s) at {per:,} tokens per request")]  # fmt: skip
     if v.get("peak_queue_req") and usage < ROOMY_USAGE and (v.get("peak_running_req") or 0) >= mrr and fit > mrr:
-        return [_requests_rec(ctx, mrr, fit, "more requests at once: less queueing",
+        return [_requests_rec(ctx, mrr, fit, "more requests share each decode step: higher per-token latency",
                               f"requests queued at {usage:.0%} pool usage with {mrr} running (the cap)")]  # fmt: skip
     return []
 

@@ -122,6 +122,7 @@ def _vllm_utilization_rec(ctx: Ctx, u: float, new_u: float, kvs: tuple[float, fl
         + "".join("; " + n for n in getattr(reserve, "notes", [])[1:]),
         value=new_u, gain_tokens=(tokens - launch.kv_tokens) if tokens and launch.kv_tokens else None,
         left_gb=r2(left), below_reserve=left < margin,
+        fixes="the margin asked with --margin" if ctx.margin is not None else None,
     )  # fmt: skip
     rec.allows = allows(launch, tokens, ctx.verdict)
     return rec
@@ -216,8 +217,10 @@ def vllm_max_model_len(ctx: Ctx) -> list[Recommendation]:
     return [Recommendation(
         "max_model_len", f"max_model_len {length:,} → {value:,}" if length else f"--max-model-len {value}",
         [f"--max-model-len {value}"], tokens, None, None,
-        cost(0.0, 0.0, "none", f"concurrency {conc:.2f}× at the new length" if conc else "the pool does not change"),
-        risk("medium", f"rejects requests over {value:,} tokens"), reason=why, gain_tokens=0, value=float(value),
+        cost(0.0, 0.0, "none", ""),
+        risk("medium", f"rejects requests over {value:,} tokens"),
+        reason=why + (f"; {conc:.2f} requests of the new length fit at once" if conc else ""), gain_tokens=0,
+        value=float(value),
         allows={"max_request_tokens": value, "full_context_requests": conc} if conc else {"max_request_tokens": value},
     )]  # fmt: skip
 
@@ -233,7 +236,7 @@ def vllm_fp8(ctx: Ctx) -> list[Recommendation]:
     rec = Recommendation(
         "fp8", "kv_cache_dtype fp8 (half the bytes per token)", ["--kv-cache-dtype fp8"], tokens, kv, None,
         cost(0.0, 0.0, FP8_ACCURACY + "; vLLM's fp8 is e4m3 on CUDA (scales from the checkpoint, else 1.0)",
-              "decode reads half the KV bytes; the attention backend must support an fp8 KV cache"),
+              "the attention backend must support an fp8 KV cache"),
         risk("medium", "accuracy is the cost; the attention backend must accept an fp8 KV cache"),
         reason="the same pool at one byte per element holds twice the tokens", gain_tokens=tokens - launch.kv_tokens,
     )  # fmt: skip
