@@ -182,6 +182,20 @@ def _reserve_line(ctx: Ctx) -> str | None:
     )
 
 
+def draft_line(ctx: Ctx) -> str | None:
+    """The draft model's weights against the share SGLang's reserve sets aside for speculative decoding,
+    when they exceed it (the rest then comes out of what the reserve keeps for activations)."""
+    r, draft = ctx.reserve, ctx.b.draft_weights_gb
+    term = next((t for t in (r.terms if r is not None else []) if t.counted and "speculative" in t.name), None)
+    if r is None or r.engine == "vllm" or term is None or not draft or draft <= term.gb + 0.005:
+        return None
+    return (
+        f"The draft model's weights ({draft:.2f} GiB per rank) exceed the {term.gb:.2f} GiB SGLang's reserve sets "
+        f"aside for speculative decoding: the other {draft - term.gb:.2f} GiB come out of what it keeps for "
+        "activations and CUDA graphs."
+    )
+
+
 def _best_line(ctx: Ctx, recs: list[Recommendation]) -> str:
     possible = [r for r in recs if r.possible]
     if not possible:
@@ -214,6 +228,9 @@ def _answer(ctx: Ctx, recs: list[Recommendation]) -> list[str]:
     reserve = _reserve_line(ctx)
     if reserve:
         lines.append(reserve)
+    draft = draft_line(ctx)
+    if draft:
+        lines.append(draft)
     lines.append(_best_line(ctx, recs))
     return lines
 
@@ -250,6 +267,6 @@ def advise(
     else:
         recs = (sg.sglang_fraction(ctx) + sg.sglang_cap(ctx) + sg.sglang_chunked(ctx) + sg.sglang_fp8(ctx) + sg.sglang_hicache(ctx)
                 + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx)
-                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx))  # fmt: skip
+                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx) + lv.sglang_graph_bs(ctx))  # fmt: skip
     recs = rank(needed(_starting(ctx, recs), verdict), pressure=_pressure(ctx), failed=launch.outcome == "failed")
     return Advice(_answer(ctx, recs), verdict, reserve, recs)

@@ -336,3 +336,33 @@ def _vllm_available(launch: Any) -> float | None:
         (e.fields["kv_gb"] for e in launch.events if e.kind == "vllm_kv_memory" and e.fields.get("kv_gb") is not None),
         None,
     )
+
+
+# --------------------------------------------------------------------------- CUDA-graph batch size
+def sglang_graph_bs(ctx: Ctx) -> list[Recommendation]:
+    """``--cuda-graph-max-bs`` down to the request cap: SGLang reserves memory per captured batch size,
+    and no decode batch exceeds ``--max-running-requests``, so the graphs above it are never replayed."""
+    launch, reserve, b = ctx.launch, ctx.reserve, ctx.b
+    inp = b.inputs.inputs if b.inputs is not None else None
+    args = reserve_inputs(launch)
+    cap, bs = launch.max_running_requests, args.cuda_graph_max_bs
+    if (reserve is None or reserve.rule not in ("formula", "arg-groups") or inp is None or ctx.margin is not None
+            or not cap or not bs or cap >= bs or not sglang_has(launch, "cuda_graph_max_bs")):  # fmt: skip
+        return []
+    smaller = sglang_reserve(launch.version_range, args.with_(cuda_graph_max_bs=cap), m_pre_gb=inp.m_pre_gb)
+    old, new = reserve.fraction_keeping_reserve(inp.m_pre_gb), smaller.fraction_keeping_reserve(inp.m_pre_gb)
+    if new is None or old is None or new <= old or (new <= inp.f and not failed(ctx)):
+        return []  # the floor of SGLang's reserve, or a fraction already above it
+    p = fm.predict(inp.with_(f=new), b.inputs.features) if b.inputs is not None else None
+    if p is None or p.tokens is None or p.tokens <= 0:
+        return []
+    priced = Priced(new, p.tokens, r2(fm.pool_gb(p.tokens, inp.page_size, inp.cell or 0.0)),
+                    float(smaller.reserve_gb_hi or smaller.reserve_gb or 0.0), smaller.exact)  # fmt: skip
+    saved = (reserve.reserve_gb or 0.0) - (smaller.reserve_gb or 0.0)
+    return [_rec(ctx, "graph_bs", f"cuda_graph_max_bs {bs} → {cap} (the request cap) and mem_fraction_static "
+                 f"{inp.f:g} → {new:g} (SGLang's reserve for it is {priced.reserve_gb:.2f} GiB)",
+                 [f"--cuda-graph-max-bs {cap}", f"--mem-fraction-static {new:g}"], priced,
+                 cost((new - inp.f) * inp.m_pre_gb, 0.0, "none", "none: no decode batch exceeds --max-running-requests"),
+                 risk("low" if smaller.exact else "medium", f"keeps SGLang's own reserve for {cap} captured batch "
+                      "sizes; raise both together if --max-running-requests grows"),
+                 f"SGLang reserves per captured batch size: {bs} → {cap} frees {saved:.2f} GiB of its reserve")]  # fmt: skip
