@@ -39,6 +39,7 @@ from logparse.reports.advice_core import (
     flag_field,
     reserve_words,
     runtime_verdict,
+    sglang_fp8_dtype,
     sglang_from,
     sglang_has,
     vllm_has,
@@ -106,7 +107,9 @@ def _starting(ctx: Ctx, recs: list[Recommendation]) -> list[Recommendation]:
             r.starts = True
     if ctx.launch.engine == "vllm" or not sglang_has(ctx.launch, "kv_cache_dtype"):
         return recs
-    dtype = "fp8_e4m3" if sglang_from(ctx.launch, "0.4.1.post6") else "fp8_e5m2"
+    dtype = sglang_fp8_dtype(ctx.launch)
+    if dtype is None:
+        return recs
     extra = [lv.fp8_kv_on(ctx, r, dtype) for r in recs if r.starts and r.kind in ("fraction", "chunked_prefill")]
     return recs + [x for x in extra if x is not None]
 

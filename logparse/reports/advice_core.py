@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.budget.model import Budget
+from logparse.budget.refusals import kv_dtype_refusal
 from logparse.budget.reserve import EngineReserve
 from logparse.grammar import versions
 from logparse.grammar import vllm_versions as vv
@@ -144,8 +145,6 @@ VLLM_FLAGS = {
     "--tensor-parallel-size": "0.4.0",
     "--quantization": "0.4.0",
 }
-#: SGLang ``--kv-cache-dtype`` values and the first release that accepts them.
-SGLANG_KV_DTYPES = {"fp8_e5m2": "0.2.14", "fp8_e4m3": "0.4.1.post6"}
 
 
 def sglang_has(launch: Launch, field_name: str) -> bool:
@@ -163,6 +162,14 @@ def sglang_from(launch: Launch, release: str) -> bool:
     rng = launch.version_range
     first = rng[0] if rng and not versions.is_empty(rng) else versions.last()
     return versions.index(first) >= versions.index(release)
+
+
+def sglang_fp8_dtype(launch: Launch) -> str | None:
+    """The 8-bit KV dtype every release the launch may be accepts (e4m3 first), by the engines'
+    refusals table (:mod:`logparse.budget.refusals`); None when none does."""
+    rng = launch.version_range
+    first = rng[0] if rng and not versions.is_empty(rng) else versions.last()
+    return next((d for d in ("fp8_e4m3", "fp8_e5m2") if kv_dtype_refusal("sglang", d, first) is None), None)
 
 
 def vllm_release(launch: Launch) -> str | None:

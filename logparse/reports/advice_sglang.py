@@ -16,7 +16,6 @@ from logparse.reports.advice_core import (
     FP8_ACCURACY,
     FP8_FORMATS,
     ROOMY_USAGE,
-    SGLANG_KV_DTYPES,
     Ctx,
     Recommendation,
     allows,
@@ -27,7 +26,7 @@ from logparse.reports.advice_core import (
     r2,
     reserve_words,
     risk,
-    sglang_from,
+    sglang_fp8_dtype,
     sglang_has,
 )  # fmt: skip
 from logparse.reports.launch_facts import failure_kind, headroom_cell, is_low_precision_kv
@@ -270,8 +269,7 @@ def sglang_fp8(ctx: Ctx) -> list[Recommendation]:
     launch, b = ctx.launch, ctx.b
     if launch.outcome == "failed" or is_low_precision_kv(launch):
         return []  # it does not lead out of a failed start; an 8-bit cache is already there
-    dtype = next((d for d, first in SGLANG_KV_DTYPES.items() if d == "fp8_e4m3" and sglang_from(launch, first)), None)
-    dtype = dtype or ("fp8_e5m2" if sglang_from(launch, SGLANG_KV_DTYPES["fp8_e5m2"]) else None)
+    dtype = sglang_fp8_dtype(launch)
     flag = [f"--kv-cache-dtype {dtype or 'fp8_e5m2'}"]
     if dtype is None or not sglang_has(launch, "kv_cache_dtype"):
         return [

@@ -22,7 +22,7 @@ from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
 from logparse.budget.model_config import ModelConfig
 from logparse.budget.model_kv import KvDtypeError
-from logparse.budget.refusals import config_refusals, gpu_refusal, kv_fit_refusal
+from logparse.budget.refusals import config_refusals, gpu_refusal, kv_fit_refusal, tp_refusal
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError, history_free, table_memory, with_history
 from logparse.reports.plan_sglang import check_bounds, sglang_plan
@@ -330,7 +330,7 @@ def _tp_options(
     """More TP (KV heads and weights split over more GPUs), alone and with fp8 KV, fewest GPUs first."""
     out: list[dict[str, Any]] = []
     for tp in (p.tp * 2, p.tp * 4):
-        if tp > 16 or cfg.num_attention_heads % tp:
+        if tp > 16 or tp_refusal(p.engine, tp, cfg.num_attention_heads, cfg.num_kv_heads, mla=cfg.mla is not None):
             continue
         extras: list[dict[str, Any]] = [{}] + ([{"kv_cache_dtype": _fp8(p.engine)}] if fp8_too else [])
         for extra in extras:
