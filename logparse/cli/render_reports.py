@@ -106,6 +106,8 @@ def recommendation_lines(r: dict[str, Any]) -> list[str]:
     if bits:
         out.append("cost: " + "; ".join(bits))
     out.append(f"risk {risk.get('level', '?')}: {risk.get('why', '')}")
+    if r.get("fixes"):
+        out.append(f"fixes: {r['fixes']}")
     out.append(f"why: {r.get('reason', '')}")
     return out
 

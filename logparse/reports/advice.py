@@ -266,10 +266,10 @@ def advise(
     ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []), cfg)
     if launch.engine == "vllm":
         recs = (av.vllm_utilization(ctx, reserve) + av.vllm_kv_cache_memory(ctx, reserve) + av.vllm_fp8(ctx)
-                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx))  # fmt: skip
+                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx) + lv.vllm_cpu_offload(ctx))  # fmt: skip
     else:
         recs = (sg.sglang_fraction(ctx) + sg.sglang_cap(ctx) + sg.sglang_chunked(ctx) + sg.sglang_fp8(ctx) + sg.sglang_hicache(ctx)
                 + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx)
-                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx) + lv.sglang_graph_bs(ctx))  # fmt: skip
+                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx) + lv.sglang_graph_bs(ctx) + lv.sglang_cpu_offload(ctx))  # fmt: skip
     recs = rank(needed(_starting(ctx, recs), verdict), pressure=_pressure(ctx), failed=launch.outcome == "failed")
     return Advice(_answer(ctx, recs), verdict, reserve, recs)

@@ -144,6 +144,7 @@ VLLM_FLAGS = {
     "--kv-cache-memory": "0.10.2",
     "--tensor-parallel-size": "0.4.0",
     "--quantization": "0.4.0",
+    "--cpu-offload-gb": "0.5.4",
 }
 
 

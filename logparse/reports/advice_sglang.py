@@ -257,12 +257,30 @@ def sglang_cap(ctx: Ctx) -> list[Recommendation]:
         "cap", f"drop --max-total-tokens {cap:,} (memory allows {'' if exact else 'at least '}{tokens:,} tokens)", [],
         tokens, None, r2(head), cost(max((b.rest_gb or 0.0) - (b.kv_pool_gb or 0.0), 0.0), 0.0, "none",
                                         ""),
-        risk("low", "the pool then takes the KV budget SGLang already set aside at this fraction: nothing else moves"),
+        cap_risk(ctx),
         reason=f"the formula's budget of {b.rest_gb:.2f} GiB holds {tokens:,} tokens; the cap keeps {cap:,}",
         gain_tokens=tokens - (b.kv_tokens or cap),
     )  # fmt: skip
     rec.allows = allows(launch, tokens, ctx.verdict)
     return [rec]
+
+
+def cap_risk(ctx: Ctx) -> dict[str, str]:
+    """Dropping the cap is low-risk only when the fraction holds back SGLang's own reserve: the pool then
+    takes a budget the engine itself would set aside; below the reserve it grows into the activations' room."""
+    inp = ctx.b.inputs.inputs if ctx.b.inputs is not None else None
+    r = ctx.reserve
+    hi = (r.reserve_gb_hi or r.reserve_gb) if r is not None else None
+    if inp is None or hi is None:
+        return risk(
+            "medium", "the pool then takes the KV budget at this fraction; SGLang's reserve for it is not known"
+        )
+    held = held_back(inp.f, inp.m_pre_gb)
+    if held < hi - 0.005 and not is_engine_default(r, inp.f):
+        return risk("high", f"the fraction holds back {held:.2f} GiB, less than SGLang's own reserve of {hi:.2f} GiB: "
+                    "without the cap the pool grows into the room the activations and CUDA graphs need")  # fmt: skip
+    return risk("low", f"the pool then takes the KV budget SGLang already set aside at this fraction (it holds back "
+                f"{held:.2f} GiB ≥ the {hi:.2f} GiB reserve): nothing else moves")  # fmt: skip
 
 
 def sglang_fp8(ctx: Ctx) -> list[Recommendation]:
@@ -318,14 +336,15 @@ def sglang_hicache(ctx: Ctx) -> list[Recommendation]:
     if sglang_has(launch, "hicache_ratio"):
         flags.append(f"--hicache-ratio {ratio}")
     total = item.get("host_gb_all_ranks") or item.get("host_gb")
-    level = "low" if (total or 0) <= 64 else "medium"
+    level = "medium"  # the host's free RAM is not in the log
     enabled = bool(launch.enable_hierarchical_cache)
     rec = Recommendation(
         "hicache", ("raise the HiCache ratio to " + ratio) if enabled else f"HiCache with a host pool of {ratio} × the GPU pool",
         flags, b.kv_tokens, b.kv_pool_gb, b.headroom_gb,
         cost(0.0, total, "none", "copies between GPU and host memory over PCIe (writes with the write policy, "
               "loads on a hit)"),
-        risk(level, f"pins {total:,.2f} GB (decimal) of host RAM across the ranks: the machine must have it free"),
+        risk(level, f"pins {total:,.2f} GB (decimal) of host RAM across the ranks: the machine must have it free "
+             "(its free RAM is not in the log)"),
         reason=f"the GPU pool stays {b.kv_tokens:,} tokens; the host pool keeps {item['host_tokens']:,} more cached "
         f"tokens per rank ({item['host_gb']:.2f} GB, decimal): prefix hits come back over PCIe instead of being "
         "recomputed; only reused prefixes (multi-turn chats, shared prompts) gain"

@@ -324,7 +324,8 @@ def vllm_tp(ctx: Ctx) -> list[Recommendation]:
     return [Recommendation(
         "tp", f"tensor_parallel_size {tp} → {t2} ({t2 - tp} more GPUs)", [f"--tensor-parallel-size {t2}"], None,
         r2(new_kv), None, cost(-freed, 0.0, "none", "more all-reduce traffic per token", gpus=t2 - tp),
-        risk("low" if ctx.cfg is not None else "medium", f"the same gpu_memory_utilization on each rank; {heads}"),
+        risk("medium", f"the same gpu_memory_utilization on each rank, the profile's peaks at TP {t2} assumed no "
+             f"larger; {heads}"),
         reason=f"weights {weights:.2f} → {weights * tp / t2:.2f} GiB per rank: KV {kv:.2f} → "
         f"{new_kv:.2f} GiB per rank (the profile's peaks assumed unchanged)", value=float(t2),
         starts=True if failed(ctx) else None, gain_tokens=None,
@@ -366,3 +367,57 @@ def sglang_graph_bs(ctx: Ctx) -> list[Recommendation]:
                  risk("low" if smaller.exact else "medium", f"keeps SGLang's own reserve for {cap} captured batch "
                       "sizes; raise both together if --max-running-requests grows"),
                  f"SGLang reserves per captured batch size: {bs} → {cap} frees {saved:.2f} GiB of its reserve")]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- weights offloaded to the host
+OFFLOAD_THROUGHPUT = "every forward pass streams the offloaded weights over PCIe: decode is much slower"
+
+
+def sglang_cpu_offload(ctx: Ctx) -> list[Recommendation]:
+    """After a failed start: ``--cpu-offload-gb`` moves enough weights to the host for the pool the
+    launch had, at SGLang's own reserve."""
+    w, b = _weights(ctx), ctx.b
+    if not failed(ctx) or w is None or ctx.margin is not None or not sglang_has(ctx.launch, "cpu_offload_gb"):
+        return []
+    m_pre, weights, cell = w
+    args = reserve_inputs(ctx.launch)
+    reserve = sglang_reserve(ctx.launch.version_range, args, m_pre_gb=m_pre)
+    f = reserve.fraction_keeping_reserve(m_pre)
+    want = b.kv_pool_gb or 2.0
+    if f is None:
+        return []
+    off = max(0.5, weights - (f * m_pre - want))
+    off = float(int(off * 2 + 1)) / 2  # whole half GiB, rounded up
+    if off >= weights:
+        return []
+    p = _sglang_priced(ctx, args, weights_gb=weights - off, m_pre_gb=m_pre, cell=cell)
+    if isinstance(p, str):
+        return []
+    host = off * 2**30 / 1e9 * (ctx.launch.tp_size or 1)
+    return [_rec(ctx, "cpu_offload", f"offload {off:g} GiB of weights per rank to host memory (--cpu-offload-gb) at "
+                 f"mem_fraction_static {p.f:g} (SGLang's reserve {p.reserve_gb:.2f} GiB kept)",
+                 [f"--cpu-offload-gb {off:g}", f"--mem-fraction-static {p.f:g}"], p,
+                 cost(-off, host, "none", OFFLOAD_THROUGHPUT),
+                 risk("medium", f"pins {host:,.1f} GB (decimal) of host RAM; throughput falls with every GiB offloaded"),
+                 f"weights {weights:.2f} → {weights - off:.2f} GiB on the GPU per rank: the pool the launch had "
+                 f"({want:.2f} GiB) at SGLang's own reserve")]  # fmt: skip
+
+
+def vllm_cpu_offload(ctx: Ctx) -> list[Recommendation]:
+    """After a start with no KV memory: ``--cpu-offload-gb`` for a 2 GiB pool at the same utilization."""
+    launch = ctx.launch
+    kv = _vllm_available(launch)
+    rank = next((r for r in launch.ranks if r.weights_gb), None)
+    if not failed(ctx) or kv is None or kv >= 0 or rank is None or not vllm_has(launch, "--cpu-offload-gb"):
+        return []
+    off = float(int((2.0 - kv) * 2 + 1)) / 2
+    if off >= float(rank.weights_gb or 0.0):
+        return []
+    host = off * 2**30 / 1e9 * (launch.tp_size or 1)
+    return [Recommendation(
+        "cpu_offload", f"offload {off:g} GiB of weights per rank to host memory (--cpu-offload-gb)",
+        [f"--cpu-offload-gb {off:g}"], None, r2(kv + off), None, cost(-off, host, "none", OFFLOAD_THROUGHPUT),
+        risk("medium", f"pins {host:,.1f} GB (decimal) of host RAM; the profile's peaks assumed unchanged"),
+        reason=f"the profile left {kv:.2f} GiB for KV: {off:g} GiB of weights on the host leave about {kv + off:.2f} "
+        "GiB at the same gpu_memory_utilization", value=off, starts=True,
+    )]  # fmt: skip
