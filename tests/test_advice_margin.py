@@ -9,6 +9,8 @@ margin earns: what leaves less than the margin is "high".  Checked on every samp
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import SAMPLES, corpus_files, without_corpus
 
@@ -17,6 +19,10 @@ from logparse.pipeline import parse_paths
 from logparse.reports.explain import explain_launch
 
 MOVES_MEMORY = ("utilization", "kv_cache_memory")
+_KEPT = re.compile(r"reserve (?:for it is |with DP attention \()?([0-9.]+) GiB")
+#: SGLang levers that set a fraction, and where they name the reserve they keep (None: the launch's own)
+OWN_RESERVE = {k: _KEPT for k in ("chunked_prefill", "dp_attention", "graph_bs", "tp", "fp8_weights", "cpu_offload")}
+OWN_RESERVE["fraction"] = re.compile(r"\A\b\B")  # never matches: the launch's own reserve
 
 
 def _launches(paths):
@@ -54,11 +60,16 @@ def _sglang_problems(doc: dict) -> list[str]:
     if need is None or doc.get("pre_load_avail_gb") is None:
         return bad
     for r in doc["recommendations"]:
-        f = r.get("value") if r["kind"] in ("fraction", "dp_attention", "graph_bs") else None
-        if r["kind"] == "chunked_prefill" or not r["possible"] or f is None or not 0 < f < 1:
-            continue  # a smaller chunk keeps SGLang's own (smaller) reserve: test_advice checks it
-        if _held(doc, f) < need - 0.005 and r["risk"]["level"] != "high":
-            bad.append(f"{r['action']}: holds back {_held(doc, f):.2f} < {need} and is not called high risk")
+        f = r.get("value")
+        if not r["possible"] or f is None or not 0 < f < 1 or r["kind"] not in OWN_RESERVE:
+            continue
+        own = OWN_RESERVE[r["kind"]].search(r["action"] + " " + r["risk"]["why"])
+        keep = (
+            float(own.group(1)) if own else need
+        )  # a lever that changes the arguments keeps SGLang's reserve for them
+        slack = 0.2 if r["kind"] == "tp" else 0.005  # TP buffers move the free memory before the weights a little
+        if _held(doc, f) < keep - slack and r["risk"]["level"] != "high":
+            bad.append(f"{r['action']}: holds back {_held(doc, f):.2f} < {keep} and is not called high risk")
     for w in doc["what_if"]:
         f = w.get("mem_fraction_static")
         if w.get("supported") and f is not None and f_now is not None and f > f_now and _held(doc, f) < need - 0.005:
