@@ -21,7 +21,9 @@ from logparse.reports.explain import explain_launch
 MOVES_MEMORY = ("utilization", "kv_cache_memory")
 _KEPT = re.compile(r"reserve (?:for it is |with DP attention \()?([0-9.]+) GiB")
 #: SGLang levers that set a fraction, and where they name the reserve they keep (None: the launch's own)
-OWN_RESERVE = dict.fromkeys(("chunked_prefill", "dp_attention", "graph_bs", "tp", "fp8_weights", "cpu_offload"), _KEPT)
+OWN_RESERVE = dict.fromkeys(
+    ("chunked_prefill", "dp_attention", "graph_bs", "tp", "fp8_weights", "cpu_offload", "fp8_kv_start"), _KEPT
+)
 OWN_RESERVE["fraction"] = re.compile(r"\A\b\B")  # never matches: the launch's own reserve
 
 
