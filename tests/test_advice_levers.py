@@ -52,12 +52,17 @@ def test_kimi_gets_dp_attention_with_its_figures():
     assert dp["fixes"]  # it cuts the replicated tokens but restores the reserve the launch does not keep
 
 
-def test_kimi_without_a_config_says_what_dp_attention_needs():
+def test_kimi_without_a_config_prices_dp_attention_on_a_named_assumption():
     doc = explain_launch(_launch(KIMI)).to_dict()
     dp = next(r for r in doc["recommendations"] if r["kind"] == "dp_attention")
-    assert not dp["possible"] and "--model-config" in dp["reason"]
-    code, out, _ = cli("explain", KIMI, "--model-config", KIMI_CFG)
-    assert code == 0 and "--enable-dp-attention" in out and "distinct tokens over" in out
+    assert dp["possible"] and dp["risk"]["level"] == "medium" and "--model-config" in dp["risk"]["why"]
+    assert "assumed 3% of the weights" in dp["risk"]["why"]
+    exact = explain_launch(_launch(KIMI), cfg=load_model_config(KIMI_CFG)).to_dict()
+    dp_exact = next(r for r in exact["recommendations"] if r["kind"] == "dp_attention")
+    assert dp["allows"]["distinct_tokens"] <= dp_exact["allows"]["distinct_tokens"]  # the assumption is the safe side
+    for args in ([], ["--model-config", KIMI_CFG]):
+        code, out, _ = cli("explain", KIMI, *args)
+        assert code == 0 and "--enable-dp-attention --dp-size" in out and "distinct tokens over" in out
 
 
 def test_a_failed_start_gets_three_ranked_options_that_start_it():

@@ -22,6 +22,9 @@ from logparse.reports.advice_core import Ctx, Recommendation, allows, cost, not_
 
 #: fp8 weights hold 1 byte per weight for the linear layers; embeddings, lm_head and norms stay 16-bit.
 FP8_WEIGHT_SHARE = (0.5, 0.6)
+#: The share of an MLA model's weight bytes in its TP-split attention projections (q_b, kv_b, o): 1.7 % for
+#: DeepSeek-V3 (fp8), 2.3 % for Kimi-K2 INT4 (bf16 attention), 2.4 % for DeepSeek-V2-Lite; 3 % bounds them.
+MLA_ATTENTION_SHARE = (0.015, 0.03)
 FP8_WEIGHT_ACCURACY = "weights rounded to 8 bits (online fp8): usually a small quality loss; check your eval"
 
 
@@ -227,11 +230,15 @@ def sglang_dp_attention(ctx: Ctx) -> list[Recommendation]:
     if not sglang_has(launch, "enable_dp_attention"):
         return [not_possible("dp_attention", "DP attention", flags, "this release has no --enable-dp-attention")]
     attn = _mla_attention_gb(ctx.cfg)
-    if attn is None:
-        return [not_possible("dp_attention", f"DP attention for the MLA latent replicated on {tp} ranks", flags,
-                             "the attention weights each rank then holds are not in the log: give the model's "
-                             "config (explain --model-config) to price them")]  # fmt: skip
+    assumed = attn is None
+    if attn is None:  # not in the log: the upper end of what MLA models spend on split attention weights
+        attn = (0.0, MLA_ATTENTION_SHARE[1] * w[1] * tp)
     options = [o for o in (_dp_option(ctx, args, w, attn, d) for d in _divisors(tp)) if isinstance(o, Recommendation)]
+    for o in options if assumed else []:
+        o.risk["why"] += (f"; the attention weights are not in the log: assumed {MLA_ATTENTION_SHARE[1]:.0%} of the "
+                          f"weights (MLA models: {MLA_ATTENTION_SHARE[0]:.1%}–{MLA_ATTENTION_SHARE[1]:.0%}); "
+                          "explain --model-config prices them exactly")  # fmt: skip
+        o.reason = o.reason.replace("(config: split part", "(assumed: split part")
     if not options:
         return [not_possible("dp_attention", "DP attention", flags, "at SGLang's reserve for DP attention the "
                              "attention weights each rank holds leave no KV pool at any DP size")]  # fmt: skip
