@@ -102,3 +102,13 @@ def test_plan_says_vllm_refuses_a_pool_below_one_request():
     doc = json.loads(out)
     assert code == 0 and doc["kv_tokens"] < 32_768
     assert "vllm refuses this" in doc["not_possible"] and "max seq len (32768)" in doc["not_possible"]
+
+
+def test_advice_never_recommends_a_utilization_vllm_would_refuse():
+    from logparse.pipeline import parse_paths
+    from logparse.reports.explain import explain_launch
+
+    la = parse_paths([str(SAMPLES / "vllm" / "v0-llama-tp2-0.6.6.post1.log")]).launches[-1]
+    doc = explain_launch(la, margin_gb=68.1).to_dict()  # a pool below one request of max_model_len 8192
+    util = next(r for r in doc["recommendations"] if r["kind"] == "utilization")
+    assert not util["possible"] and "vllm refuses this" in util["reason"] and "(8192)" in util["reason"]

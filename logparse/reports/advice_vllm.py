@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.formula import GiB
+from logparse.budget.refusals import kv_fit_refusal
 from logparse.launches.model import Launch
 from logparse.reports.advice_core import (
     FP8_ACCURACY,
@@ -64,7 +65,12 @@ def vllm_utilization(ctx: Ctx, reserve: Any) -> list[Recommendation]:
     if new_kv <= 0:
         return [not_possible("utilization", f"gpu_memory_utilization {u:g} → {new_u:g}", [f"{flag} {new_u:g}"],
                              "the pool would be empty: weights and the profile take the whole budget")]  # fmt: skip
-    return [_vllm_utilization_rec(ctx, u, new_u, (kv, new_kv), total, free, outside)]
+    rec = _vllm_utilization_rec(ctx, u, new_u, (kv, new_kv), total, free, outside)
+    per = kv * GiB / launch.kv_tokens if launch.kv_tokens else None
+    refused = kv_fit_refusal("vllm", rec.kv_tokens, launch.max_model_len, per)
+    if refused is not None:
+        return [not_possible("utilization", rec.action, rec.flags, refused.text())]
+    return [rec]
 
 
 def _target_utilization(
