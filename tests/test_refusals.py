@@ -112,3 +112,11 @@ def test_advice_never_recommends_a_utilization_vllm_would_refuse():
     doc = explain_launch(la, margin_gb=68.1).to_dict()  # a pool below one request of max_model_len 8192
     util = next(r for r in doc["recommendations"] if r["kind"] == "utilization")
     assert not util["possible"] and "vllm refuses this" in util["reason"] and "(8192)" in util["reason"]
+
+
+def test_weight_dtypes_and_quantization_per_release():
+    assert rf.weights_refusal("vllm", "dtype", "int4") is not None and rf.weights_refusal("sglang", "dtype", "bf16x")
+    assert rf.weights_refusal("sglang", "dtype", "bfloat16") is None
+    assert rf.weights_refusal("sglang", "quantization", "fp8", "0.2.5") is not None  # not before 0.2.7
+    assert rf.weights_refusal("sglang", "quantization", "fp8", "0.5.18") is None
+    assert rf.weights_refusal("vllm", "quantization", "some-new-method") is None  # not ours to refuse

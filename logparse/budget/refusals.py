@@ -7,6 +7,7 @@ Each check returns a :class:`Refusal` (or None), never raises:
 * :func:`tp_refusal` — TP must divide the attention heads, and split or evenly replicate the KV heads;
 * :func:`context_refusal` — a context above ``max_position_embeddings`` × the rope scaling factor;
 * :func:`kv_dtype_refusal` — a ``--kv-cache-dtype`` the release does not accept (``int8``: neither);
+* :func:`weights_refusal` — a ``--dtype`` or ``--quantization`` the release does not accept;
 * :func:`kv_fit_refusal` — vLLM: KV memory below one request of ``max_model_len``;
 * :func:`gpu_refusal` — a GPU name that stands for two memory sizes (``A100``: 40 or 80 GB);
 * :func:`config_refusals` — the config-dependent checks of one plan at once (``plan``'s entry point).
@@ -133,6 +134,18 @@ def kv_dtype_refusal(engine: str, value: str | None, release: str | None = None)
     if value in choices:
         return None
     return _refusal("kv_dtype", engine, value=value, choices=", ".join(choices))
+
+
+def weights_refusal(engine: str, kind: str, value: str | None, release: str | None = None) -> Refusal | None:
+    """A ``--dtype`` or ``--quantization`` (``kind``) value the release does not accept; a value the
+    table does not list for a release is refused only for the kinds it lists (``dtype``)."""
+    if value is None or value == "auto":
+        return None
+    rows = [w for w in tables.entries(_FILE, "weights") if w["engine"] == engine and w["kind"] == kind]
+    ok = [v for w in rows if release is None or release_key(release) >= release_key(w["from"]) for v in w["values"]]
+    if value in ok or (kind == "quantization" and value not in {v for w in rows for v in w["values"]}):
+        return None  # a quantization method the table does not know is not ours to refuse
+    return _refusal("weights", engine, kind=kind, value=value, choices=", ".join(ok))
 
 
 # --------------------------------------------------------------------------- memory

@@ -15,7 +15,7 @@ from typing import Any
 
 from logparse.budget import formula as fm
 from logparse.budget.gpus import startup_overhead_gb
-from logparse.budget.refusals import tp_refusal
+from logparse.budget.refusals import tp_refusal, weights_refusal
 from logparse.budget.reserve import ReserveInputs, reserve_inputs, sglang_reserve
 from logparse.grammar import versions
 from logparse.reports.advice_core import Ctx, Recommendation, allows, cost, not_possible, r2, risk, sglang_has, vllm_has
@@ -181,6 +181,9 @@ def sglang_fp8_weights(ctx: Ctx) -> list[Recommendation]:
     sixteen, why = weights_16bit(ctx)
     if not sixteen:
         return []
+    refused = weights_refusal("sglang", "quantization", "fp8", _first(ctx.launch))
+    if refused is not None:
+        return [not_possible("fp8_weights", "fp8 weights", ["--quantization fp8"], refused.text())]
     m_pre, weights, cell = w
     args = reserve_inputs(ctx.launch)
     lo, hi = FP8_WEIGHT_SHARE
