@@ -113,3 +113,14 @@ def test_the_draft_beyond_sglang_s_speculative_reserve_is_pointed_out():
     big = replace(b, draft_weights_gb=2.59)
     line = next(x for x in advise(la, big).answer if "draft model's weights" in x)
     assert "2.59 GiB" in line and "2.00 GiB" in line and "0.59 GiB" in line
+
+
+def test_vllm_without_kv_memory_gets_the_ways_out_ranked():
+    path = SAMPLES / "vllm" / "fail-no-kv-memory-journal-0.9.2.log"
+    doc = explain_launch(_launch(path), cfg=load_model_config(SAMPLES / "models" / "big-32b" / "config.json")).to_dict()
+    starting = [r for r in doc["recommendations"] if r["possible"] and r["starts"]]
+    kinds = [r["kind"] for r in starting]
+    assert kinds[0] == "utilization" and {"tp", "fp8_weights", "cpu_offload"} <= set(kinds)  # vLLM's own advice first
+    assert all(r["kv_gb"] > 0 for r in starting)
+    tiers = [(bool(r["cost"]["more_gpus"] or r["cost"]["host_memory_gb"])) for r in starting]
+    assert tiers == sorted(tiers)  # memory settings before more GPUs or host memory

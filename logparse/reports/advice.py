@@ -62,7 +62,8 @@ def _pressure(ctx: Ctx) -> bool:
 
 
 def rank(recs: list[Recommendation], *, pressure: bool, failed: bool = False) -> list[Recommendation]:
-    """Best first.  After a failed start: the options that start it, safest first, then by tokens.
+    """Best first.  After a failed start: the options that start it, safest first, then those asking
+    least (memory settings, then accuracy, then more GPUs or host memory), then by capacity.
     Otherwise: actions that gain tokens (safest first), then those that keep them, then those that cost
     tokens (first under memory pressure), then what is not possible."""
 
@@ -71,7 +72,7 @@ def rank(recs: list[Recommendation], *, pressure: bool, failed: bool = False) ->
         if not r.possible:
             return (4, 0, 0)
         if failed:
-            return (0 if r.starts else 2, level, -(r.kv_tokens or 0))
+            return (0 if r.starts else 2, level, _tier(r), -(r.kv_tokens or 0), -(r.kv_gb or 0.0))
         gain = r.gain_tokens
         if (r.kind == "fraction" and (gain or 0) < 0) or (
             r.value is not None and r.kind == "utilization" and (gain or 0) < 0
@@ -84,6 +85,15 @@ def rank(recs: list[Recommendation], *, pressure: bool, failed: bool = False) ->
         return (group, level, -(gain or 0))
 
     return sorted(recs, key=key)
+
+
+def _tier(r: Recommendation) -> int:
+    """What an option that starts a failed launch asks for: 0 memory settings only, 1 accuracy, 2 more
+    GPUs or host memory."""
+    c = r.cost
+    if c.get("more_gpus") or c.get("host_memory_gb"):
+        return 2
+    return 1 if c.get("accuracy") not in (None, "", "none") else 0
 
 
 def needed(recs: list[Recommendation], verdict: dict[str, Any]) -> list[Recommendation]:
@@ -266,7 +276,7 @@ def advise(
     ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []), cfg)
     if launch.engine == "vllm":
         recs = (av.vllm_utilization(ctx, reserve) + av.vllm_kv_cache_memory(ctx, reserve) + av.vllm_fp8(ctx)
-                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx) + lv.vllm_cpu_offload(ctx))  # fmt: skip
+                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx) + lv.vllm_fp8_weights(ctx) + lv.vllm_cpu_offload(ctx))  # fmt: skip
     else:
         recs = (sg.sglang_fraction(ctx) + sg.sglang_cap(ctx) + sg.sglang_chunked(ctx) + sg.sglang_fp8(ctx) + sg.sglang_hicache(ctx)
                 + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx)

@@ -431,3 +431,33 @@ def vllm_cpu_offload(ctx: Ctx) -> list[Recommendation]:
         reason=f"the profile left {kv:.2f} GiB for KV: {off:g} GiB of weights on the host leave about {kv + off:.2f} "
         "GiB at the same gpu_memory_utilization", value=off, starts=True,
     )]  # fmt: skip
+
+
+def vllm_fp8_weights(ctx: Ctx) -> list[Recommendation]:
+    """vLLM's ``--quantization fp8`` of a 16-bit checkpoint (known 16-bit from the config only: vLLM's
+    load line does not name the checkpoint's quantization): the weights shrink to 50–60 %."""
+    launch = ctx.launch
+    rank = next((r for r in launch.ranks if r.weights_gb), None)
+    if rank is None or ctx.margin is not None or not vllm_has(launch, "--quantization"):
+        return []
+    if not failed(ctx) and ctx.verdict.get("pool_limited") is not True:
+        return []
+    sixteen, why = weights_16bit(ctx)
+    kv = rank.kv_size_gb if rank.kv_size_gb is not None else _vllm_available(launch)
+    if not sixteen or kv is None:
+        return []
+    refused = weights_refusal("vllm", "quantization", "fp8", launch.engine_version)
+    if refused is not None:
+        return [not_possible("fp8_weights", "fp8 weights", ["--quantization fp8"], refused.text())]
+    weights = float(rank.weights_gb or 0.0)
+    freed = weights * (1 - FP8_WEIGHT_SHARE[1])
+    if kv + freed <= 0:
+        return []
+    return [Recommendation(
+        "fp8_weights", "fp8 weights (--quantization fp8)", ["--quantization fp8"], None, r2(kv + freed), None,
+        cost(-freed, 0.0, FP8_WEIGHT_ACCURACY, "fp8 GEMMs need compute capability 8.9+ (Ada, Hopper); older GPUs "
+             "run weight-only fp8 kernels"),
+        risk("medium", f"accuracy is the cost; the weights priced at 60 % of their 16-bit size; {why}"),
+        reason=f"weights {weights:.2f} → about {weights - freed:.2f} GiB per rank: KV {kv:.2f} → {kv + freed:.2f} GiB "
+        "at the same gpu_memory_utilization", starts=True if failed(ctx) else None,
+    )]  # fmt: skip
