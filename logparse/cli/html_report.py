@@ -164,7 +164,8 @@ def _recommendation(r: dict[str, Any]) -> str:
         f"<br><b>{escape(' · '.join(f for f in figs if f) or 'no figures')}</b>"
         f'<br><span class="note">cost: {escape("; ".join(c for c in costs if c) or "none")}</span>'
         f"<br><b>risk {escape(risk.get('level', '?'))}</b>: {escape(risk.get('why', ''))}"
-        f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
+        + (f'<br><span class="note">fixes: {escape(r["fixes"])}</span>' if r.get("fixes") else "")
+        + f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
     )
 
 
