@@ -189,12 +189,15 @@ def test_vllm_reserve_of_the_budget_report():
     r = launch_vllm_reserve(la, pool_rank(la))
     assert r.default_fraction == 0.92 and r.graphs_in_budget
     assert _terms(r) == {"transient activation": 2.94, "CUDA graphs": 1.42, "vLLM's safety buffer": 0.15}
-    assert r.max_kv_gb == round(139.05 - 36.05 - 2.94 - 1.42 - 150 / 1024, 2)
-    assert r.max_utilization == int((139.05 - 150 / 1024) / 139.8 * 1000) / 1000
+    assert r.max_kv_gb == round(139.05 - 36.05 - 2.94 - 1.42 - 150 / 1024, 2)  # vLLM's own "fully utilize"
+    # what advice recommends keeps the production margin (1 GiB at TP 2), not the 150 MiB
+    assert r.margin_gb == 1.0 and not r.free_assumed
+    assert r.safe_kv_gb == round(139.05 - 36.05 - 2.94 - 1.42 - 1.0, 2)
+    assert r.max_utilization == int((139.05 - 1.0) / 139.8 * 1000) / 1000
     old = vllm_reserve("0.6.6.post1", VllmReserveInputs(total_gb=79.19, activation_gb=1.38, non_torch_gb=0.62,
                                                         graph_gb=0.31))  # fmt: skip
     assert old.default_fraction == 0.90 and not old.graphs_in_budget and old.reserve_gb == 2.46
-    assert old.max_utilization == int((79.19 - 1.0 - 0.31 - 150 / 1024) / 79.19 * 1000) / 1000
+    assert old.free_assumed and old.max_utilization == int((79.19 - 1.0 - 0.31 - 1.0) / 79.19 * 1000) / 1000
 
 
 # --------------------------------------------------------------------------- explain's advice
@@ -329,13 +332,14 @@ def test_old_releases_get_only_their_own_flags():
 # --------------------------------------------------------------------------- vLLM and failed starts
 def test_vllm_samples_recommend_within_vllm_s_own_ceiling():
     doc = explain_launch(_launch(VLLM / "v0-llama-tp2-0.6.6.post1.log")).to_dict()
-    util = doc["recommendations"][0]
-    assert util["kind"] == "utilization" and 0.9 < util["value"] < 1 and util["kv_gb"] > doc["kv_pool_gb"]
+    util = next(r for r in doc["recommendations"] if r["kind"] == "utilization")
+    assert 0.9 < util["value"] < 1 and util["kv_gb"] > doc["kv_pool_gb"]
+    assert util["risk"]["level"] == "medium" and "assumed" in util["risk"]["why"]  # free memory not in the log
     assert util["kv_tokens"] > doc["kv_tokens"] and util["kv_tokens"] % 16 == 0
     assert doc["what_if"][0]["gpu_memory_utilization"] == util["value"]  # one computation
     new = explain_launch(_launch(VLLM / "v1-tags-in-format-0.31.0.log")).to_dict()
     kvm = next(r for r in new["recommendations"] if r["kind"] == "kv_cache_memory")
-    assert kvm["possible"] and kvm["kv_gb"] == new["engine_reserve"]["max_kv_gb"]
+    assert kvm["possible"] and kvm["kv_gb"] == new["engine_reserve"]["safe_kv_gb"] < new["engine_reserve"]["max_kv_gb"]
     assert kvm["flags"] == [f"--kv-cache-memory {int(kvm['kv_gb'] * 2**30)}"] or kvm["flags"][0].startswith(
         "--kv-cache-memory "
     )

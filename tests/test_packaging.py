@@ -29,6 +29,7 @@ TABLES = {
     "gpus.toml",
     "eras.toml",
     "anchors.toml",
+    "refusals.toml",
 }
 #: The store's statements (``logparse.store.schema`` executes them).
 SQL = {

@@ -182,7 +182,7 @@ def test_a_model_that_does_not_fit_says_why():
         (["--gpu", "H100", "--engine", "trt"], "sglang, vllm or both"),
         (["--gpu", "H100", "--target-tokens", "5", "--target-context", "5"], "not both"),
         (["--gpu", "H100", "--tp", "0"], "positive"),
-        (["--gpu", "H100", "--kv-cache-dtype", "int3"], "unknown KV cache dtype"),
+        (["--gpu", "H100", "--kv-cache-dtype", "int3"], "invalid choice: 'int3'"),
         (["--gpu", "H100", "--gpu-memory", "80"], "not both"),
         (["--gpu", "H100", "--concurrency", "4"], "goes with --target-context"),
     ],

@@ -10,8 +10,25 @@ itself would suggest on this GPU is::
 
     KV_max = F0 − (weights + activation + non-torch + CUDA graphs) − 150 MiB
 
-with ``F0`` the free memory at start, and the largest utilization that keeps what lives outside the
-budget is ``(F0 − graphs outside the budget − 150 MiB) / T``.  Units: GiB throughout.
+with ``F0`` the free memory at start.  That is vLLM's figure for "fully utilize", not a margin to run
+in production: advice keeps :func:`production_margin_gb` between the instance and the free memory, so
+the largest utilization it recommends is ``(F0 − graphs outside the budget − margin) / T``.
+
+The production margin, derived from vLLM's own behaviour and the startup overheads logparse measured
+(:mod:`logparse.budget.gpus`):
+
+* its start check (V1, 0.9.1+, ``gpu_worker.init_device``): "Free memory on device … is less than
+  desired GPU memory utilization" as soon as ``u × T`` exceeds the memory free at start, so one more
+  CUDA context on the GPU (a sidecar, a monitoring agent, a restart racing the previous process:
+  :data:`~logparse.budget.gpus.CONTEXT_GB`) must fit outside the instance;
+* non-torch memory grows after the profile measured it (NCCL and custom all-reduce buffers with TP:
+  :func:`~logparse.budget.gpus.startup_overhead_gb`), and the caching allocator fragments;
+* the profile "may slightly underestimate" (vLLM's own 150 MiB buffer, :data:`SAFETY_BUFFER_GB`).
+
+``150 MiB + context + TP buffers`` is 0.6 GiB at TP 1, 0.95 at TP 2 and 1.1 from TP 3; the margin is
+that, never less than :data:`MIN_MARGIN_GB` (1 GiB).  When the log does not print the free memory at
+start it is assumed to be ``T − 1 GiB`` (nothing else on the GPU): a ceiling on that assumption is
+labelled so (``free_assumed``) and advice never calls it low-risk.  Units: GiB throughout.
 """
 
 from __future__ import annotations
@@ -19,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from logparse.budget.gpus import startup_overhead_gb
 from logparse.budget.reserve import EngineReserve, ReserveTerm
 from logparse.budget.vllm import graph_profiling_said
 from logparse.grammar import vllm_versions as vv
@@ -29,6 +47,14 @@ SAFETY_BUFFER_GB = 150 / 1024
 ASSUMED_START_USE_GB = 1.0
 #: The first release with ``--kv-cache-memory`` (``kv_cache_memory_bytes``).
 KV_CACHE_MEMORY_FROM = "0.10.2"
+#: The least margin advice keeps between a vLLM instance and the GPU's free memory (GiB).
+MIN_MARGIN_GB = 1.0
+
+
+def production_margin_gb(tp: int | None = 1) -> float:
+    """The margin (GiB) a recommended utilization or KV size leaves outside the instance: vLLM's
+    150 MiB buffer, one more CUDA context and the TP buffers, at least 1 GiB (module documentation)."""
+    return round(max(MIN_MARGIN_GB, SAFETY_BUFFER_GB + startup_overhead_gb(tp or 1)), 2)
 
 
 @dataclass(frozen=True)
@@ -47,15 +73,25 @@ class VllmReserveInputs:
     graph_gb: float | None = None
     #: Whether the launch itself says the estimate is in the budget (its advice line); None: the release default.
     graphs_in_budget: bool | None = None
+    tp_size: int | None = None
 
 
 @dataclass
 class VllmReserve(EngineReserve):
     """:class:`EngineReserve` plus vLLM's own ceilings."""
 
+    #: vLLM's own "fully utilize" KV figure (free at start − profile − 150 MiB)
     max_kv_gb: float | None = None
+    #: the KV size that keeps the production margin instead of the 150 MiB
+    safe_kv_gb: float | None = None
+    #: the largest utilization that keeps the production margin outside the instance
     max_utilization: float | None = None
     graphs_in_budget: bool = False
+    margin_gb: float = MIN_MARGIN_GB
+    #: the free memory at start is not in the log: the ceiling rests on ``T − 1 GiB``
+    free_assumed: bool = False
+    #: the free memory at start the ceilings rest on (printed or assumed)
+    free_gb: float | None = None
 
 
 def graphs_in_budget(release: str) -> bool:
@@ -127,22 +163,25 @@ def _notes(release: str, missing: list[str]) -> list[str]:
 
 
 def _ceilings(out: VllmReserve, inp: VllmReserveInputs) -> None:
-    """The most KV vLLM's own advice allows, and the utilization that keeps the outside-budget terms."""
+    """vLLM's own most KV, the KV and the utilization that keep the production margin."""
+    out.margin_gb = production_margin_gb(inp.tp_size)
     used = inp.consumed_gb if inp.consumed_gb is not None else _sum(inp.weights_gb, inp.non_torch_gb)
     graphs = next((t.gb for t in out.terms if t.name == "CUDA graphs"), None)
     if inp.free_at_start_gb is not None and used is not None and inp.activation_gb is not None and graphs is not None:
-        kv = inp.free_at_start_gb - used - inp.activation_gb - graphs - SAFETY_BUFFER_GB
-        out.max_kv_gb = round(max(kv, 0.0), 2)
+        kv = inp.free_at_start_gb - used - inp.activation_gb - graphs
+        out.max_kv_gb = round(max(kv - SAFETY_BUFFER_GB, 0.0), 2)
+        out.safe_kv_gb = round(max(kv - out.margin_gb, 0.0), 2)
     free = inp.free_at_start_gb
     if inp.total_gb and free is None:
-        free = inp.total_gb - ASSUMED_START_USE_GB
+        free, out.free_assumed = inp.total_gb - ASSUMED_START_USE_GB, True
         out.notes.append(
             f"free memory at start not printed: assumed the GPU's total less {ASSUMED_START_USE_GB:g} GiB "
             "(CUDA context and driver; nothing else on the GPU)"
         )
+    out.free_gb = round(free, 2) if free is not None else None
     if inp.total_gb and free is not None:
         outside = 0.0 if out.graphs_in_budget else (graphs or 0.0)
-        u = (free - outside - SAFETY_BUFFER_GB) / inp.total_gb
+        u = (free - outside - out.margin_gb) / inp.total_gb
         out.max_utilization = math.floor(min(max(u, 0.0), 0.999) * 1000 + 1e-9) / 1000
 
 
@@ -164,6 +203,7 @@ def launch_vllm_reserve(launch, rank, total_gb: float | None = None) -> VllmRese
         graph_estimate_gb=x.get("graph_estimate_gb"),
         graph_gb=rank.graph_gb if rank is not None else None,
         graphs_in_budget=said[0] if (said := graph_profiling_said(launch)) is not None else None,
+        tp_size=launch.tp_size,
     )
     rng = launch.version_range
     release = launch.engine_version if launch.engine_version and vv.is_release(launch.engine_version) else None

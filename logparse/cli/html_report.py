@@ -153,7 +153,8 @@ def _recommendation(r: dict[str, Any]) -> str:
     figs.append(f"KV {r['kv_gb']:.2f} GiB/rank" if r.get("kv_gb") is not None else "")
     figs.append(f"headroom {r['headroom_gb']:.2f} GiB" if r.get("headroom_gb") is not None else "")
     cost, risk = r.get("cost") or {}, r.get("risk") or {}
-    costs = [f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank" if cost.get("gpu_memory_gb") else ""]
+    costs = [f"{cost['more_gpus']} more GPU(s)" if cost.get("more_gpus") else ""]
+    costs.append(f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank" if cost.get("gpu_memory_gb") else "")
     costs.append(f"host {cost['host_memory_gb']:,.2f} GB (decimal)" if cost.get("host_memory_gb") else "")
     costs.append(f"accuracy: {cost['accuracy']}" if cost.get("accuracy") not in (None, "", "none") else "")
     costs.append(f"throughput: {cost['throughput']}" if cost.get("throughput") else "")
@@ -163,7 +164,8 @@ def _recommendation(r: dict[str, Any]) -> str:
         f"<br><b>{escape(' · '.join(f for f in figs if f) or 'no figures')}</b>"
         f'<br><span class="note">cost: {escape("; ".join(c for c in costs if c) or "none")}</span>'
         f"<br><b>risk {escape(risk.get('level', '?'))}</b>: {escape(risk.get('why', ''))}"
-        f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
+        + (f'<br><span class="note">fixes: {escape(r["fixes"])}</span>' if r.get("fixes") else "")
+        + f'<br><span class="note">why: {escape(r.get("reason", ""))}</span></li>'
     )
 
 

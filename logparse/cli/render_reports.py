@@ -87,10 +87,12 @@ def recommendation_lines(r: dict[str, Any]) -> list[str]:
         figs.append(f"{al['full_context_requests']:g} full-context request(s)")
     if al.get("requests_at_observed_size") is not None:
         figs.append(f"≈{al['requests_at_observed_size']:,} requests of this run's size")
+    if al.get("distinct_tokens") is not None:
+        figs.append(f"{al['distinct_tokens']:,} distinct tokens over {al['dp_ranks']} DP ranks")
     flags = " ".join(r["flags"])
     head = (f"{flags}  — {r['action']}" if flags else r["action"]) + (": " + ", ".join(figs) if figs else "")
     cost = r.get("cost") or {}
-    bits = []
+    bits = [f"{cost['more_gpus']} more GPU(s)"] if cost.get("more_gpus") else []
     if cost.get("gpu_memory_gb"):
         bits.append(f"GPU {cost['gpu_memory_gb']:+.2f} GiB/rank")
     if cost.get("host_memory_gb"):
@@ -104,6 +106,8 @@ def recommendation_lines(r: dict[str, Any]) -> list[str]:
     if bits:
         out.append("cost: " + "; ".join(bits))
     out.append(f"risk {risk.get('level', '?')}: {risk.get('why', '')}")
+    if r.get("fixes"):
+        out.append(f"fixes: {r['fixes']}")
     out.append(f"why: {r.get('reason', '')}")
     return out
 

@@ -93,7 +93,7 @@ def explain(
     from logparse.cli.render_reports import render_explain
     from logparse.reports.explain import explain_launch
 
-    rep = explain_launch(la, margin_gb=margin)
+    rep = explain_launch(la, margin_gb=margin, cfg=cfg)
     if cfg is not None:
         from logparse.reports.explain import attach_config_check
 

@@ -120,12 +120,14 @@ def _end_label(outcome: str) -> str:
 
 
 # --------------------------------------------------------------------------- explain
-def explain_launch(launch: Launch, margin_gb: float | None = None) -> Explanation:
+def explain_launch(launch: Launch, margin_gb: float | None = None, cfg: ModelConfig | None = None) -> Explanation:
     """The explain report of one launch.  ``margin_gb``: the headroom (GiB) the fraction what-if and
-    recommendation aim for, at the user's request; None keeps the engine's own reserve."""
+    recommendation aim for, at the user's request; None keeps the engine's own reserve.  ``cfg``: the
+    model's config (``--model-config``), else the one at the launch's model path when it is readable."""
     b = launch_budget(launch)
+    cfg = cfg if cfg is not None else launch_config(launch)
     if launch.engine == "vllm":
-        return _explain_vllm(launch, b, margin_gb)
+        return _explain_vllm(launch, b, margin_gb, cfg)
     binding = b.rank(b.binding_rank)
     head = {
         "launch_id": launch.launch_id,
@@ -142,7 +144,7 @@ def explain_launch(launch: Launch, margin_gb: float | None = None) -> Explanatio
         "summary_available_gb": launch.available_mem_gb,
     }
     hc = _hicache(launch, b)
-    adv = advise(launch, b, margin_gb=margin_gb, hicache_what_ifs=hc.get("what_if"))
+    adv = advise(launch, b, margin_gb=margin_gb, hicache_what_ifs=hc.get("what_if"), cfg=cfg)
     exp = Explanation(
         launch=head,
         budget=b,
@@ -165,12 +167,27 @@ def attach_config_check(exp: Explanation, launch: Launch, cfg: ModelConfig) -> E
     return exp
 
 
-def _explain_vllm(launch: Launch, b: Budget, margin_gb: float | None) -> Explanation:
+def launch_config(launch: Launch) -> ModelConfig | None:
+    """The model's ``config.json`` at the launch's model path, when this machine can read it."""
+    from pathlib import Path
+
+    from logparse.budget.model_config import ModelConfigError, load_model_config
+
+    path = Path(launch.model_path or "") / "config.json"
+    if not launch.model_path or not path.is_file():
+        return None
+    try:
+        return load_model_config(path)
+    except (ModelConfigError, OSError):
+        return None
+
+
+def _explain_vllm(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig | None = None) -> Explanation:
     """vLLM's report: its own formula and questions (:mod:`logparse.reports.explain_vllm`)."""
     from logparse.reports import explain_vllm as ev
 
     rank = ev.binding_rank(launch)
-    adv = advise(launch, b, margin_gb=margin_gb)
+    adv = advise(launch, b, margin_gb=margin_gb, cfg=cfg)
     head = {
         "launch_id": launch.launch_id,
         "source": launch.source,

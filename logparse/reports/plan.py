@@ -22,6 +22,7 @@ from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
 from logparse.budget.model_config import ModelConfig
 from logparse.budget.model_kv import KvDtypeError
+from logparse.budget.refusals import config_refusals, gpu_refusal, kv_fit_refusal, tp_refusal
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError, history_free, table_memory, with_history
 from logparse.reports.plan_sglang import check_bounds, sglang_plan
@@ -144,11 +145,14 @@ def make_plan(
 ) -> PlanReport:
     """The plan (see the module documentation); :class:`PlanError` when it cannot be made."""
     check_bounds(flags)
+    _refuse(cfg, flags, launch)
     b = launch_budget(launch) if launch is not None else None
     report = PlanReport(cfg.describe(), cfg.source, [])
     for engine in _engines(flags, launch):
         run = planner(cfg, engine, launch, b, db)
         plan = run(flags)
+        fit = kv_fit_refusal(engine, plan.kv_tokens, plan.context_length, plan.bytes_per_token)
+        plan.not_possible = plan.not_possible or (fit.text() if fit is not None else None)
         plan.notes += _other_engine_flags(flags, engine)
         if launch is not None and b is not None and (launch.engine or "sglang") == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)
@@ -160,6 +164,17 @@ def make_plan(
         for p in report.plans:
             p.differs_because = why
     return report
+
+
+def _refuse(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> None:
+    """What an engine (or an ambiguous GPU name) refuses: a :class:`PlanError` with its reason and message."""
+    found = [gpu_refusal(flags.gpu)] + [
+        r for e in _engines(flags, launch) for r in config_refusals(
+            e, cfg, tp=flags.tp, context=flags.context_length, kv_dtype=flags.kv_cache_dtype, release=flags.release)
+    ]  # fmt: skip
+    first = next((r for r in found if r is not None), None)
+    if first is not None:
+        raise PlanError(first.text())
 
 
 #: Flags only one engine has: (flag, its engine, what the other uses instead).
@@ -315,7 +330,7 @@ def _tp_options(
     """More TP (KV heads and weights split over more GPUs), alone and with fp8 KV, fewest GPUs first."""
     out: list[dict[str, Any]] = []
     for tp in (p.tp * 2, p.tp * 4):
-        if tp > 16 or cfg.num_attention_heads % tp:
+        if tp > 16 or tp_refusal(p.engine, tp, cfg.num_attention_heads, cfg.num_kv_heads, mla=cfg.mla is not None):
             continue
         extras: list[dict[str, Any]] = [{}] + ([{"kv_cache_dtype": _fp8(p.engine)}] if fp8_too else [])
         for extra in extras:
