@@ -69,6 +69,19 @@ class PlanReport:
         return out
 
 
+def engine_of(flags: PlanFlags, launch: Launch | None) -> tuple[PlanFlags, str | None]:
+    """The engine to plan: ``--engine``, else the ``--from`` launch's (read from its log), else SGLang
+    (assumed, and said so); with the words naming where it came from (None when given)."""
+    if flags.engine is not None:
+        return flags, None
+    if launch is not None and launch.engine in ("sglang", "vllm"):
+        name = "vLLM" if launch.engine == "vllm" else "SGLang"
+        return flags.with_(engine=launch.engine), f"engine {name}: read from launch {launch.launch_id} (no --engine)"
+    return flags.with_(
+        engine="sglang"
+    ), "engine SGLang: assumed (no --engine given; --engine vllm or both for the others)"
+
+
 def _engines(flags: PlanFlags, launch: Launch | None) -> list[str]:
     if flags.engine == "both":
         return ["sglang", "vllm"]
@@ -144,11 +157,13 @@ def make_plan(
 ) -> PlanReport:
     """The plan (see the module documentation); :class:`PlanError` when it cannot be made."""
     check_bounds(flags)
+    flags, engine_words = engine_of(flags, launch)
     b = launch_budget(launch) if launch is not None else None
     report = PlanReport(cfg.describe(), cfg.source, [])
     for engine in _engines(flags, launch):
         run = planner(cfg, engine, launch, b, db)
         plan = run(flags)
+        plan.assumptions[:0] = [engine_words] if engine_words else []
         plan.notes += _other_engine_flags(flags, engine)
         if launch is not None and b is not None and (launch.engine or "sglang") == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)

@@ -30,7 +30,7 @@ FLAG_NAMES = {
 class PlanFlags:
     """What ``plan`` was asked (None: not given)."""
 
-    engine: str = "sglang"  # sglang | vllm | both
+    engine: str | None = "sglang"  # sglang | vllm | both; None: the --from launch's, else SGLang (said so)
     release: str | None = None
     gpu: str | None = None
     gpu_memory_gb: float | None = None
