@@ -164,6 +164,7 @@ def make_plan(
         run = planner(cfg, engine, launch, b, db)
         plan = run(flags)
         plan.assumptions[:0] = [engine_words] if engine_words else []
+        plan.notes[:0] = [f"warning: {m}" for m in cfg.missing]
         plan.notes += _other_engine_flags(flags, engine)
         if launch is not None and b is not None and (launch.engine or "sglang") == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)

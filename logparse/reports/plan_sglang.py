@@ -161,6 +161,8 @@ def fresh_baseline(cfg: ModelConfig, s: Settings, mem: GpuMemory, f: float) -> B
     feat = s.features
     cell, target, draft = cells(cfg, s)
     w = mk.weights_per_rank(cfg, s.tp, s.pp)
+    if not w.known:
+        raise PlanError(mk.weights_unknown(cfg))
     weights, assumptions = w.gb, [mem.source, f"weights per rank ≈ {w.gb:.2f} GiB: {w.source}"]
     n_draft = draft_layers(cfg, s)
     if feat.draft_in_budget and n_draft:

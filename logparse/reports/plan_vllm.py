@@ -34,9 +34,17 @@ V1_SMALL_GPU = (2048, 256)
 #: V0: without chunked prefill the profile runs max(max_model_len, 2,048) tokens; chunked prefill (on by
 #: default above 32K of context for an API server) runs 512 of them; 256 sequences.
 V0_MIN_TOKENS, V0_CHUNKED_TOKENS, V0_CHUNKED_ABOVE, V0_MAX_SEQS = 2048, 512, 32768, 256
-#: Bytes per vocabulary entry of each profiled sequence in the sampler's dummy run: V0 its logits and
-#: their softmax (2 × fp32); V1 also sorts them for top-k/top-p (values and indices): 4 × fp32.
-SAMPLER_BYTES = {"V0": 8, "V1": 16}
+#: The profile's activation peak, fitted on public launches (docs/plan-accuracy.md, "calibration"):
+#: the tokens through the widest layer, ``tokens × (2·hidden + 3·intermediate/tp) × dtype bytes``
+#: (V0 Llama-3.1-8B at 20,000 and 29,000 tokens: 2.07 and 2.99 GiB logged, 2.15 and 3.01 modelled), and
+#: per vocabulary entry of each profiled sequence the sampler's dummy run: V0 its fp32 logits and their
+#: softmax (8 B); V1 also sorts them for top-k/top-p (values, int64 indices) and keeps its copies (24 B:
+#: Llama-3.1-8B and Qwen3-14B on an A100 40GB, 1.2 and 1.4 GiB of activation and non-torch logged).
+ACTIVATION_PER_WIDTH = 1.0
+SAMPLER_BYTES = {"V0": 8, "V1": 24}
+#: Non-torch memory: the CUDA context's growth and, with TP, NCCL's and the custom all-reduce buffers
+#: (0.16–0.35 GiB logged at TP 1, 0.30 at TP 2).
+NON_TORCH_GB, NON_TORCH_TP_GB = 0.25, 0.1
 
 
 @dataclass(frozen=True)
@@ -172,12 +180,14 @@ class Terms:
 def estimate_terms(cfg: ModelConfig, s: VSettings, mem: GpuMemory) -> Terms:
     """The profile's terms before a launch (named estimates)."""
     w = mk.weights_per_rank(cfg, s.tp, s.pp)
+    if not w.known:
+        raise PlanError(mk.weights_unknown(cfg))
     h, b = cfg.hidden_size, cfg.dtype_bytes
     inter = cfg.intermediate_size if cfg.moe is None else cfg.moe.expert_intermediate * cfg.moe.experts_per_token
     shape = profile_shape(s, mem)
-    hidden = 2.5 * shape.tokens * (2 * h + 3 * inter / s.tp) * b
+    hidden = ACTIVATION_PER_WIDTH * shape.tokens * (2 * h + 3 * inter / s.tp) * b
     act = (hidden + SAMPLER_BYTES[shape.generation] * shape.seqs * cfg.vocab_size) / float(1 << 30)
-    non_torch = 0.25 + (0.35 if s.tp > 1 else 0.0)
+    non_torch = NON_TORCH_GB + (NON_TORCH_TP_GB if s.tp > 1 else 0.0)
     layers = math.ceil(cfg.layers / s.pp)
     graphs = 0.4 + 0.015 * layers
     inside = graphs_in_budget(s.release)
