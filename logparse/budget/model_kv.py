@@ -379,8 +379,10 @@ def weights_unknown(cfg: ModelConfig) -> str:
     )
 
 
-#: Modules a quantization config leaves at the model's dtype (GGUF quantizes the embeddings too).
-_UNQUANTIZED = ("model.embed_tokens", "model.norm", "vision_tower")
+#: Modules a quantization config leaves at the model's dtype: the engines quantize linear layers only, and
+#: the output head is a vocabulary-parallel embedding (vLLM's and SGLang's fp8, AWQ, GPTQ, compressed-tensors
+#: methods return no quantized method for it); GGUF quantizes the embeddings and the head too.
+_UNQUANTIZED = ("model.embed_tokens", "lm_head", "model.norm", "vision_tower")
 
 
 def _replicated_bytes(cfg: ModelConfig) -> float:

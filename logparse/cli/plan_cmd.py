@@ -85,7 +85,7 @@ def plan(
     release = plan_release(chosen or (launch.engine if launch is not None else None) or "sglang", release)
     cfg = load_config_option(model_config)
     args = dict(locals())
-    names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb"}
+    names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb", "vllm_generation"}
     flags = PlanFlags(engine=chosen, gpu_memory_gb=gpu_memory, **{k: args[k] for k in names})
     try:
         report = make_plan(cfg, flags, launch, db)

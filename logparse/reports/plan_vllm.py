@@ -59,7 +59,7 @@ class ProfileShape:
 
 def profile_shape(s: VSettings, mem: GpuMemory) -> ProfileShape:
     """The batched tokens and sequences of vLLM's profile run for the release and the GPU (its defaults)."""
-    v1 = vv.index(s.release) >= vv.index("0.8.0")
+    v1 = s.generation == "V1" if s.generation in ("V0", "V1") else vv.index(s.release) >= vv.index("0.8.0")
     gen = "V1" if v1 else "V0"
     if s.batched_tokens is not None:
         seqs = (V1_LARGE_GPU if _large(mem) and vv.index(s.release) >= vv.index("0.9.0") else V1_SMALL_GPU)[1]
@@ -93,6 +93,7 @@ class VSettings:
     max_model_len: int | None
     utilization: float
     utilization_source: str
+    generation: str | None
     batched_tokens: int | None
     batched_source: str
     spec: str | None
@@ -135,6 +136,7 @@ def vsettings(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> VSet
         max_model_len=flags.context_length or (launch.max_model_len if launch else None) or cfg.max_position_embeddings,
         utilization=u,
         utilization_source=src,
+        generation=flags.vllm_generation or (launch.engine_generation if launch else None),
         batched_tokens=flags.chunked_prefill_size,
         batched_source="--chunked-prefill-size",
         spec=None if spec is None or spec.upper() in ("NONE", "OFF") else spec.upper(),
