@@ -12,7 +12,7 @@ import pytest
 
 from logparse import vllm_prefix
 from logparse.grammar.pyliteral import is_abridged, parse_literal
-from tests.test_pasted import both_paths
+from test_pasted import both_paths
 
 NIM = """\
 INFO 03-14 09:41:07.212 ngc_profile.py:222] Running NIM without LoRA. Only looking for compatible profiles that do not support LoRA.
