@@ -9,10 +9,10 @@ record path and the bulk path (``tests/test_pasted.py``'s ``both_paths``).
 from __future__ import annotations
 
 import pytest
+from test_pasted import both_paths
 
 from logparse import vllm_prefix
 from logparse.grammar.pyliteral import is_abridged, parse_literal
-from test_pasted import both_paths
 
 NIM = """\
 INFO 03-14 09:41:07.212 ngc_profile.py:222] Running NIM without LoRA. Only looking for compatible profiles that do not support LoRA.

@@ -122,7 +122,12 @@ def _model_dir(tmp_path, **change):
 
 @pytest.mark.parametrize(
     ("name", "qt"),
-    [("Meta-Llama-3.1-8B-Instruct-Q8_0.gguf", "Q8_0"), ("llama-8b.Q4_K_M.gguf", "Q4_K_M"), ("x-f16.gguf", "F16"), ("x.gguf", None)],
+    [
+        ("Meta-Llama-3.1-8B-Instruct-Q8_0.gguf", "Q8_0"),
+        ("llama-8b.Q4_K_M.gguf", "Q4_K_M"),
+        ("x-f16.gguf", "F16"),
+        ("x.gguf", None),
+    ],
 )
 def test_gguf_type_from_the_file_name(name, qt):
     assert gguf_type(name) == qt
@@ -185,7 +190,9 @@ def test_the_public_launches_table_is_what_the_script_computes():
 def test_public_launches_hold_figures_not_log_text():
     for e in plan_accuracy.public_launches():
         assert e["role"] in ("calibration", "held-out") and e["source"].startswith("https://")
-        assert isinstance(e["logged_kv_tokens"], int) and all(not isinstance(v, str) for v in e.get("logged", {}).values())
+        assert isinstance(e["logged_kv_tokens"], int) and all(
+            not isinstance(v, str) for v in e.get("logged", {}).values()
+        )
 
 
 def test_every_public_launch_is_read_back_by_plan_from():
