@@ -199,3 +199,21 @@ def test_every_public_launch_is_read_back_by_plan_from():
     rows = plan_accuracy.public_rows()
     assert all(r["from"] == r["logged"] for r in rows)
     assert all(abs(r["plan"] - r["logged"]) / r["logged"] <= 0.05 for r in rows if r["role"] == "calibration")
+
+
+GGUF_LAUNCH = """\
+INFO 03-02 11:20:01 api_server.py:585] vLLM API server version 0.6.3
+INFO 03-02 11:20:01 api_server.py:586] args: Namespace(model='/models/llama-8b/Meta-Llama-3.1-8B-Instruct-Q8_0.gguf', max_model_len=8192, tensor_parallel_size=1, gpu_memory_utilization=0.9, block_size=16)
+INFO 03-02 11:20:40 gpu_executor.py:122] # GPU blocks: 4810, # CPU blocks: 2048
+"""
+
+
+def test_a_launch_that_served_a_gguf_file_prices_its_config_as_that_type(tmp_path):
+    path = tmp_path / "gguf.log"
+    path.write_text(GGUF_LAUNCH)
+    (launch,) = parse_paths([str(path)]).launches
+    p = make_plan(load_model_config(LLAMA8), PlanFlags(engine=None, tp=2), launch, db=NO_DB).plans[0]
+    assert p.engine == "vllm" and p.kv_tokens and p.kv_tokens > 0
+    bf16 = mk.weights_per_rank(load_model_config(LLAMA8)).gb
+    assert p.weights_gb is not None and 0.5 < p.weights_gb / bf16 < 0.56  # Q8_0, not bf16
+    assert any("weights per rank 7.95 → 3.97 GiB" in a for a in p.assumptions)

@@ -20,7 +20,7 @@ from typing import Any
 
 from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
-from logparse.budget.model_config import ModelConfig
+from logparse.budget.model_config import ModelConfig, with_gguf
 from logparse.budget.model_kv import KvDtypeError
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError, history_free, table_memory, with_history
@@ -80,6 +80,14 @@ def engine_of(flags: PlanFlags, launch: Launch | None) -> tuple[PlanFlags, str |
     return flags.with_(
         engine="sglang"
     ), "engine SGLang: assumed (no --engine given; --engine vllm or both for the others)"
+
+
+def gguf_of_launch(cfg: ModelConfig, launch: Launch | None) -> ModelConfig:
+    """A config without quantization, for a launch that served a ``.gguf`` file: priced as that file's type."""
+    path = (launch.model_path or "") if launch is not None else ""
+    if cfg.quantization is not None or not path.lower().endswith(".gguf"):
+        return cfg
+    return with_gguf(cfg, os.path.basename(path), None)
 
 
 def _engines(flags: PlanFlags, launch: Launch | None) -> list[str]:
@@ -158,6 +166,7 @@ def make_plan(
     """The plan (see the module documentation); :class:`PlanError` when it cannot be made."""
     check_bounds(flags)
     flags, engine_words = engine_of(flags, launch)
+    cfg = gguf_of_launch(cfg, launch)
     b = launch_budget(launch) if launch is not None else None
     report = PlanReport(cfg.describe(), cfg.source, [])
     for engine in _engines(flags, launch):
