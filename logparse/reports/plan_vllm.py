@@ -108,9 +108,8 @@ def release_for(flags: PlanFlags, launch: Launch | None) -> tuple[str, str]:
         return str(release_of(launch)), f"read from launch {launch.launch_id}"
     rng = launch.version_range if launch is not None else None
     if launch is not None and rng and not vv.is_empty(rng):
-        return rng[
-            1
-        ], f"launch {launch.launch_id}'s log dates to {rng[0]}–{rng[1]}: planned as the newest of that range"
+        lo, hi = rng
+        return hi, f"launch {launch.launch_id}'s log dates to {lo}–{hi}: planned as the newest of that range"
     return vv.LAST, "assumed: the newest release logparse knows (no --release)"
 
 
