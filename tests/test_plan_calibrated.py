@@ -217,3 +217,11 @@ def test_a_launch_that_served_a_gguf_file_prices_its_config_as_that_type(tmp_pat
     bf16 = mk.weights_per_rank(load_model_config(LLAMA8)).gb
     assert p.weights_gb is not None and 0.5 < p.weights_gb / bf16 < 0.56  # Q8_0, not bf16
     assert any("weights per rank 7.95 → 3.97 GiB" in a for a in p.assumptions)
+
+
+def test_both_engines_from_a_vllm_log_use_the_gpu_total_it_prints():
+    res = cli("plan", LLAMA8, "--from", V1_SAMPLE, "--engine", "both", "--format", "json")
+    assert res.code == 0, res.err
+    sglang, vllm = json.loads(res.out)
+    assert vllm["kv_tokens"] == vllm["logged_kv_tokens"] and sglang["kv_tokens"] > 0
+    assert any("by its log" in a for a in sglang["assumptions"])

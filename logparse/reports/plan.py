@@ -142,11 +142,12 @@ def _like_launch(flags: PlanFlags, launch: Launch) -> PlanFlags:
 
 
 def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory | None:
-    """The other engine on the launch's GPU: the GPU the launch's free memory points at."""
+    """The other engine on the launch's GPU: the GPU the launch's free memory points at, or for a vLLM
+    launch the GPU total its log prints."""
     from logparse.budget import gpus
 
     if b.least_free_before_weights_gb is None:
-        return None
+        return _total_like(launch, tp)
     seen = gpus.closest_gpu(b.least_free_before_weights_gb, launch.tp_size or 1)
     if seen is None:
         return None
@@ -156,6 +157,22 @@ def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory |
     src = (
         f"the GPU of launch {launch.launch_id}: its {b.least_free_before_weights_gb:.2f} GiB free before the weights fits {seen[0].name}; "
         + mem.source
+    )
+    return GpuMemory(mem.name, mem.total_gb, mem.free_before_weights_gb, mem.free_error_gb, src)
+
+
+def _total_like(launch: Launch, tp: int) -> GpuMemory | None:
+    from logparse.budget.vllm import pool_rank
+    from logparse.reports.explain_vllm import total_gb
+
+    if launch.engine != "vllm":
+        return None
+    total = total_gb(launch, pool_rank(launch) or (launch.ranks[0] if launch.ranks else None))
+    mem = table_memory(None, total, tp) if total else None
+    if mem is None:
+        return None
+    src = f"the GPU of launch {launch.launch_id}, {total:g} GiB in all by its log; " + mem.source.replace(
+        " (--gpu-memory)", ""
     )
     return GpuMemory(mem.name, mem.total_gb, mem.free_before_weights_gb, mem.free_error_gb, src)
 
