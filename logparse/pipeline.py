@@ -81,12 +81,12 @@ def _is_vllm_event(prefix: dict, kind: str, stream_engine: str | None) -> bool:
 
 
 def _vllm_time(ts: str | None, outer: str | None, mtime: float | None) -> str | None:
-    """vLLM's ``MM-DDTHH:MM:SS`` with its year, as journald's short stamps get theirs: from the
+    """vLLM's ``MM-DDTHH:MM:SS`` (NIM's ``.mmm`` after it) with its year, as journald's short stamps get theirs: from the
     record's own time (the year around it), else the input's modification time (else today): a
     month and day after that date belong to the year before."""
     import time
 
-    if ts is None or len(ts) != 14 or ts[2] != "-":
+    if ts is None or len(ts) not in (14, 18) or ts[2] != "-":  # 18: NIM's milliseconds
         return outer if ts is None else ts
     month, day = int(ts[:2]), int(ts[3:5])
     if outer:

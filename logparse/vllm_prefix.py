@@ -10,8 +10,9 @@ In front of it, before 0.31.0, a stdout/stderr wrapper of each child process glu
 ``(Name pid=N) `` (``VllmWorkerProcess``, ``VllmWorker rank=R``, ``VllmWorker TP1``, ``Worker_TP1``,
 ``EngineCore_DP0``, ``APIServer`` ...), also on the process's foreign output (uvicorn, tracebacks);
 Ray prefixes ``(ActorName pid=N, ip=A.B.C.D) `` (both may be present, Ray's first); torch puts
-``[rank0]: `` in front of the traceback lines of a rank.  The stamp has no year and no
-milliseconds; the level is Python's level name; ``file.py`` is the bare file name, or a short path
+``[rank0]: `` in front of the traceback lines of a rank.  The stamp has no year and, in vLLM's own
+formatter, no milliseconds; NVIDIA's NIM images (vLLM 0.4.x inside) configure logging with them
+(``INFO 07-23 22:28:20.644 gpu_executor.py:119] ``), so three decimals after the seconds are read too; the level is Python's level name; ``file.py`` is the bare file name, or a short path
 with ``VLLM_LOGGING_LEVEL=DEBUG`` (``v1/worker/gpu_worker.py``, ``model_executor/.../fp8_utils.py``).
 A message that spans several physical lines repeats the whole prefix on each (``\\r\\n`` between
 them); the first and last lines of the 0.15+ version logo are the prefix alone.
@@ -38,9 +39,9 @@ PROC_TAG = r"\((?:(?P<name>[A-Za-z_][\w.-]*(?: rank=[0-9]+| [A-Z]+[0-9]+(?:_[A-Z
 #: torch's prefix on the lines a rank prints to stderr (tracebacks): ``[rank0]: ``.
 RANK_PREFIX = r"\[rank(?P<rank>[0-9]+)\]:(?: |$)"
 #: vLLM's own logging prefix: ``LEVEL MM-DD HH:MM:SS [file.py:N] `` (0.8.0+) or ``LEVEL MM-DD HH:MM:SS file.py:N] ``
-#: (0.4.0 - 0.7.3).  The space after ``]`` is missing on a line that holds the prefix alone.
+#: (0.4.0 - 0.7.3); NIM's images add milliseconds to the stamp (``HH:MM:SS.mmm``).  The space after ``]`` is missing on a line that holds the prefix alone.
 LOG_PREFIX = (
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<stamp>[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]) "
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<stamp>[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3})?) "
     r"(?:\[(?P<loc>[\w./-]+\.py:[0-9]+)\]|(?P<bare_loc>[\w./-]+\.py:[0-9]+)\])(?: |$)"
 )
 
@@ -49,7 +50,7 @@ RANK_PREFIX_RE = re.compile(RANK_PREFIX)
 LOG_PREFIX_RE = re.compile(LOG_PREFIX)
 #: Where a log prefix may begin inside a line (text glued in front: ``VLLM_LOGGING_PREFIX``, a paste).
 LOG_PREFIX_SEARCH_RE = re.compile(
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \[?[\w./-]+\.py:[0-9]+\]"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{3})? \[?[\w./-]+\.py:[0-9]+\]"
 )
 
 #: Process names vLLM itself puts in a tag (not Ray's actors): the sources stage leaves these alone.

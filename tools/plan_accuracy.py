@@ -19,6 +19,8 @@ sys.path.insert(0, ROOT)
 
 from logparse.budget.model import launch_budget  # noqa: E402
 from logparse.budget.model_config import ModelConfig, load_model_config  # noqa: E402
+from logparse.grammar import versions  # noqa: E402
+from logparse.grammar import vllm_versions as vv  # noqa: E402
 from logparse.launches.model import Launch  # noqa: E402
 from logparse.pipeline import parse_paths  # noqa: E402
 from logparse.reports.plan import PlanError, make_plan  # noqa: E402
@@ -29,6 +31,7 @@ MODELS = os.path.join(SAMPLES, "models")
 #: The genuine corpus (``LOGPARSE_SHARED``, as for the tests: tests/helpers.py).
 CORPUS = os.path.normpath(os.path.join(os.environ.get("LOGPARSE_SHARED", os.path.join(ROOT, "..", "shared")), "corpus"))
 BEGIN, END = "<!-- plan-accuracy:begin -->", "<!-- plan-accuracy:end -->"
+PUBLIC_BEGIN, PUBLIC_END = "<!-- plan-public:begin -->", "<!-- plan-public:end -->"
 
 #: Sample log -> (model directory under samples/models, the GPU it was written for: samples/README.md).
 SAMPLE_MODELS: dict[str, tuple[str, str]] = {
@@ -253,15 +256,174 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+# --------------------------------------------------------------------------- public launches (tools/plan_public.toml)
+PUBLIC = os.path.join(ROOT, "tools", "plan_public.toml")
+
+
+def public_launches() -> list[dict]:
+    """The public launches' figures (``tools/plan_public.toml``), calibration and held-out."""
+    import tomllib
+
+    with open(PUBLIC, "rb") as fh:
+        return tomllib.load(fh)["launch"]
+
+
+def public_config(entry: dict, by_id: dict[str, dict], tmp: str) -> ModelConfig:
+    """The entry's model: a directory of samples/models, another entry's (``@id``), or its inline fields."""
+    import json
+
+    cfg = entry["config"]
+    if isinstance(cfg, str) and cfg.startswith("@"):
+        return public_config(by_id[cfg[1:]], by_id, tmp)
+    if isinstance(cfg, str):
+        return load_model_config(os.path.join(MODELS, cfg))
+    path = os.path.join(tmp, entry["id"], "config.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(cfg, fh)
+    return load_model_config(path)
+
+
+def public_flags(entry: dict) -> PlanFlags:
+    """What a user planning that launch would give: engine, release, GPU, TP, fraction, context, vLLM's engine."""
+    keys = (
+        "release",
+        "gpu",
+        "gpu_memory_gb",
+        "tp",
+        "dp",
+        "gpu_memory_utilization",
+        "mem_fraction_static",
+        "context_length",
+    )
+    return PlanFlags(engine=entry["engine"], vllm_generation=entry.get("generation"), **{k: entry.get(k) for k in keys})
+
+
+def _vllm_lines(e: dict) -> list[str]:
+    rel, lg, tp = e["release"], e.get("logged", {}), e.get("tp", 1)
+    old = vv.index(rel) < vv.index("0.8.0")
+    v0 = old or e.get("generation") == "V0"
+
+    def line(where: str, text: str) -> str:
+        return f"INFO 07-20 10:00:00 {where}] {text}" if old else f"INFO 07-20 10:00:00 [{where}] {text}"
+
+    args = {"model": f"/models/{e['id']}", "tensor_parallel_size": tp}
+    args |= {k: e[k] for k in ("gpu_memory_utilization",) if k in e}
+    if "context_length" in e:
+        args["max_model_len"] = e["context_length"]
+    out = [line("api_server.py:1", f"vLLM API server version {rel}")]
+    if old:
+        out.append(line("api_server.py:2", "args: Namespace(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"))
+    else:
+        out.append(line("cli_args.py:2", f"non-default args: {args!r}"))
+    if v0:
+        blocks = "GPU" if vv.index(rel) < vv.index("0.7.0") else "CUDA" if vv.index(rel) < vv.index("0.7.3") else "cuda"
+        out.append(line("executor_base.py:3", f"# {blocks} blocks: {lg['gpu_blocks']}, # CPU blocks: 2048"))
+    else:
+        out.append(line("gpu_worker.py:3", f"Available KV cache memory: {lg['kv_gb']:.2f} GiB"))
+        out.append(line("kv_cache_utils.py:4", f"GPU KV cache size: {e['logged_kv_tokens']:,} tokens"))
+    return out
+
+
+def _sglang_lines(e: dict) -> list[str]:
+    lg, tp = e.get("logged", {}), e.get("tp", 1)
+    args = {"model_path": f"/models/{e['id']}", "tp_size": tp}
+    args |= {k: e[k] for k in ("mem_fraction_static", "dp_size", "enable_dp_attention") if k in e}
+    if "dp" in e:
+        args["dp_size"] = e["dp"]
+    dict_form = versions.index(e["release"]) >= versions.index("0.5.19")
+    payload = repr(args) if dict_form else "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+    tag = " TP0" if tp > 1 else ""
+    size = (
+        f"K size: {lg['k_gb']:.2f} GB, V size: {lg['k_gb']:.2f} GB"
+        if "k_gb" in lg
+        else f"KV size: {lg['kv_gb']:.2f} GB"
+    )
+    return [
+        f"[2025-07-20 10:00:00] server_args={payload}",
+        f"[2025-07-20 10:00:09{tag}] KV Cache is allocated. #tokens: {e['logged_kv_tokens']}, {size}",
+    ]
+
+
+def rebuilt_log(entry: dict, tmp: str) -> str:
+    """The launch's key lines rebuilt from its recorded figures, in its release's format (our text)."""
+    lines = _vllm_lines(entry) if entry["engine"] == "vllm" else _sglang_lines(entry)
+    path = os.path.join(tmp, entry["id"] + ".log")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+def public_rows() -> list[dict]:
+    """Per public launch: plan from config + GPU + TP + release, and ``plan --from`` its rebuilt log."""
+    import tempfile
+
+    entries = public_launches()
+    by_id = {e["id"]: e for e in entries}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for e in entries:
+            cfg = public_config(e, by_id, tmp)
+            logged = e["logged_kv_tokens"]
+            fresh = predict(cfg, public_flags(e))
+            launches = _launches(rebuilt_log(e, tmp))
+            calibrated = predict(cfg, PlanFlags(engine=None), launches[0]) if launches else None
+            rows.append(
+                {"id": e["id"], "role": e["role"], "engine": e["engine"], "release": e["release"], "model": e["model"],
+                 "gpu": e.get("gpu") or f"{e['gpu_memory_gb']:g} GiB", "tp": e.get("tp", 1), "logged": logged,
+                 "plan": fresh, "plan_error": _pct(fresh, logged), "from": calibrated, "from_error": _pct(calibrated, logged),
+                 "source": e["source"]}
+            )  # fmt: skip
+    return rows
+
+
+def _abs_pct(pred: int | None, logged: int) -> float | None:
+    return None if pred is None or not logged else abs(pred - logged) / logged * 100
+
+
+def public_summary(rows: list[dict]) -> str:
+    """How the held-out launches fare: within 5%, the median error, --from within 1%."""
+    held = [r for r in rows if r["role"] == "held-out"]
+    errs = sorted(x for r in held if (x := _abs_pct(r["plan"], r["logged"])) is not None)
+    froms = [x for r in held if (x := _abs_pct(r["from"], r["logged"])) is not None]
+    median = (
+        errs[len(errs) // 2] if len(errs) % 2 else sum(errs[len(errs) // 2 - 1 : len(errs) // 2 + 1]) / 2 if errs else 0
+    )
+    return (
+        f"Held out: {len(held)} launches; plan within 5% on {sum(x <= 5 for x in errs)} of {len(errs)} planned, "
+        f"median error {median:.1f}%; plan --from within 1% on {sum(x <= 1 for x in froms)} of {len(froms)} read."
+    )
+
+
+def public_markdown() -> str:
+    rows = public_rows()
+    lines = [
+        "| launch | role | engine | release | model | GPU | TP | logged KV tokens | plan | error | plan --from | error |",
+        "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| [{r['id']}]({r['source']}) | {r['role']} | {r['engine']} | {r['release']} | {r['model']} | {r['gpu']} | "
+            f"{r['tp']} | {r['logged']:,} | {'—' if r['plan'] is None else format(r['plan'], ',')} | {r['plan_error']} | "
+            f"{'—' if r['from'] is None else format(r['from'], ',')} | {r['from_error']} |"
+        )
+    return "\n".join(lines) + "\n\n" + public_summary(rows) + "\n"
+
+
+def _between(text: str, begin: str, end: str, body: str) -> str:
+    i, j = text.index(begin) + len(begin), text.index(end)
+    return text[:i] + "\n" + body + text[j:]
+
+
 def write_readme(path: str = os.path.join(ROOT, "docs", "plan-accuracy.md")) -> None:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    i, j = text.index(BEGIN) + len(BEGIN), text.index(END)
+    text = _between(_between(text, BEGIN, END, markdown()), PUBLIC_BEGIN, PUBLIC_END, public_markdown())
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text[:i] + "\n" + markdown() + text[j:])
+        fh.write(text)
 
 
 if __name__ == "__main__":
     if "--write" in sys.argv[1:]:
         write_readme()
-    sys.stdout.write(markdown())
+    sys.stdout.write(markdown() + "\n" + public_markdown())

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Keys under which multimodal configs keep the language model's config.
@@ -71,9 +72,11 @@ class Quantization:
     """How the checkpoint's weights are stored (``quantization_config`` / ``compression_config``)."""
 
     method: str
-    bytes_per_weight: float  # of a quantized linear weight, scales included
+    bytes_per_weight: float | None  # of a quantized linear weight, scales included; None: not known
     ignored: tuple[str, ...] = ()  # module patterns kept unquantized
     note: str = ""
+    #: GGUF quantizes the embeddings and the output head too (only norms stay 32-bit)
+    covers_embeddings: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,8 @@ class ModelConfig:
     vision_params: int = 0
     multimodal: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: fields the config lacks that change the answer, each with what was assumed instead
+    missing: tuple[str, ...] = field(default_factory=tuple)
 
     def count(self, kind: str) -> int:
         return sum(1 for k in self.layer_kinds if k == kind)
@@ -140,8 +145,17 @@ def dtype_bytes(dtype: str) -> int:
 
 # --------------------------------------------------------------------------- reading
 def load_model_config(path: str | os.PathLike) -> ModelConfig:
-    """The model at ``path``: a ``config.json`` (or a JSON file holding one) or a model directory."""
+    """The model at ``path``: a ``config.json`` (or a JSON file holding one), a model directory, or a
+    ``.gguf`` file beside the ``config.json`` of its model (its weights: the file's size, else its name)."""
     path = os.fspath(path)
+    gguf = path if path.lower().endswith(".gguf") else _gguf_in(path)
+    if gguf is not None and path == gguf:
+        path = os.path.join(os.path.dirname(path) or ".", "config.json")
+    cfg = _load(path)
+    return with_gguf(cfg, os.path.basename(gguf), _real_size(gguf)) if gguf is not None else cfg
+
+
+def _load(path: str) -> ModelConfig:
     cfg_path, index_path = _locate(path)
     raw = _read_json(cfg_path)
     if not isinstance(raw, dict):
@@ -261,7 +275,37 @@ def _build(cfg_path: str, raw: dict[str, Any], index_total: int | None, index_pa
         vision_params=_vision_params(raw) if nested else 0,
         multimodal=nested,
         notes=tuple(notes),
+        missing=missing_fields(tc, raw, model_type, mla is not None, hidden, heads),
     )
+
+
+#: Families whose head_dim is not hidden_size / num_attention_heads in general: without the field the
+#: engines' default (that ratio) is likely not the checkpoint's.
+_OWN_HEAD_DIM = ("gemma", "qwen3", "mistral", "olmo", "minimax", "glm4")
+
+
+def missing_fields(
+    tc: dict[str, Any], raw: dict[str, Any], model_type: str, mla: bool, hidden: int, heads: int
+) -> tuple[str, ...]:
+    """The fields a config lacks that change the plan, each with what was assumed instead."""
+    out = []
+    if _int(tc, "vocab_size", "padded_vocab_size") is None and _int(raw, "vocab_size") is None:
+        out.append("vocab_size: not in the config; the embeddings and the output head are left out of the weights")
+    if (
+        _int(tc, "intermediate_size", "ffn_hidden_size", "n_inner") is None
+        and _int(tc, "moe_intermediate_size") is None
+    ):
+        out.append(f"intermediate_size: not in the config; 4 × hidden_size = {4 * hidden:,} assumed (the weights)")
+    if not mla and _int(tc, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num") is None:
+        out.append(f"num_key_value_heads: not in the config; {heads} (one per attention head, MHA) assumed")
+    if not mla and _int(tc, "head_dim") is None and model_type.startswith(_OWN_HEAD_DIM):
+        out.append(
+            f"head_dim: not in the config of a {model_type} model, whose head_dim is its own; "
+            f"hidden_size / num_attention_heads = {hidden // heads} assumed (bytes per token scale with it)"
+        )
+    if _int(tc, "max_position_embeddings", "max_sequence_length", "seq_length") is None:
+        out.append("max_position_embeddings: not in the config; the context length is unknown (give --context-length)")
+    return tuple(out)
 
 
 def _model_name(cfg_path: str) -> str:
@@ -383,6 +427,62 @@ def _vision_params(raw: dict[str, Any]) -> int:
     return n * (4 * h * h + 2 * h * inter)
 
 
+# --------------------------------------------------------------------------- GGUF
+#: Bits per weight of GGUF's quantization types, scales included (llama.cpp's block layouts: Q8_0 is
+#: 34 bytes per 32 weights; the K-quant mixes _S/_M/_L keep some tensors at a wider type: their averages).
+GGUF_BITS = {
+    "F32": 32.0, "F16": 16.0, "BF16": 16.0, "Q8_0": 8.5, "Q6_K": 6.5625, "Q5_1": 6.0, "Q5_0": 5.5,
+    "Q5_K_M": 5.69, "Q5_K_S": 5.54, "Q5_K": 5.5, "Q4_1": 5.0, "Q4_0": 4.5, "Q4_K_M": 4.85, "Q4_K_S": 4.58,
+    "Q4_K": 4.5, "IQ4_NL": 4.5, "IQ4_XS": 4.25, "Q3_K_L": 4.27, "Q3_K_M": 3.91, "Q3_K_S": 3.5, "Q3_K": 3.44,
+    "IQ3_M": 3.66, "IQ3_XS": 3.3, "IQ3_XXS": 3.06, "Q2_K": 2.96, "IQ2_M": 2.7, "IQ2_XS": 2.31, "IQ2_XXS": 2.06,
+}  # fmt: skip
+_GGUF_TYPE = re.compile(r"(?:^|[-_.])(" + "|".join(sorted(GGUF_BITS, key=len, reverse=True)) + r")(?=[-_.]|$)", re.I)
+#: A file smaller than this is a Git LFS pointer or a placeholder, not the weights.
+_REAL_FILE_BYTES = 1 << 20
+
+
+def gguf_type(name: str) -> str | None:
+    """The GGUF quantization type a file name says (``Llama-3-8B-Instruct-Q8_0.gguf`` → ``Q8_0``)."""
+    m = _GGUF_TYPE.search(os.path.basename(name))
+    return m.group(1).upper() if m else None
+
+
+def with_gguf(cfg: ModelConfig, name: str, size: int | None) -> ModelConfig:
+    """The config with its weights as a GGUF file stores them: the file's bytes when it is really there,
+    else the bits per weight its name gives, else unknown (and said so)."""
+    qt = gguf_type(name)
+    bits = GGUF_BITS.get(qt) if qt else None
+    if size:
+        note = f"GGUF {name}: {size / 1e9:,.2f} GB on disk"
+        q = Quantization(f"gguf {qt or '?'}", bits / 8 if bits else None, (), note, covers_embeddings=True)
+        return replace(cfg, quantization=q, weights_total_bytes=size, weights_index=name)
+    if bits is None:
+        q = Quantization("gguf", None, (), f"GGUF {name}: the file name names no quantization type", True)
+    else:
+        q = Quantization(f"gguf {qt}", bits / 8, (), f"GGUF {qt} ({bits:g} bits per weight, from the file name)", True)
+    return replace(cfg, quantization=q)
+
+
+def _gguf_in(path: str) -> str | None:
+    """The ``.gguf`` file of a model directory (the first shard when split), if it holds one."""
+    if not os.path.isdir(path):
+        return None
+    files = sorted(f for f in os.listdir(path) if f.lower().endswith(".gguf"))
+    return os.path.join(path, files[0]) if files else None
+
+
+def _real_size(path: str) -> int | None:
+    """The bytes of a GGUF checkpoint (all its shards ``-0000N-of-0000M``), None for pointers or placeholders."""
+    folder, base = os.path.dirname(path) or ".", os.path.basename(path)
+    m = re.search(r"-0*1-of-(0*[0-9]+)\.gguf$", base, re.I)
+    names = [base] if m is None else [f for f in os.listdir(folder) if f.startswith(base[: m.start()])]
+    try:
+        sizes = [os.path.getsize(os.path.join(folder, f)) for f in names]
+    except OSError:
+        return None
+    return sum(sizes) if sizes and min(sizes) >= _REAL_FILE_BYTES else None
+
+
 # --------------------------------------------------------------------------- quantization
 def _quantization(raw: dict[str, Any], tc: dict[str, Any]) -> Quantization | None:
     q = raw.get("quantization_config") or raw.get("compression_config") or tc.get("quantization_config")
@@ -392,7 +492,7 @@ def _quantization(raw: dict[str, Any], tc: dict[str, Any]) -> Quantization | Non
     ignored = tuple(str(x) for x in (q.get("ignore") or q.get("modules_to_not_convert") or []) if x)
     bits, group = _quant_bits(q, method)
     if bits is None:
-        return Quantization(method, 2.0, ignored, f"{method}: weight width unknown, counted as 16-bit")
+        return Quantization(method, None, ignored, f"{method}: the config does not say how wide its weights are")
     scale = 2.0 / group if group else 0.0
     note = f"{method}, {bits}-bit weights" + (f", a scale per {group}" if group else "")
     return Quantization(method, bits / 8 + scale, ignored, note)

@@ -283,6 +283,8 @@ class Weights:
     params: int | None = None
     lo_gb: float | None = None
     hi_gb: float | None = None
+    #: False: the checkpoint's weight width is not known (``gb`` counts them 16-bit, only for ratios)
+    known: bool = True
 
 
 def parameter_groups(cfg: ModelConfig) -> dict[str, int]:
@@ -349,20 +351,38 @@ def weights_per_rank(cfg: ModelConfig, tp: int = 1, pp: int = 1) -> Weights:
         if cfg.nextn_layers:
             total -= int(total * cfg.nextn_layers / (cfg.layers + cfg.nextn_layers))
         gb = (total / ranks + _replicated_bytes(cfg) * (1 - 1 / ranks)) / float(1 << 30)
-        src = f"safetensors index: {cfg.weights_total_bytes / 1e9:,.1f} GB over {ranks} rank(s)"
+        what = "GGUF file" if (cfg.weights_index or "").lower().endswith(".gguf") else "safetensors index"
+        src = f"{what}: {cfg.weights_total_bytes / 1e9:,.1f} GB over {ranks} rank(s)"
         if cfg.nextn_layers:
             src += f", less the {cfg.nextn_layers} MTP layer(s) the draft loads"
         return Weights(gb, src, params, gb * 0.985, gb * 1.015)
     q = cfg.quantization
     dense_b = float(cfg.dtype_bytes)
     total_b = 0.0
+    kept = ("model.norm", "vision_tower") if q is not None and q.covers_embeddings else _UNQUANTIZED
     for name, n in groups.items():
-        quantized = q is not None and not name.startswith(("model.embed_tokens", "model.norm", "vision_tower"))
+        quantized = q is not None and not name.startswith(kept)
         quantized = quantized and not _ignored(name, q.ignored if q else ())
-        total_b += n * (q.bytes_per_weight if quantized and q else dense_b)
+        total_b += n * ((q.bytes_per_weight or dense_b) if quantized and q else dense_b)
     gb = (total_b / ranks + _replicated_bytes(cfg) * (1 - 1 / ranks)) / float(1 << 30)
     src = f"{params / 1e9:,.1f} B parameters" + (f" ({q.note})" if q else f" × {cfg.dtype_bytes} B ({cfg.dtype})")
-    return Weights(gb, src + f" over {ranks} rank(s)", params, gb * 0.975, gb * 1.025)
+    known = q is None or q.bytes_per_weight is not None
+    return Weights(gb, src + f" over {ranks} rank(s)", params, gb * 0.975, gb * 1.025, known)
+
+
+def weights_unknown(cfg: ModelConfig) -> str:
+    """Why the weights of an uncalibrated plan are not known, and what would make them known."""
+    q = cfg.quantization
+    return (
+        f"weights unknown: {q.note if q else 'no quantization'}; give the model directory with its "
+        "model.safetensors.index.json (or the .gguf file itself), or --from a launch of it"
+    )
+
+
+#: Modules a quantization config leaves at the model's dtype: the engines quantize linear layers only, and
+#: the output head is a vocabulary-parallel embedding (vLLM's and SGLang's fp8, AWQ, GPTQ, compressed-tensors
+#: methods return no quantized method for it); GGUF quantizes the embeddings and the head too.
+_UNQUANTIZED = ("model.embed_tokens", "lm_head", "model.norm", "vision_tower")
 
 
 def _replicated_bytes(cfg: ModelConfig) -> float:

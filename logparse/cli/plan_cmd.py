@@ -23,7 +23,7 @@ _GPU_MEMORY = _opt("--gpu-memory", "GIB", "The GPU's total memory in GiB, as the
 _TP = _opt("--tp", "N", "Tensor-parallel size.")
 _PP = _opt("--pp", "N", "Pipeline-parallel size.")
 _DP = _opt("--dp", "N", "Data-parallel size (each replica its own pool).")
-_ENGINE = _opt("--engine", "sglang|vllm|both", "The engine, or both side by side.", "sglang")
+_ENGINE = _opt("--engine", "sglang|vllm|both", "The engine, or both side by side (default: --from's, else sglang).")
 _RELEASE = _opt("--release", "V", "The engine release (default: the newest, or --from's).")
 _FROM = _opt("--from", "LAUNCH", "Calibrate on a launch (a log file, FILE#N, or a store reference).")
 _MFS = _opt("--mem-fraction-static", "F", "SGLang's fraction (default: its own for the GPU and flags).")
@@ -49,7 +49,7 @@ def plan(
     tp: Optional[int] = _TP,
     pp: Optional[int] = _PP,
     dp: Optional[int] = _DP,
-    engine: str = _ENGINE,
+    engine: Optional[str] = _ENGINE,
     release: Optional[str] = _RELEASE,
     from_launch: Optional[str] = _FROM,
     mem_fraction_static: Optional[float] = _MFS,
@@ -80,12 +80,13 @@ def plan(
         raise fail("give --target-tokens or --target-context, not both", EXIT_USAGE)
     if concurrency and not target_context:
         raise fail("--concurrency goes with --target-context", EXIT_USAGE)
-    release = plan_release(engine.lower(), release)
+    launch = resolve(from_launch, db) if from_launch else None
+    chosen = engine.lower() if engine else None
+    release = plan_release(chosen or (launch.engine if launch is not None else None) or "sglang", release)
     cfg = load_config_option(model_config)
     args = dict(locals())
-    names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb"}
-    flags = PlanFlags(engine=engine.lower(), gpu_memory_gb=gpu_memory, **{k: args[k] for k in names})
-    launch = resolve(from_launch, db) if from_launch else None
+    names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb", "vllm_generation"}
+    flags = PlanFlags(engine=chosen, gpu_memory_gb=gpu_memory, **{k: args[k] for k in names})
     try:
         report = make_plan(cfg, flags, launch, db)
     except PlanError as exc:

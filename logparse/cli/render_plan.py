@@ -88,7 +88,7 @@ def _one(p: dict[str, Any], console, *, figures: bool = True) -> None:
     if p.get("not_possible"):
         console.print(Text(f"  not possible: {p['not_possible']}", style="bold red"))
     for n in p.get("notes") or []:
-        console.print(Text(f"  note: {n}", style="yellow"))
+        console.print(Text(f"  {n}" if n.startswith("warning: ") else f"  note: {n}", style="yellow"))
     for s in p.get("steps") or []:
         console.print(f"    {s}", style="dim")
     console.print(Text("  assumptions", style="bold"))

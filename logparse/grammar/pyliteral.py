@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Transformer
+from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
 from logparse.grammar.bounds import read_number, shown
@@ -38,11 +38,24 @@ class NotANumber(str):
 
 
 class ReprRecord(dict):
-    """A dataclass repr ``Name(k=v, ...)`` read back: a dict that remembers its class name."""
+    """A dataclass repr ``Name(k=v, ...)`` read back: a dict that remembers its class name, and whether
+    the text was abridged (``...`` or ``…`` where fields were left out: the missing ones are unknown)."""
 
-    def __init__(self, name: str, fields: dict[str, Any]):
+    def __init__(self, name: str, fields: dict[str, Any], abridged: bool = False):
         super().__init__(fields)
         self.record_name = name
+        self.abridged = abridged
+
+
+class AbridgedDict(dict):
+    """A dict repr with ``...`` or ``…`` where entries were left out (a hand-abridged paste)."""
+
+    abridged = True
+
+
+def is_abridged(value: Any) -> bool:
+    """Was this record or dict abridged by hand (``...``/``…`` in place of fields)?"""
+    return bool(getattr(value, "abridged", False))
 
 
 _ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|.)", re.S)
@@ -121,15 +134,16 @@ class PyLiteralTransformer(Transformer):
 
     def record(self, c):
         name = str(c[0])
-        return ReprRecord(name, dict(x for x in c[1:] if x is not None))
+        elided = any(isinstance(x, Token) and x.type == "ELIDED" for x in c[1:])
+        return ReprRecord(name, dict(x for x in c[1:] if isinstance(x, tuple)), elided)
 
     def pair(self, c):
         return (c[0], c[1])
 
     def dict(self, c):
-        out = {}
+        out: dict[Any, Any] = AbridgedDict() if any(isinstance(p, Token) for p in c) else {}
         for p in c:
-            if p is None:
+            if not isinstance(p, tuple):
                 continue
             k, v = p
             try:
@@ -185,7 +199,7 @@ def _copied(value: Any) -> Any:
     while stack:
         v, parent, key = stack.pop()
         if isinstance(v, dict):
-            out: Any = ReprRecord(v.record_name, v) if isinstance(v, ReprRecord) else dict(v)
+            out: Any = ReprRecord(v.record_name, v, v.abridged) if isinstance(v, ReprRecord) else type(v)(v)
             stack.extend((x, out, k) for k, x in v.items() if isinstance(x, (dict, list)))
         elif isinstance(v, list):
             out = list(v)

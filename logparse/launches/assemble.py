@@ -27,6 +27,7 @@ from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import (
     LiteralParseError,
     ReprRecord,
+    is_abridged,
     json_safe_notes,
     parse_literal,
     parse_literal_prefix,
@@ -745,6 +746,12 @@ def _read_server_args(launch: Launch, ev: Event) -> tuple[dict | None, bool]:
     if not isinstance(value, dict):
         launch.warnings.append(f"line {ev.line_no}: server_args is not a record")
         return None, False
+    if is_abridged(value):
+        launch.warnings.append(
+            f"line {ev.line_no}: server_args is abridged ('...' or '…' in place of fields; {len(value)} fields "
+            "read): the fields left out are unknown, not the defaults"
+        )
+        return value, False
     return value, True
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
-from logparse.budget.model_config import ModelConfig
+from logparse.budget.model_config import ModelConfig, with_gguf
 from logparse.budget.model_kv import KvDtypeError
 from logparse.budget.refusals import config_refusals, gpu_refusal, kv_fit_refusal, tp_refusal
 from logparse.launches.model import Launch
@@ -68,6 +68,27 @@ class PlanReport:
             hi = p.kv_tokens_range[-1] if p.kv_tokens_range else None
             out.append({k: getattr(p, k) for k in keys} | {"kv_tokens_lo": lo, "kv_tokens_hi": hi})
         return out
+
+
+def engine_of(flags: PlanFlags, launch: Launch | None) -> tuple[PlanFlags, str | None]:
+    """The engine to plan: ``--engine``, else the ``--from`` launch's (read from its log), else SGLang
+    (assumed, and said so); with the words naming where it came from (None when given)."""
+    if flags.engine is not None:
+        return flags, None
+    if launch is not None and launch.engine in ("sglang", "vllm"):
+        name = "vLLM" if launch.engine == "vllm" else "SGLang"
+        return flags.with_(engine=launch.engine), f"engine {name}: read from launch {launch.launch_id} (no --engine)"
+    return flags.with_(
+        engine="sglang"
+    ), "engine SGLang: assumed (no --engine given; --engine vllm or both for the others)"
+
+
+def gguf_of_launch(cfg: ModelConfig, launch: Launch | None) -> ModelConfig:
+    """A config without quantization, for a launch that served a ``.gguf`` file: priced as that file's type."""
+    path = (launch.model_path or "") if launch is not None else ""
+    if cfg.quantization is not None or not path.lower().endswith(".gguf"):
+        return cfg
+    return with_gguf(cfg, os.path.basename(path), None)
 
 
 def _engines(flags: PlanFlags, launch: Launch | None) -> list[str]:
@@ -122,11 +143,12 @@ def _like_launch(flags: PlanFlags, launch: Launch) -> PlanFlags:
 
 
 def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory | None:
-    """The other engine on the launch's GPU: the GPU the launch's free memory points at."""
+    """The other engine on the launch's GPU: the GPU the launch's free memory points at, or for a vLLM
+    launch the GPU total its log prints."""
     from logparse.budget import gpus
 
     if b.least_free_before_weights_gb is None:
-        return None
+        return _total_like(launch, tp)
     seen = gpus.closest_gpu(b.least_free_before_weights_gb, launch.tp_size or 1)
     if seen is None:
         return None
@@ -140,11 +162,29 @@ def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory |
     return GpuMemory(mem.name, mem.total_gb, mem.free_before_weights_gb, mem.free_error_gb, src)
 
 
+def _total_like(launch: Launch, tp: int) -> GpuMemory | None:
+    from logparse.budget.vllm import pool_rank
+    from logparse.reports.explain_vllm import total_gb
+
+    if launch.engine != "vllm":
+        return None
+    total = total_gb(launch, pool_rank(launch) or (launch.ranks[0] if launch.ranks else None))
+    mem = table_memory(None, total, tp) if total else None
+    if mem is None:
+        return None
+    src = f"the GPU of launch {launch.launch_id}, {total:g} GiB in all by its log; " + mem.source.replace(
+        " (--gpu-memory)", ""
+    )
+    return GpuMemory(mem.name, mem.total_gb, mem.free_before_weights_gb, mem.free_error_gb, src)
+
+
 def make_plan(
     cfg: ModelConfig, flags: PlanFlags, launch: Launch | None = None, db: str | os.PathLike | None = None
 ) -> PlanReport:
     """The plan (see the module documentation); :class:`PlanError` when it cannot be made."""
     check_bounds(flags)
+    flags, engine_words = engine_of(flags, launch)
+    cfg = gguf_of_launch(cfg, launch)
     _refuse(cfg, flags, launch)
     b = launch_budget(launch) if launch is not None else None
     report = PlanReport(cfg.describe(), cfg.source, [])
@@ -153,6 +193,8 @@ def make_plan(
         plan = run(flags)
         fit = kv_fit_refusal(engine, plan.kv_tokens, plan.context_length, plan.bytes_per_token)
         plan.not_possible = plan.not_possible or (fit.text() if fit is not None else None)
+        plan.assumptions[:0] = [engine_words] if engine_words else []
+        plan.notes[:0] = [f"warning: {m}" for m in cfg.missing]
         plan.notes += _other_engine_flags(flags, engine)
         if launch is not None and b is not None and (launch.engine or "sglang") == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)

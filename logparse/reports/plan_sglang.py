@@ -161,6 +161,8 @@ def fresh_baseline(cfg: ModelConfig, s: Settings, mem: GpuMemory, f: float) -> B
     feat = s.features
     cell, target, draft = cells(cfg, s)
     w = mk.weights_per_rank(cfg, s.tp, s.pp)
+    if not w.known:
+        raise PlanError(mk.weights_unknown(cfg))
     weights, assumptions = w.gb, [mem.source, f"weights per rank ≈ {w.gb:.2f} GiB: {w.source}"]
     n_draft = draft_layers(cfg, s)
     if feat.draft_in_budget and n_draft:
@@ -280,7 +282,15 @@ def _calibration_words(launch: Launch, b: Budget, inp: fm.Inputs, s: Settings, o
         if a != c
     ]  # fmt: skip
     out.append("modelled changes: " + ", ".join(changed) if changed else "no setting changed: the launch's own pool")
-    return out
+    return out + [_release_words(launch, old.release), f"tp {old.tp}: read from the launch"]
+
+
+def _release_words(launch: Launch, release: str) -> str:
+    """Where the launch's release comes from: SGLang prints none, so the range its lines date it to."""
+    rng = launch.version_range
+    if rng and rng[0] != rng[1]:
+        return f"release SGLang {release}: launch {launch.launch_id}'s log dates to {rng[0]}–{rng[1]}; its formula is the one of {release}"
+    return f"release SGLang {release}: read from launch {launch.launch_id} (the one release its lines fit)"
 
 
 # --------------------------------------------------------------------------- the prediction

@@ -30,7 +30,7 @@ FLAG_NAMES = {
 class PlanFlags:
     """What ``plan`` was asked (None: not given)."""
 
-    engine: str = "sglang"  # sglang | vllm | both
+    engine: str | None = "sglang"  # sglang | vllm | both; None: the --from launch's, else SGLang (said so)
     release: str | None = None
     gpu: str | None = None
     gpu_memory_gb: float | None = None
@@ -46,6 +46,8 @@ class PlanFlags:
     cuda_graph_max_bs: int | None = None
     speculative_algorithm: str | None = None
     max_total_tokens: int | None = None
+    #: vLLM's engine, V0 or V1 (None: V1 from 0.8.0, where it is the default); no CLI flag, the log says it
+    vllm_generation: str | None = None
     target_tokens: int | None = None
     target_context: int | None = None
     concurrency: int | None = None

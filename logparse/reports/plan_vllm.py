@@ -27,27 +27,94 @@ from logparse.reports.explain_vllm import total_gb
 from logparse.reports.plan_memory import GpuMemory, PlanError
 from logparse.reports.plan_types import EnginePlan, PlanFlags, r2
 
-#: vLLM's default max_num_batched_tokens for an API server on a large GPU (V1), and max_num_seqs.
-DEFAULT_BATCHED_TOKENS = 8192
-DEFAULT_MAX_SEQS = 256
+#: V1's defaults for an API server (``EngineArgs`` batch defaults): on a GPU of 70 GiB or more that is not
+#: an A100, 8,192 batched tokens and (from 0.9.0) 1,024 sequences; elsewhere 2,048 and 256.
+V1_LARGE_GPU = (8192, 1024)
+V1_SMALL_GPU = (2048, 256)
+#: V0: without chunked prefill the profile runs max(max_model_len, 2,048) tokens; chunked prefill (on by
+#: default above 32K of context for an API server) runs 512 of them; 256 sequences.
+V0_MIN_TOKENS, V0_CHUNKED_TOKENS, V0_CHUNKED_ABOVE, V0_MAX_SEQS = 2048, 512, 32768, 256
+#: The profile's activation peak, fitted on public launches (docs/plan-accuracy.md, "calibration"):
+#: the tokens through the widest layer, ``tokens × (2·hidden + 3·intermediate/tp) × dtype bytes``
+#: (V0 Llama-3.1-8B at 20,000 and 29,000 tokens: 2.07 and 2.99 GiB logged, 2.15 and 3.01 modelled), and
+#: per vocabulary entry of each profiled sequence the sampler's dummy run: V0 its fp32 logits and their
+#: softmax (8 B); V1 also sorts them for top-k/top-p (values, int64 indices) and keeps its copies (24 B:
+#: Llama-3.1-8B and Qwen3-14B on an A100 40GB, 1.2 and 1.4 GiB of activation and non-torch logged).
+ACTIVATION_PER_WIDTH = 1.0
+SAMPLER_BYTES = {"V0": 8, "V1": 24}
+#: Non-torch memory: the CUDA context's growth and, with TP, NCCL's and the custom all-reduce buffers
+#: (0.16–0.35 GiB logged at TP 1, 0.30 at TP 2).
+NON_TORCH_GB, NON_TORCH_TP_GB = 0.25, 0.1
+
+
+@dataclass(frozen=True)
+class ProfileShape:
+    """What vLLM's profile run pushes through the model: tokens, sequences, and why these."""
+
+    tokens: int
+    seqs: int
+    generation: str
+    source: str
+
+
+def profile_shape(s: VSettings, mem: GpuMemory) -> ProfileShape:
+    """The batched tokens and sequences of vLLM's profile run for the release and the GPU (its defaults)."""
+    v1 = s.generation == "V1" if s.generation in ("V0", "V1") else vv.index(s.release) >= vv.index("0.8.0")
+    gen = "V1" if v1 else "V0"
+    if s.batched_tokens is not None:
+        seqs = (V1_LARGE_GPU if _large(mem) and vv.index(s.release) >= vv.index("0.9.0") else V1_SMALL_GPU)[1]
+        return ProfileShape(s.batched_tokens, seqs if v1 else V0_MAX_SEQS, gen, s.batched_source)
+    if v1:
+        large = _large(mem)
+        tokens, seqs = V1_LARGE_GPU if large else V1_SMALL_GPU
+        if vv.index(s.release) < vv.index("0.9.0"):
+            seqs = V1_SMALL_GPU[1]
+        where = "≥ 70 GiB and not an A100" if large else "below 70 GiB or an A100"
+        return ProfileShape(tokens, seqs, gen, f"V1's default for an API server on a GPU {where}")
+    if s.max_model_len and s.max_model_len > V0_CHUNKED_ABOVE:
+        return ProfileShape(V0_CHUNKED_TOKENS, V0_MAX_SEQS, gen, "V0's chunked prefill (on above 32K of context)")
+    tokens = max(s.max_model_len or V0_MIN_TOKENS, V0_MIN_TOKENS)
+    return ProfileShape(tokens, V0_MAX_SEQS, gen, "V0 without chunked prefill: max(max_model_len, 2,048)")
+
+
+def _large(mem: GpuMemory) -> bool:
+    return (mem.total_gb or 0) >= 70 and "A100" not in (mem.name or "").upper()
 
 
 @dataclass(frozen=True)
 class VSettings:
     release: str
+    release_source: str
     tp: int
+    tp_source: str
     pp: int
     kv_dtype: str
     block_size: int
     max_model_len: int | None
     utilization: float
     utilization_source: str
-    batched_tokens: int
+    generation: str | None
+    batched_tokens: int | None
+    batched_source: str
     spec: str | None
 
 
+def release_for(flags: PlanFlags, launch: Launch | None) -> tuple[str, str]:
+    """The release to plan and where it comes from: ``--release``; the launch's printed release; the newest
+    release of the range ``parse`` dates the launch's log to; else the newest release logparse knows."""
+    if flags.release:
+        return flags.release, "--release"
+    if launch is not None and release_of(launch):
+        return str(release_of(launch)), f"read from launch {launch.launch_id}"
+    rng = launch.version_range if launch is not None else None
+    if launch is not None and rng and not vv.is_empty(rng):
+        lo, hi = rng
+        return hi, f"launch {launch.launch_id}'s log dates to {lo}–{hi}: planned as the newest of that range"
+    return vv.LAST, "assumed: the newest release logparse knows (no --release)"
+
+
 def vsettings(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> VSettings:
-    rel = flags.release or (release_of(launch) if launch is not None else None) or vv.LAST
+    rel, rel_source = release_for(flags, launch)
     if not vv.is_release(rel):
         raise PlanError(f"--release {rel}: not a vLLM release logparse knows ({vv.FIRST} – {vv.LAST})")
     if flags.gpu_memory_utilization is not None:
@@ -59,14 +126,18 @@ def vsettings(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> VSet
     spec = flags.speculative_algorithm or None
     return VSettings(
         release=rel,
+        release_source=rel_source,
         tp=flags.tp or (launch.tp_size if launch else None) or 1,
+        tp_source="--tp" if flags.tp else "read from the launch" if launch and launch.tp_size else "assumed (no --tp)",
         pp=flags.pp or (launch.pp_size if launch else None) or 1,
         kv_dtype=flags.kv_cache_dtype or (launch_kv_dtype(launch) if launch else "auto"),
         block_size=flags.page_size or (launch.block_size if launch else None) or 16,
         max_model_len=flags.context_length or (launch.max_model_len if launch else None) or cfg.max_position_embeddings,
         utilization=u,
         utilization_source=src,
-        batched_tokens=flags.chunked_prefill_size or DEFAULT_BATCHED_TOKENS,
+        generation=flags.vllm_generation or (launch.engine_generation if launch else None),
+        batched_tokens=flags.chunked_prefill_size,
+        batched_source="--chunked-prefill-size",
         spec=None if spec is None or spec.upper() in ("NONE", "OFF") else spec.upper(),
     )
 
@@ -110,12 +181,14 @@ class Terms:
 def estimate_terms(cfg: ModelConfig, s: VSettings, mem: GpuMemory) -> Terms:
     """The profile's terms before a launch (named estimates)."""
     w = mk.weights_per_rank(cfg, s.tp, s.pp)
+    if not w.known:
+        raise PlanError(mk.weights_unknown(cfg))
     h, b = cfg.hidden_size, cfg.dtype_bytes
     inter = cfg.intermediate_size if cfg.moe is None else cfg.moe.expert_intermediate * cfg.moe.experts_per_token
-    act = (2.5 * s.batched_tokens * (2 * h + 3 * inter / s.tp) * b + 2 * DEFAULT_MAX_SEQS * cfg.vocab_size * 4) / float(
-        1 << 30
-    )
-    non_torch = 0.25 + (0.35 if s.tp > 1 else 0.0)
+    shape = profile_shape(s, mem)
+    hidden = ACTIVATION_PER_WIDTH * shape.tokens * (2 * h + 3 * inter / s.tp) * b
+    act = (hidden + SAMPLER_BYTES[shape.generation] * shape.seqs * cfg.vocab_size) / float(1 << 30)
+    non_torch = NON_TORCH_GB + (NON_TORCH_TP_GB if s.tp > 1 else 0.0)
     layers = math.ceil(cfg.layers / s.pp)
     graphs = 0.4 + 0.015 * layers
     inside = graphs_in_budget(s.release)
@@ -130,8 +203,8 @@ def estimate_terms(cfg: ModelConfig, s: VSettings, mem: GpuMemory) -> Terms:
     t.assumptions = [
         mem.source.split(";")[0] + " (vLLM's budget is u × this total)",
         f"weights per rank ≈ {w.gb:.2f} GiB: {w.source}",
-        f"activation peak ≈ {act:.2f} GiB: the profile run of {s.batched_tokens:,} batched tokens "
-        f"(max_num_batched_tokens) and {DEFAULT_MAX_SEQS} sequences' logits (−40%/+60%)",
+        f"activation peak ≈ {act:.2f} GiB: the profile run of {shape.tokens:,} batched tokens and {shape.seqs:,} "
+        f"sequences' logits ({shape.source}; −40%/+60%)",
         f"non-torch memory ≈ {non_torch:.2f} GiB (CUDA context{', NCCL' if s.tp > 1 else ''}; ±0.3)",
         f"CUDA graphs ≈ {graphs:.2f} GiB "
         + ("(estimated inside the budget from 0.20.0)" if inside else "(captured outside the budget before 0.20.0)"),
@@ -269,7 +342,10 @@ def _calibrated(
     out.assumptions = (
         [
             f"calibrated on launch {a.launch_id} ({launch.source or 'stored'}): its KV pool {a.kv_gb:.2f} GiB"
-            + (f", {a.tokens:,} tokens logged" if a.tokens is not None else "")
+            + (f", {a.tokens:,} tokens logged" if a.tokens is not None else ""),
+            f"GPU total {a.total_gb:g} GiB: read from the launch's log"
+            if a.total_gb is not None
+            else "GPU total: not in the launch's log (not needed while u and the GPU stay the launch's)",
         ]
         + (words or ["no setting changed: the launch's own pool"])
         + out.assumptions
@@ -321,6 +397,11 @@ def _result(
     out.tp, out.pp, out.kv_cache_dtype, out.context_length = s.tp, s.pp, s.kv_dtype, s.max_model_len
     out.gpu_total_gb, out.weights_gb, out.kv_budget_gb = total, r2(weights), r2(kv)
     out.terms = {"base_gb": total, "fraction": s.utilization, "weights_gb": weights, "kv_gb": kv}
+    out.assumptions += [
+        f"{what}: {src}"
+        for what, src in ((f"release vLLM {s.release}", s.release_source), (f"tp {s.tp}", s.tp_source))
+        if not src.startswith("--")
+    ]
     out.steps.append(f"bytes per printed token: {cell.describe()}")
     out.notes = list(cell.notes)
     if s.spec:
