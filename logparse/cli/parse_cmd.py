@@ -93,7 +93,7 @@ def parse(
     *,
     out: Output,
 ) -> None:
-    """Parse SGLang logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
+    """Parse SGLang and vLLM logs into launches: outcome, version range, parallel sizes, per-rank memory, budget."""
     from logparse import sources as src_mod
 
     if events and out.fmt not in ("json", "ndjson"):

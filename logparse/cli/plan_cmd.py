@@ -83,7 +83,7 @@ def plan(
     launch = resolve(from_launch, db) if from_launch else None
     chosen = engine.lower() if engine else None
     release = plan_release(chosen or (launch.engine if launch is not None else None) or "sglang", release)
-    cfg = load_config_option(model_config)
+    cfg = load_config_option(model_config, named="")  # the argument MODEL_CONFIG, not an option
     args = dict(locals())
     names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb", "vllm_generation"}
     flags = PlanFlags(engine=chosen, gpu_memory_gb=gpu_memory, **{k: args[k] for k in names})

@@ -451,7 +451,8 @@ def _diff_attribution(at: dict[str, Any], console) -> None:
     t = Table(show_edge=False, pad_edge=False)
     for h in ("input", "A", "B", "Δ tokens"):
         t.add_column(h, justify="right" if h == "Δ tokens" else "left")
-    t.add_row("formula on A's inputs", "", "", f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—")
+    predicted_a = f"{at['predicted_a']:,}" if at.get("predicted_a") is not None else "—"
+    t.add_row("formula on A's inputs", predicted_a, "", "")  # tokens of A, not a change: in A's column
     for st in at["steps"]:
         dt = st["delta_tokens"]
         t.add_row(st["input"], str(st["a"]), str(st["b"]), "—" if dt is None else f"{dt:+,}")

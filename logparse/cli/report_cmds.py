@@ -32,8 +32,9 @@ def resolve_all(refs: list[str], db: str | None) -> list:
         return resolve_launches(refs, db)
 
 
-def load_config_option(path: str | None):
-    """``--model-config PATH``: the model config, or one clear line and exit 2."""
+def load_config_option(path: str | None, named: str = "--model-config "):
+    """The model config at ``path`` (``named``: how the command line gave it: an option, or ""
+    for plan's argument), or one clear line and exit 2."""
     if path is None:
         return None
     from logparse.budget.model_config import ModelConfigError, load_model_config
@@ -41,7 +42,7 @@ def load_config_option(path: str | None):
     try:
         return load_model_config(path)
     except ModelConfigError as exc:
-        raise fail(f"--model-config {exc}", EXIT_USAGE) from None
+        raise fail(f"{named}{exc}", EXIT_USAGE) from None
 
 
 def _plot(plotter, doc: dict, plot: str | None) -> None:

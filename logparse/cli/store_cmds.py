@@ -749,7 +749,7 @@ def history(
     *,
     out: Output,
 ) -> None:
-    """A metric over the launches of each deployment, with SGLang version and argument changes marked."""
+    """A metric over the launches of each deployment, with version (SGLang or vLLM) and argument changes marked."""
     if axis not in ("auto", "time", "launch"):
         raise fail(f"--axis {axis}: use auto, time or launch", EXIT_USAGE)
     plot = plot_path(plot)  # before any work: a file kind that cannot be written is exit 2 at once

@@ -224,7 +224,7 @@ def enable_commands(user: bool) -> list[str]:
 def systemd_units(
     user: bool = typer.Option(False, "--user", help="User units (store under XDG data home) instead of system units."),
     install: bool = typer.Option(False, "--install", help="Write the units where systemd reads them."),
-    unit: str = typer.Option("sglang.service", "-u", "--unit", help="SGLang's systemd unit."),
+    unit: str = typer.Option("sglang.service", "-u", "--unit", help="The server's systemd unit (SGLang or vLLM)."),
     interval: str = typer.Option("5min", "--interval", help="How often the timer runs ingest."),
     directory: Optional[str] = typer.Option(None, "--dir", help="With --install: write the units here instead."),
 ) -> None:

@@ -93,7 +93,7 @@ def launches_of_file(path: str) -> list[Launch]:
 
 def _nth(path: str, launches: list[Launch], n: int | None) -> Launch:
     if not launches:
-        raise RefError(f"{path}: no SGLang launch in this log")
+        raise RefError(f"{path}: no SGLang or vLLM launch in this log")
     if n is None:
         return launches[-1]
     idx = n - 1 if n > 0 else len(launches) + n
