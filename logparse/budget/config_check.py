@@ -150,3 +150,26 @@ def _near(x: float, y: float) -> bool:
 
 def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 1)
+
+
+def config_of(launch: Launch) -> ModelConfig | None:
+    """The model config known for a launch without ``--model-config``: the one ingest kept for its
+    model or met beside its log (``Launch.model_config``), else ``config.json`` at its model path
+    when this machine can read it."""
+    from pathlib import Path
+
+    from logparse.budget.model_config import ModelConfigError, config_from_document, load_model_config
+
+    if launch.model_config is not None:
+        path, raw, index_total = launch.model_config
+        try:
+            return config_from_document(path, raw, index_total)
+        except ModelConfigError:
+            return None
+    on_disk = Path(launch.model_path or "") / "config.json"
+    if not launch.model_path or not on_disk.is_file():
+        return None
+    try:
+        return load_model_config(on_disk)
+    except (ModelConfigError, OSError):
+        return None

@@ -169,6 +169,35 @@ def _load(path: str) -> ModelConfig:
         raise ModelConfigError(f"{cfg_path}: unreadable model config ({type(exc).__name__}: {exc})") from None
 
 
+def config_from_document(path: str, raw: Any, index_total: int | None = None) -> ModelConfig:
+    """The model of a config document read before (``path``: where it was, which names the model;
+    ``index_total``: its weights' bytes by the index beside it), as :func:`load_model_config`."""
+    if not isinstance(raw, dict):
+        raise ModelConfigError(f"{path}: not a model config (a JSON object was expected)")
+    try:
+        return _build(path, raw, index_total, None)
+    except (TypeError, ValueError, KeyError) as exc:
+        if isinstance(exc, ModelConfigError):
+            raise
+        raise ModelConfigError(f"{path}: unreadable model config ({type(exc).__name__}: {exc})") from None
+
+
+def is_model_config(raw: Any) -> bool:
+    """Whether a JSON document is a Hugging Face model config (not a log, not a journal entry)."""
+    return isinstance(raw, dict) and ("model_type" in raw or "architectures" in raw) and "MESSAGE" not in raw
+
+
+def model_name_of(cfg_path: str) -> str:
+    """The name a config file gives its model (its folder's for ``config.json``, else its own stem)."""
+    return _model_name(cfg_path)
+
+
+def weights_index_total(cfg_path: str) -> int | None:
+    """The weights' bytes by the ``model.safetensors.index.json`` beside a ``config.json``, if any."""
+    _, index_path = _locate(cfg_path)
+    return _index_total(index_path) if index_path else None
+
+
 def _locate(path: str) -> tuple[str, str | None]:
     if os.path.isdir(path):
         cfg = os.path.join(path, "config.json")

@@ -29,7 +29,7 @@ def render_explain(rep: dict[str, Any], console) -> None:
     unit = "GiB" + (" (system memory)" if rep["memory_kind"] == "cpu" else "")
     _explain_waterfall(rep, console, unit)
     _explain_kv_pool(rep, console)
-    _explain_config(rep, console)
+    render_config_check(rep, console)
     _explain_ranks(rep, console, unit)
     console.print(Text("Why", style="bold"))
     for line in rep.get("sentences") or []:
@@ -198,15 +198,15 @@ def _kv_pool_value(name: str, v: Any) -> str:
     return str(v)
 
 
-def _explain_config(rep: dict[str, Any], console) -> None:
-    """``--model-config``: the config's bytes per token against the logged pool, in one line."""
+def render_config_check(rep: dict[str, Any], console) -> None:
+    """The model config's bytes per token against the logged pool (``explain``, ``show``)."""
     cc = rep.get("config_check")
     if not cc:
         return
     style = {True: "green", False: "bold red"}.get(cc.get("consistent"), "yellow")
     console.print(Text("Model config", style="bold"))
     console.print(Text(f"  {cc['verdict']}", style=style))
-    console.print(f"    {cc['model']}", style="dim")
+    console.print(Text(f"    {cc['model']}  ({cc['config']})", style="dim"))
     if cc.get("terms"):
         console.print(f"    {cc['terms']}", style="dim")
     for note in cc.get("notes") or []:

@@ -94,11 +94,7 @@ def explain(
     from logparse.cli.render_reports import render_explain
     from logparse.reports.explain import explain_launch
 
-    rep = explain_launch(la, margin_gb=margin, cfg=cfg)
-    if cfg is not None:
-        from logparse.reports.explain import attach_config_check
-
-        attach_config_check(rep, la, cfg)
+    rep = explain_launch(la, margin_gb=margin, cfg=cfg)  # (with the config check when a config is known)
     doc = rep.to_dict()
     _plot(plot_explain, doc, plot)
     out.document(doc, rep.rows, render_explain)

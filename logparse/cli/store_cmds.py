@@ -416,6 +416,7 @@ def show(
     with store_errors():
         launch = resolve_launch(launch_ref, db)
     doc = launch_document(launch, with_events=events != "none")
+    doc.update(_config_check(launch))
 
     def render(doc: dict[str, Any], console) -> None:
         _render_show(launch, doc, events, console)
@@ -425,11 +426,25 @@ def show(
     raise typer.Exit(EXIT_OK)
 
 
+def _config_check(launch) -> dict[str, Any]:
+    """``config_check``: the launch's known model config against its pool, as ``explain`` has it."""
+    from logparse.budget.config_check import check_launch, config_of
+
+    cfg = config_of(launch)
+    if cfg is None:
+        return {}
+    from logparse.budget.model import launch_budget
+
+    return {"config_check": check_launch(cfg, launch, launch_budget(launch)).to_dict()}
+
+
 def _render_show(launch, doc: dict[str, Any], events: str, console) -> None:
     from logparse.cli.render import print_launch, terminal_launch
+    from logparse.cli.render_reports import render_config_check
 
     launch = terminal_launch(launch)
     print_launch(console, launch, doc["budget"])
+    render_config_check(doc, console)
     if launch.server_args:
         console.print(
             f"  server_args: {len(launch.server_args)} argument(s) ({launch.server_args_form} form)", style="dim"

@@ -167,6 +167,9 @@ class Launch:
     #: A stored launch's inputs (path, first line, last line of it there; ``launch_sources``), the
     #: one it names (``source``) first; empty for a parsed launch (its lines are in ``source``).
     line_ranges: list[tuple[str, int, int]] = field(default_factory=list, metadata=INTERNAL)
+    #: The model's config found for it (:mod:`logparse.store.model_configs`): where it was and its
+    #: document, kept by ingest or met beside its log; None when none is known.
+    model_config: tuple[str, dict[str, Any], int | None] | None = field(default=None, metadata=INTERNAL)
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.budget import formula as fm
-from logparse.budget.config_check import check_launch
+from logparse.budget.config_check import check_launch, config_of
 from logparse.budget.formula import GiB
 from logparse.budget.model import Budget, RankBudget, launch_budget, physical_ranks
 from logparse.budget.model_config import ModelConfig
@@ -123,11 +123,21 @@ def _end_label(outcome: str) -> str:
 def explain_launch(launch: Launch, margin_gb: float | None = None, cfg: ModelConfig | None = None) -> Explanation:
     """The explain report of one launch.  ``margin_gb``: the headroom (GiB) the fraction what-if and
     recommendation aim for, at the user's request; None keeps the engine's own reserve.  ``cfg``: the
-    model's config (``--model-config``), else the one at the launch's model path when it is readable."""
+    model's config (``--model-config``), else the one known for the launch (:func:`config_of`):
+    its bytes per token are checked against the launch's pool (``config_check``)."""
     b = launch_budget(launch)
-    cfg = cfg if cfg is not None else launch_config(launch)
-    if launch.engine == "vllm":
-        return _explain_vllm(launch, b, margin_gb, cfg)
+    cfg = cfg if cfg is not None else config_of(launch)
+    exp = (
+        _explain_vllm(launch, b, margin_gb, cfg)
+        if launch.engine == "vllm"
+        else _explain_sglang(launch, b, margin_gb, cfg)
+    )
+    if cfg is not None:
+        attach_config_check(exp, launch, cfg)
+    return exp
+
+
+def _explain_sglang(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig | None) -> Explanation:
     binding = b.rank(b.binding_rank)
     head = {
         "launch_id": launch.launch_id,
@@ -162,24 +172,9 @@ def explain_launch(launch: Launch, margin_gb: float | None = None, cfg: ModelCon
 
 
 def attach_config_check(exp: Explanation, launch: Launch, cfg: ModelConfig) -> Explanation:
-    """``explain --model-config``: the config's bytes per token per rank against the logged pool."""
+    """The config's bytes per token per rank against the logged pool."""
     exp.config_check = check_launch(cfg, launch, exp.budget).to_dict()
     return exp
-
-
-def launch_config(launch: Launch) -> ModelConfig | None:
-    """The model's ``config.json`` at the launch's model path, when this machine can read it."""
-    from pathlib import Path
-
-    from logparse.budget.model_config import ModelConfigError, load_model_config
-
-    path = Path(launch.model_path or "") / "config.json"
-    if not launch.model_path or not path.is_file():
-        return None
-    try:
-        return load_model_config(path)
-    except (ModelConfigError, OSError):
-        return None
 
 
 def _explain_vllm(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig | None = None) -> Explanation:

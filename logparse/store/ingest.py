@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.launches.identity import launch_id, make_distinct
 from logparse.launches.model import Launch
 from logparse.store import db as dbm
-from logparse.store import merge
+from logparse.store import merge, model_configs
 from logparse.store import runtime as rtm
 from logparse.store.frames import to_json
 from logparse.store.items import Item, is_continuation
@@ -82,7 +82,8 @@ class IngestOptions:
 class SourceOutcome:
     name: str
     #: stored | skipped | empty (no SGLang lines) | pending (kept until its launch's start arrives) |
-    #: unattached | imported | binary (not read) | failed (could not be read: not stored)
+    #: unattached | imported | binary (not read) | failed (could not be read: not stored) |
+    #: model_config (a model's config.json, kept for its launches: :mod:`logparse.store.model_configs`)
     status: str
     added: int = 0
     updated: int = 0
@@ -180,6 +181,9 @@ class IngestReport:
                 f"; {len(pending)} input(s) hold only lines of launches whose start is not in the store yet "
                 f"({lines} line(s) kept until it is)"
             )
+        configs = sum(1 for s in self.sources if s.status == "model_config")
+        if configs:
+            text += f"; {configs} model file(s) (config.json, weights index) kept for their launches"
         if empty:
             text += f"; {empty} input(s) without engine lines (SGLang or vLLM) not stored"
         if self.failed:
@@ -689,6 +693,13 @@ def _ingest_parsed(
     sid = source_id_for(ps.name, ps.content_hash)
     has_content = ps.counts.parsed > 0 or bool(ps.items)
     con = lease.get()
+    config = None if has_content or ps.skipped else model_configs.read_config(ps.name)
+    if config is not None:
+        with dbm.transaction(con):
+            model_configs.keep(con, ps.name, *config, now)
+        return SourceOutcome(ps.name, "model_config", message="a model's config: used for its launches")
+    if not has_content and not ps.skipped and model_configs.is_weights_index(ps.name):
+        return SourceOutcome(ps.name, "model_config", message="a model's weights index: read with its config.json")
     with dbm.transaction(con):  # (an early return commits the empty transaction)
         if (
             ps.content_hash

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from logparse.launches.model import Launch
+from logparse.store import model_configs
 
 
 class RefError(ValueError):
@@ -84,6 +85,8 @@ def launches_of_file(path: str) -> list[Launch]:
         raise RefError(str(exc)) from None
     except OSError as exc:
         raise RefError(f"{path}: {exc.strerror or exc}") from None
+    for launch in launches:  # a model's config beside the log is used as ingest would have kept it
+        launch.model_config = model_configs.config_beside(path if path != "-" else None, launch.model_path)
     if key is not None:
         if len(_CACHE) > 32:
             _CACHE.clear()
@@ -151,11 +154,23 @@ def _from_store(refs: list[tuple[int, str, Any]], db, lock_timeout: float | None
             ]
             found = fetch_launches(con, list(dict.fromkeys(lids)))
             read_line_ranges(con, [launch for launch, _ in found.values()])
+            _attach_configs(con, [launch for launch, _ in found.values()])
             return [found[lid][0] for lid in lids]
     except dbm.StoreMissing:
         raise RefError(
             f"{refs[0][1]} names a stored launch, but there is no store at {path} (ingest first, or --db)"
         ) from None
+
+
+def _attach_configs(con, launches: list[Launch]) -> None:
+    """Each launch's model config kept by ingest (a store older than ``model_configs`` has none)."""
+    import duckdb
+
+    for launch in launches:
+        try:
+            launch.model_config = model_configs.stored_config(con, launch.model_path)
+        except duckdb.CatalogException:
+            return
 
 
 def _newest(con, ref: str, at, path: Path) -> str:

@@ -280,6 +280,15 @@ def _m14_secrets_redacted(con) -> None:
     con.remove_function("logparse_redact_value")
 
 
+def _m15_model_configs(con) -> None:
+    """``model_configs``: the models' configs met among the inputs (:mod:`logparse.store.model_configs`).
+    Frozen: the statement is written here."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS model_configs (path VARCHAR PRIMARY KEY, model_name VARCHAR, "
+        "model_type VARCHAR, content VARCHAR, index_total BIGINT, sha256 VARCHAR, ingested_at TIMESTAMP)"
+    )
+
+
 #: Forward migrations, oldest first.  Never edit a released one: append a new one.
 MIGRATIONS: list[Callable] = [
     _m1_tables,
@@ -296,6 +305,7 @@ MIGRATIONS: list[Callable] = [
     _m12_time_zones,
     _m13_budgets_of_this_model,
     _m14_secrets_redacted,
+    _m15_model_configs,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
