@@ -88,8 +88,9 @@ def test_the_config_makes_the_tp_option_exact():
 
 
 def test_a_tp_the_engine_refuses_is_never_offered():
-    odd = SimpleNamespace(num_attention_heads=6, num_kv_heads=2, mla=None, quantization=None, dtype_bytes=2,
-                          dtype="bfloat16")  # fmt: skip
+    from dataclasses import replace
+
+    odd = replace(load_model_config(LLAMA70), num_attention_heads=6, num_kv_heads=2)  # 6 heads: TP 4 refused
     doc = explain_launch(_launch(CRASH), cfg=odd).to_dict()
     tp = next(r for r in doc["recommendations"] if r["kind"] == "tp")
     assert not tp["possible"] and "divides the heads" in tp["reason"]
