@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 from helpers import SAMPLES, cli
@@ -88,8 +87,6 @@ def test_the_config_makes_the_tp_option_exact():
 
 
 def test_a_tp_the_engine_refuses_is_never_offered():
-    from dataclasses import replace
-
     odd = replace(load_model_config(LLAMA70), num_attention_heads=6, num_kv_heads=2)  # 6 heads: TP 4 refused
     doc = explain_launch(_launch(CRASH), cfg=odd).to_dict()
     tp = next(r for r in doc["recommendations"] if r["kind"] == "tp")
