@@ -471,8 +471,11 @@ def test_launches_show_each_value_as_its_json_value(samples_db, listed, width):
         ["check", "@latest"],
         ["diff", "@-2", "@latest"],
         ["query", "select launch_id, model_path, kv_tokens, outcome from launches"],
+        ["parse", str(SAMPLES / "kimi-k25" / "launch-2-hicache.log")],
+        ["plan", str(SAMPLES / "models" / "Qwen3-32B" / "config.json"), "--gpu", "H100", "--tp", "2"],
+        ["doctor"],
     ),
-    ids=lambda c: " ".join(c),
+    ids=lambda c: " ".join(c[:2]).replace(str(SAMPLES), "samples"),
 )
 def test_no_figure_is_cut_at_any_width(samples_db, command, width):
     """Each figure a narrow terminal shows is one the unbounded output shows whole (a figure cut
