@@ -81,7 +81,7 @@ class IngestOptions:
 @dataclass
 class SourceOutcome:
     name: str
-    #: stored | skipped | empty (no SGLang lines) | pending (kept until its launch's start arrives) |
+    #: stored | skipped | empty (no engine lines) | pending (kept until its launch's start arrives) |
     #: unattached | imported | binary (not read) | failed (could not be read: not stored) |
     #: model_config (a model's config.json, kept for its launches: :mod:`logparse.store.model_configs`)
     status: str
@@ -737,7 +737,7 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
     if ps.skipped:
         return SourceOutcome(ps.name, "binary", message=ps.skipped)
     if not has_content:
-        return SourceOutcome(ps.name, "empty", message="no SGLang lines")
+        return SourceOutcome(ps.name, "empty", message="no SGLang or vLLM lines")
     if not stored and ps.set_aside:
         return SourceOutcome(ps.name, "failed", message=ps.set_aside[0])
     if not stored:
