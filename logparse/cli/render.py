@@ -444,6 +444,8 @@ def _text_widths(console: Console, table: Table) -> int:
     highs = [max(cell_width(line) for t in texts(c) for line in t.split("\n")) for c in wraps]
     room = (console_width(console) or 0) - frame - fixed
     if sum(highs) <= room or not wraps:
+        for c in wraps:
+            c.width = None  # (an earlier call's, before long words were folded)
         return frame + fixed + sum(highs)
     spare = max(room - sum(lows), 0)
     slack = sum(h - lo for lo, h in zip(lows, highs)) or 1
@@ -458,8 +460,10 @@ def _print_whole(console: Console, table: Table) -> None:
     lines, where rich would crop the rightmost column or fold a figure (``72.3`` / ``3``)."""
     width = console_width(console)
     if width is not None:
-        _fold_long_words(table)
         need = _text_widths(console, table)
+        if need > width:  # words too long for the width: folded (at a separator, never in a number)
+            _fold_long_words(table)
+            need = _text_widths(console, table)
         if need > width:  # (console.print's own width= is capped at the console's)
             console.width = need
             try:
