@@ -447,11 +447,15 @@ def _text_widths(console: Console, table: Table) -> int:
         for c in wraps:
             c.width = None  # (an earlier call's, before long words were folded)
         return frame + fixed + sum(highs)
-    spare = max(room - sum(lows), 0)
-    slack = sum(h - lo for lo, h in zip(lows, highs)) or 1
-    for c, lo, h in zip(wraps, lows, highs):
-        c.width = lo + (h - lo) * spare // slack
-    return frame + fixed + sum(c.width or 0 for c in wraps)
+    widths = list(highs)
+    excess = sum(widths) - max(room, sum(lows))
+    while excess > 0:  # as rich does: the widest column gives up a cell first, none below its longest word
+        i = max((j for j in range(len(widths)) if widths[j] > lows[j]), key=lambda j: widths[j])
+        widths[i] -= 1
+        excess -= 1
+    for c, w in zip(wraps, widths):
+        c.width = w
+    return frame + fixed + sum(widths)
 
 
 def _print_whole(console: Console, table: Table) -> None:
