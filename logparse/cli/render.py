@@ -388,33 +388,31 @@ def print_rich_table(console: Console, table: Table) -> None:
         console.file.write(text)
 
 
-def _fold_long_words(table: Table) -> None:
-    """In the columns that wrap, a word longer than :data:`~logparse.cli.layout.LONG_WORD` is
-    folded here, never inside a number, so that no shorter word (a figure) needs folding."""
+def _fold_long_words(table: Table, limit: int) -> None:
+    """In the columns that wrap, a word longer than ``limit`` is folded here (at a separator, never
+    inside a number), so that no shorter word (a figure) needs folding."""
     for col in table.columns:
         if col.no_wrap:
             continue
         for r, cell in enumerate(col._cells):
             plain = _plain(cell)
-            cuts = _fold_points(plain)
+            cuts = _fold_points(plain, limit)
             if cuts:
                 text = cell.copy() if isinstance(cell, Text) else Text(plain)
                 col._cells[r] = Text("\n").join(text.divide(cuts))
 
 
-def _fold_points(plain: str) -> list[int]:
-    from logparse.cli.layout import LONG_WORD
-
+def _fold_points(plain: str, limit: int) -> list[int]:
     cuts = []
-    for m in re.finditer(r"\S{%d,}" % (LONG_WORD + 1), plain):  # noqa: UP031 (a regex's braces)
+    for m in re.finditer(r"\S{%d,}" % (limit + 1), plain):  # noqa: UP031 (a regex's braces)
         pos = m.start()
-        while m.end() - pos > LONG_WORD:
-            chunk = plain[pos : pos + LONG_WORD]
+        while m.end() - pos > limit:
+            chunk = plain[pos : pos + limit]
             sep = max(chunk.rfind(c) for c in "/-_=,:")  # after a separator: /models/ | Qwen2.5-…
-            cut = pos + sep + 1 if sep >= LONG_WORD // 2 else pos + LONG_WORD
+            cut = pos + sep + 1 if sep >= limit // 2 else pos + limit
             while cut > pos + 1 and _inside_number(plain, cut):
                 cut -= 1
-            cut = cut if cut > pos + 1 else pos + LONG_WORD
+            cut = cut if cut > pos + 1 else pos + limit
             cuts.append(cut)
             pos = cut
     return cuts
@@ -434,19 +432,13 @@ def _text_widths(console: Console, table: Table) -> int:
     def texts(col) -> list[str]:
         return [_plain(col.header), *(_plain(c) for c in col._cells)]
 
-    _, right, _, left = table.padding
-    n = len(table.columns)
-    frame = (left + right) * n - (0 if table.pad_edge else left + right)
-    frame += (n - 1 if table.box else 0) + (2 if table.box and table.show_edge else 0)
-    fixed = sum(max(map(cell_width, texts(c))) for c in table.columns if c.no_wrap)
-    wraps = [c for c in table.columns if not c.no_wrap]
+    room, wraps, taken = _text_room(console, table)
     lows = [max([cell_width(w) for t in texts(c) for w in t.split()] + [1]) for c in wraps]
     highs = [max(cell_width(line) for t in texts(c) for line in t.split("\n")) for c in wraps]
-    room = (console_width(console) or 0) - frame - fixed
     if sum(highs) <= room or not wraps:
         for c in wraps:
             c.width = None  # (an earlier call's, before long words were folded)
-        return frame + fixed + sum(highs)
+        return taken + sum(highs)
     widths = list(highs)
     excess = sum(widths) - max(room, sum(lows))
     while excess > 0:  # as rich does: the widest column gives up a cell first, none below its longest word
@@ -455,7 +447,22 @@ def _text_widths(console: Console, table: Table) -> int:
         excess -= 1
     for c, w in zip(wraps, widths):
         c.width = w
-    return frame + fixed + sum(widths)
+    return taken + sum(widths)
+
+
+def _text_room(console: Console, table: Table) -> tuple[int, list, int]:
+    """The cells left to the columns that wrap, those columns, and the width the rest takes
+    (padding, rules, every column that does not wrap at its widest cell)."""
+    from logparse.cli.layout import cell_width
+
+    _, right, _, left = table.padding
+    n = len(table.columns)
+    frame = (left + right) * n - (0 if table.pad_edge else left + right)
+    frame += (n - 1 if table.box else 0) + (2 if table.box and table.show_edge else 0)
+    cells = [[_plain(c.header), *(_plain(x) for x in c._cells)] for c in table.columns]
+    fixed = sum(max(map(cell_width, t)) for c, t in zip(table.columns, cells) if c.no_wrap)
+    wraps = [c for c in table.columns if not c.no_wrap]
+    return (console_width(console) or 0) - frame - fixed, wraps, frame + fixed
 
 
 def _print_whole(console: Console, table: Table) -> None:
@@ -466,7 +473,10 @@ def _print_whole(console: Console, table: Table) -> None:
     if width is not None:
         need = _text_widths(console, table)
         if need > width:  # words too long for the width: folded (at a separator, never in a number)
-            _fold_long_words(table)
+            from logparse.cli.layout import LONG_WORD
+
+            room, wraps, _ = _text_room(console, table)
+            _fold_long_words(table, max(LONG_WORD, room - LONG_WORD * (len(wraps) - 1)))
             need = _text_widths(console, table)
         if need > width:  # (console.print's own width= is capped at the console's)
             console.width = need
