@@ -54,10 +54,8 @@ def exposed(tmp_path_factory):
     (ready,) = fams["logparse_launch_ready"].samples
     (info,) = fams["logparse_launch_info"].samples
     assert set(kv.labels) == {"deployment", "engine", "host", "model", "tp", "dp", "pp", "ep"} and ready.value == 1
-    assert ready.labels == kv.labels and {**info.labels, "unit": "", "engine_version": ""} == kv.labels | {
-        "unit": "",
-        "engine_version": "",
-    }
+    # the info series carries the value series' labels, then the unit and the release
+    assert ready.labels == kv.labels and {k: info.labels[k] for k in kv.labels} == kv.labels
     assert info.labels["engine_version"] == "0.5.10" and kv.labels["host"] == "gpu-node-7"
     return {"kv": kv.value, "labels": dict(kv.labels), "info": dict(info.labels)}
 
