@@ -132,6 +132,19 @@ def test_every_value_panel_filters_by_the_variables():
         assert p["datasource"]["uid"] == "${datasource}" and p["title"] and p["description"], p["id"]
 
 
+def test_panels_have_their_own_ids_and_places():
+    """Grafana keys panels by id; two panels on one cell of the grid would hide each other."""
+    ps = list(panels(dashboard()["panels"]))
+    assert len({p["id"] for p in ps}) == len(ps)
+    cells: set[tuple[int, int]] = set()
+    for p in ps:
+        g = p["gridPos"]
+        assert g["x"] >= 0 and g["x"] + g["w"] <= 24, p["title"]
+        mine = {(x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])}
+        assert not mine & cells, p["title"]
+        cells |= mine
+
+
 def test_every_query_is_promql_to_promtool(tmp_path):
     tool = ci_tool("promtool", "prometheus", "parse the dashboard's queries")
     rules = [

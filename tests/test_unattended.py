@@ -159,6 +159,9 @@ def test_metrics_escape_label_values(tmp_path):
     out = cli_process("metrics", "--db", db)
     fams = families(out.stdout.decode())
     assert {s.labels["host"] for s in fams["logparse_launch_info"].samples} == {'gpu\\"7'}
+    (kv,) = fams["logparse_kv_tokens"].samples  # the value series too, escaped the same way
+    assert kv.labels["host"] == 'gpu\\"7' and kv.labels["deployment"].split("|")[1] == 'gpu\\"7'
+    assert 'host="gpu\\\\\\"7"' in out.stdout.decode()  # a backslash and a quote, each escaped
 
 
 def test_release_label_is_stable_until_the_evidence_rules_it_out():
