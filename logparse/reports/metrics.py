@@ -126,7 +126,7 @@ FAMILIES = (
     ),
 )
 
-_LATEST = """
+_LATEST = f"""
 WITH latest AS (
     SELECT deployment, max(launch_no) AS launch_no FROM launch_sequence GROUP BY deployment
 ), counts AS (
@@ -134,8 +134,7 @@ WITH latest AS (
         count(q.launch_no) FILTER (WHERE l.outcome = 'failed') AS failed
     FROM launch_sequence q JOIN launches l USING (launch_id) GROUP BY q.deployment
 )
-SELECT s.deployment, s.host, s.unit, s.model_path, s.engine, s.tp_size, s.dp_size, s.pp_size, s.ep_size,
-       s.outcome, s.started_at,
+SELECT s.deployment, {", ".join(f"s.{f}" for f in FIELDS)}, s.unit, s.outcome, s.started_at,
        s.kv_tokens, s.kv_pool_gb, s.headroom_gb, s.weights_gb, s.max_running_requests_effective, s.startup_s,
        c.launches, c.failed
 FROM latest t
