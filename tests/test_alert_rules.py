@@ -3,7 +3,9 @@
 The rules are read from docs/unattended.md (the ``yaml`` block of the "Prometheus and Grafana" section),
 the series are built from what ``logparse metrics`` really exposes (its metric and label names and a
 deployment's figures, read back with prometheus_client's parser), then laid out in time: an upgrade
-that keeps the KV pool, a real KV drop, a drop in the very restart that upgrades, a failed start.
+that keeps the KV pool, a real KV drop, a drop in the very restart that upgrades, a failed start, a
+deployment named at ingest that moves to another host and loses KV tokens there, and a model that
+keeps failing to start on one host under two parallel sizes.
 promtool comes with Debian's ``prometheus`` package (``.ci/run`` installs it); without it the test is
 skipped, except in CI (``CI`` set), where it fails.
 """
@@ -51,9 +53,11 @@ def exposed(tmp_path_factory):
     (kv,) = fams["logparse_kv_tokens"].samples
     (ready,) = fams["logparse_launch_ready"].samples
     (info,) = fams["logparse_launch_info"].samples
-    assert set(kv.labels) == {"deployment"} and ready.value == 1
-    assert info.labels["engine_version"] == "0.5.10" and info.labels["host"] == "gpu-node-7"
-    return {"kv": kv.value, "info": dict(info.labels)}
+    assert set(kv.labels) == {"deployment", "engine", "host", "model", "tp", "dp", "pp", "ep"} and ready.value == 1
+    # the info series carries the value series' labels, then the unit and the release
+    assert ready.labels == kv.labels and {k: info.labels[k] for k in kv.labels} == kv.labels
+    assert info.labels["engine_version"] == "0.5.10" and kv.labels["host"] == "gpu-node-7"
+    return {"kv": kv.value, "labels": dict(kv.labels), "info": dict(info.labels)}
 
 
 N = HOURS * 60 // STEP_MIN  # steps of every series
@@ -77,10 +81,15 @@ def steps(before: float, after: float, change_h: float) -> list[float | None]:
     return [before] * at(change_h) + [after] * (N - at(change_h))
 
 
-def upgraded_info(info: dict[str, str], deployment: str, upgrade_h: float) -> list[dict[str, str]]:
+def relabel(labels: dict[str, str], deployment: str, **parts: str) -> dict[str, str]:
+    """Labels of another deployment (a replica named at ingest), with some parts changed."""
+    return {**labels, "deployment": deployment, **parts}
+
+
+def upgraded_info(info: dict[str, str], deployment: str, upgrade_h: float, **parts: str) -> list[dict[str, str]]:
     """The info series of a deployment upgraded from 0.5.10 to 0.5.12 at ``upgrade_h``: the old one ends
     (a stale marker, as Prometheus writes when a series leaves the textfile) and the new one begins."""
-    labels = {**info, "deployment": deployment}
+    labels = relabel(info, deployment, **parts)
     old: list[float | None] = [1.0] * at(upgrade_h) + [None]
     new: list[float | None] = [1.0] * (N - at(upgrade_h))
     return [
@@ -89,15 +98,12 @@ def upgraded_info(info: dict[str, str], deployment: str, upgrade_h: float) -> li
     ]
 
 
-def kv_alert(info: dict[str, str], deployment: str, version: str, tokens: float) -> dict:
-    labels = {k: v for k, v in info.items() if v and k != "unit"}
-    labels.update(deployment=deployment, engine_version=version, severity="warning")
+def kv_alert(labels: dict[str, str], version: str, tokens: float) -> dict:
+    """An alert of KVCacheShrank: the value series' labels (never the unit), the release and the severity."""
+    what = f"{labels['model']} on {labels['host']} ({labels['engine']} {version}, tp={labels['tp']})"
     return {
-        "exp_labels": labels,
-        "exp_annotations": {
-            "summary": f"{info['model']} on {info['host']}: KV cache shrank to {tokens:.0f} tokens after a "
-            f"restart ({info['engine']} {version})"
-        },
+        "exp_labels": {**labels, "engine_version": version, "severity": "warning"},
+        "exp_annotations": {"summary": f"{what}: KV cache shrank to {tokens:.0f} tokens after a restart"},
     }
 
 
@@ -115,53 +121,99 @@ def run_promtool(tmp_path, rules: str, tests: dict):
     return subprocess.run([promtool(), "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True)
 
 
+def moved_cases(exposed) -> tuple[list[dict], list[dict]]:
+    """D, named at ingest, moves from gpu-node-7 to gpu-node-8 at 3h (a new series, the same key) and
+    has 10 % fewer KV tokens there; the 7-day maximum by deployment spans the move."""
+    kv, labels, info = exposed["kv"], exposed["labels"], exposed["info"]
+    d = labels["deployment"] + "-d"
+    old: list[float | None] = [kv] * at(3) + [None]
+    moved = relabel(labels, d, host="gpu-node-8")
+    inputs = [
+        series("logparse_kv_tokens", relabel(labels, d), old),
+        series("logparse_kv_tokens", moved, [kv * 0.9] * (N - at(3)), at(3)),
+        series("logparse_launch_info", relabel(info, d, engine_version="0.5.12"), old),
+        series(
+            "logparse_launch_info",
+            relabel(info, d, host="gpu-node-8", engine_version="0.5.12"),
+            [1.0] * (N - at(3)),
+            at(3),
+        ),
+    ]
+    return inputs, [kv_alert(moved, "0.5.12", kv * 0.9)]
+
+
+def crash_cases(exposed) -> tuple[list[dict], list[dict]]:
+    """E fails to start twice at tp=8 (1h, 1h10) and once more at tp=4 (1h20), on one host: three failed
+    starts of one model in an hour, over two deployments."""
+    labels = exposed["labels"]
+    e8, e4 = relabel(labels, labels["deployment"] + "-e"), relabel(labels, labels["deployment"] + "-e4", tp="4")
+    counts = [0.0] * at(1) + [1.0] * 2 + [2.0] * (N - at(1) - 2)
+    inputs = [
+        series("logparse_failed_launches_total", e8, counts),
+        series("logparse_failed_launches_total", e4, steps(0.0, 1.0, 1 + 20 / 60)),
+    ]
+    group = {k: labels[k] for k in ("engine", "host", "model")}
+    summary = f"{group['model']} on {group['host']} ({group['engine']}): 3 failed starts in the last hour"
+    fired = [{"exp_labels": group, "exp_annotations": {"summary": summary}}]
+    alerts = [
+        {"eval_time": "1h15m", "alertname": "CrashLoop", "exp_alerts": []},
+        {"eval_time": "1h25m", "alertname": "CrashLoop", "exp_alerts": fired},
+        {"eval_time": "3h", "alertname": "CrashLoop", "exp_alerts": []},
+    ]
+    return inputs, alerts
+
+
 def upgrade_cases(exposed) -> tuple[list[dict], list[dict]]:
     """(input series, alert tests): A upgrades at 2h keeping its pool and loses 10 % at 4h; B loses 5 %
-    in the restart that upgrades it at 2h; C's start fails at 1h (and its unit is named anew at 1h30)."""
-    kv, info = exposed["kv"], exposed["info"]
-    a, b, c = info["deployment"], info["deployment"] + "-b", info["deployment"] + "-c"
+    in the restart that upgrades it at 2h; C's start fails at 1h (and its unit is named anew at 1h30);
+    D moves hosts (:func:`moved_cases`); E crash-loops (:func:`crash_cases`)."""
+    kv, labels, info = exposed["kv"], exposed["labels"], exposed["info"]
+    a, b, c = labels["deployment"], labels["deployment"] + "-b", labels["deployment"] + "-c"
     ready = [1.0] * N
+    moved, d_alerts = moved_cases(exposed)
+    crash, e_alerts = crash_cases(exposed)
     inputs = [
-        series("logparse_kv_tokens", {"deployment": a}, steps(kv, kv * 0.9, 4)),
+        series("logparse_kv_tokens", relabel(labels, a), steps(kv, kv * 0.9, 4)),
         *upgraded_info(info, a, 2),
-        series("logparse_launch_ready", {"deployment": a}, ready),
-        series("logparse_kv_tokens", {"deployment": b}, steps(kv, kv * 0.95, 2)),
+        series("logparse_launch_ready", relabel(labels, a), ready),
+        series("logparse_kv_tokens", relabel(labels, b), steps(kv, kv * 0.95, 2)),
         *upgraded_info(info, b, 2),
-        series("logparse_launch_ready", {"deployment": b}, ready),
-        series("logparse_kv_tokens", {"deployment": c}, steps(kv, kv, 0)),
+        series("logparse_launch_ready", relabel(labels, b), ready),
+        series("logparse_kv_tokens", relabel(labels, c), steps(kv, kv, 0)),
         # C's unit is named differently from 1h30 on (a short journal rendering names the syslog
         # identifier): a new info series, the same release
-        series("logparse_launch_info", {**info, "deployment": c, "unit": "sglang.service"}, [1.0] * at(1.5) + [None]),
-        series("logparse_launch_info", {**info, "deployment": c, "unit": "python3"}, [1.0] * (N - at(1.5)), at(1.5)),
-        series("logparse_launch_ready", {"deployment": c}, steps(1.0, 0.0, 1)),
+        series("logparse_launch_info", relabel(info, c, unit="sglang.service"), [1.0] * at(1.5) + [None]),
+        series("logparse_launch_info", relabel(info, c, unit="python3"), [1.0] * (N - at(1.5)), at(1.5)),
+        series("logparse_launch_ready", relabel(labels, c), steps(1.0, 0.0, 1)),
+        *moved,
+        *crash,
     ]
-    failed_labels = {k: v for k, v in info.items() if v and k != "unit"} | {"deployment": c}
-    assert "unit" not in failed_labels  # the rules join host, model, engine and release, never the unit
+    b_alert = kv_alert(relabel(labels, b), "0.5.12", kv * 0.95)
+    what = f"{labels['model']} on {labels['host']} ({labels['engine']} {info['engine_version']})"
     alerts = [
         # before the upgrades: nothing; just after: B lost 5 % in the restart that upgraded it
         {"eval_time": "1h", "alertname": "KVCacheShrank", "exp_alerts": []},
-        {"eval_time": "2h5m", "alertname": "KVCacheShrank", "exp_alerts": [kv_alert(info, b, "0.5.12", kv * 0.95)]},
-        # A upgraded with its pool unchanged (no alert), then lost 10 % at 4h
-        {"eval_time": "3h55m", "alertname": "KVCacheShrank", "exp_alerts": [kv_alert(info, b, "0.5.12", kv * 0.95)]},
+        {"eval_time": "2h5m", "alertname": "KVCacheShrank", "exp_alerts": [b_alert]},
+        # A upgraded with its pool unchanged (no alert); D moved at 3h with fewer tokens; A lost 10 % at 4h
+        {"eval_time": "3h55m", "alertname": "KVCacheShrank", "exp_alerts": [b_alert, *d_alerts]},
         {
             "eval_time": "4h5m",
             "alertname": "KVCacheShrank",
-            "exp_alerts": [kv_alert(info, a, "0.5.12", kv * 0.9), kv_alert(info, b, "0.5.12", kv * 0.95)],
+            "exp_alerts": [kv_alert(relabel(labels, a), "0.5.12", kv * 0.9), b_alert, *d_alerts],
         },
-        # C's start failed at 1h: pending for 10 minutes, then firing
+        # C's start failed at 1h: pending for 10 minutes, then firing (its labels: never the unit)
         {"eval_time": "1h5m", "alertname": "StartFailed", "exp_alerts": []},
         {
             "eval_time": "1h15m",
             "alertname": "StartFailed",
             "exp_alerts": [
                 {
-                    "exp_labels": failed_labels,
-                    "exp_annotations": {
-                        "summary": f"{info['model']} on {info['host']}: the latest start did not become ready"
-                    },
+                    "exp_labels": relabel(labels, c, engine_version=info["engine_version"]),
+                    "exp_annotations": {"summary": f"{what}: the latest start did not become ready"},
                 }
             ],
         },
+        *e_alerts,
     ]
     return inputs, alerts
 
@@ -185,13 +237,16 @@ def readme_query(comment: str) -> str:
 def test_readme_upgrade_query_finds_the_upgraded_deployments(tmp_path, exposed):
     inputs, _ = upgrade_cases(exposed)
     expr = readme_query("deployments upgraded in the last week (their release name changes only then)")
-    a = exposed["info"]["deployment"]
+    labels = exposed["labels"]
+    a = labels["deployment"]
+    part = ",".join(f"{k}={json.dumps(labels[k])}" for k in ("engine", "host", "model"))
+    # D moved hosts at 3h under one release: two info series, not an upgrade
     exprs = [
         {"expr": expr, "eval_time": "1h", "exp_samples": []},
         {
             "expr": expr,
-            "eval_time": "3h",
-            "exp_samples": [{"labels": f"{{deployment={json.dumps(d)}}}", "value": 2} for d in (a, a + "-b")],
+            "eval_time": "3h30m",
+            "exp_samples": [{"labels": f"{{deployment={json.dumps(d)},{part}}}", "value": 2} for d in (a, a + "-b")],
         },
     ]
     tests = one_test(inputs, [])
@@ -200,18 +255,23 @@ def test_readme_upgrade_query_finds_the_upgraded_deployments(tmp_path, exposed):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_promtool_fails_a_rule_that_does_not_fire(tmp_path, exposed):
+@pytest.mark.parametrize(
+    ("alert", "before", "after"),
+    [("KVCacheShrank", "0.99 * max by", "0.5 * max by"), ("CrashLoop", ">= 3", ">= 4")],
+)
+def test_promtool_fails_a_rule_that_does_not_fire(tmp_path, exposed, alert, before, after):
     """The test can fail: the same expectations over a rule that never fires are refused by promtool."""
     inputs, alerts = upgrade_cases(exposed)
-    silent = readme_rules().replace("< 0.99 *", "< 0.5 *")
+    assert before in readme_rules()
+    silent = readme_rules().replace(before, after)
     res = run_promtool(tmp_path, silent, one_test(inputs, alerts))
-    assert res.returncode != 0 and "KVCacheShrank" in res.stdout + res.stderr
+    assert res.returncode != 0 and alert in res.stdout + res.stderr
 
 
 def test_the_old_rule_missed_a_drop_at_an_upgrade(tmp_path, exposed):
     """Why the release left the gauge: with ``engine_version`` on ``logparse_kv_tokens`` the upgrade starts
     a new series, whose 7-day maximum is its own first value, so a drop in that restart never fires."""
-    kv, deployment = exposed["kv"], exposed["info"]["deployment"]
+    kv, deployment = exposed["kv"], exposed["labels"]["deployment"]
     old: list[float | None] = [kv] * at(2) + [None]
     inputs = [
         series("logparse_kv_tokens", {"deployment": deployment, "engine_version": "0.5.10"}, old),

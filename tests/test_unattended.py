@@ -3,8 +3,9 @@
 
 The metric values are compared with the store's own figures (``launch_budget``, ``launches`` and
 the ``launch_sequence`` order), converted to the base units the exposition uses: GiB × 2^30 bytes,
-rounded to whole bytes.  Every value series carries ``deployment`` only; the rest is in
-``logparse_launch_info``.
+rounded to whole bytes.  Every series carries ``deployment`` and its parts (``engine``, ``host``,
+``model``, ``tp``, ``dp``, ``pp``, ``ep``), read from the launch's fields; the unit and the release are
+in ``logparse_launch_info``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from helpers import LOGPARSE, SAMPLES, ci_tool, cli_env, cli_process
 from prometheus_client.parser import text_string_to_metric_families
 
 GIB = 1 << 30
-INFO_LABELS = {"host", "unit", "model", "deployment", "engine", "engine_version"}
+SERIES_LABELS = {"deployment", "engine", "host", "model", "tp", "dp", "pp", "ep"}
+INFO_LABELS = SERIES_LABELS | {"unit", "engine_version"}
 GAUGES = {  # name: (column, scale, whole numbers)
     "logparse_kv_tokens": ("kv_tokens", 1, True),
     "logparse_kv_pool_bytes": ("kv_pool_gb", GIB, True),
@@ -46,7 +48,7 @@ def store_latest(db) -> dict[str, dict]:
         cur = con.execute(
             """
             SELECT q.deployment, q.launch_no, l.outcome, l.started_at, l.max_running_requests_effective,
-                   l.host, l.unit, l.model_path, l.engine, b.*
+                   l.host, l.unit, l.model_path, l.engine, l.tp_size, l.dp_size, l.pp_size, l.ep_size, b.*
             FROM launch_sequence q JOIN launches l USING (launch_id) JOIN launch_budget b USING (launch_id)
             ORDER BY q.deployment, q.launch_no
             """
@@ -85,7 +87,7 @@ def test_metrics_parse_and_equal_the_store(sample_store, tmp_path):
         assert f"# HELP {exposed} " in text and f"# TYPE {exposed} {fam.type}\n" in text
         for s in fam.samples:
             assert s.timestamp is None
-            assert set(s.labels) == (INFO_LABELS if name == "logparse_launch_info" else {"deployment"}), name
+            assert set(s.labels) == (INFO_LABELS if name == "logparse_launch_info" else SERIES_LABELS), name
     assert {n for n, f in fams.items() if f.type == "counter"} == {"logparse_launches", "logparse_failed_launches"}
     for name, (column, scale, whole) in GAUGES.items():
         got = {s.labels["deployment"]: s.value for s in fams[name].samples}
@@ -99,11 +101,13 @@ def test_metrics_parse_and_equal_the_store(sample_store, tmp_path):
     for d, r in expected.items():
         labels = info[d].labels
         assert (labels["host"], labels["unit"], labels["model"]) == (
-            r["host"] or "",
+            r["host"] or "?",
             r["unit"] or "",
-            r["model_path"] or "",
+            r["model_path"].rstrip("/") if r["model_path"] else "?",
         )
         assert labels["engine"] == r["engine"] and labels["engine_version"] not in ("", "unknown")
+        sizes = [r[f"{k}_size"] or 1 for k in ("tp", "dp", "pp", "ep")]
+        assert [labels[k] for k in ("tp", "dp", "pp", "ep")] == [str(n) for n in sizes]
         assert "–" not in labels["engine_version"]  # a release, never a range
     mrr = {s.labels["deployment"]: s.value for s in fams["logparse_max_running_requests"].samples}
     assert mrr == {
@@ -155,6 +159,9 @@ def test_metrics_escape_label_values(tmp_path):
     out = cli_process("metrics", "--db", db)
     fams = families(out.stdout.decode())
     assert {s.labels["host"] for s in fams["logparse_launch_info"].samples} == {'gpu\\"7'}
+    (kv,) = fams["logparse_kv_tokens"].samples  # the value series too, escaped the same way
+    assert kv.labels["host"] == 'gpu\\"7' and kv.labels["deployment"].split("|")[1] == 'gpu\\"7'
+    assert 'host="gpu\\\\\\"7"' in out.stdout.decode()  # a backslash and a quote, each escaped
 
 
 def test_release_label_is_stable_until_the_evidence_rules_it_out():
@@ -213,18 +220,47 @@ def test_metrics_text_survives_an_undecodable_byte_in_a_label():
 
     info = next(f for f in FAMILIES if f.kind == "info")
     kv = FAMILIES[0]
-    labels = {
-        "deployment": "d\udcff",
-        "host": "h",
-        "unit": "",
-        "model": "/m/\udcfe",
-        "engine": "sglang",
-        "engine_version": "0.5.10",
-    }
-    m = Metrics([(kv, [Sample({"deployment": "d\udcff"}, 5.0)]), (info, [Sample(labels, 1.0)])])
+    series = {"deployment": "d\udcff", "engine": "sglang", "host": "h", "model": "/m/\udcfe"}
+    series |= {"tp": "1", "dp": "1", "pp": "1", "ep": "1"}
+    labels = series | {"unit": "", "engine_version": "0.5.10"}
+    m = Metrics([(kv, [Sample(series, 5.0)]), (info, [Sample(labels, 1.0)])])
     fams = families(exposition(m))
-    assert fams["logparse_kv_tokens"].samples[0].labels == {"deployment": "d\ufffd"}
+    (got,) = fams["logparse_kv_tokens"].samples
+    assert got.labels["deployment"] == "d\ufffd" and got.labels["model"] == "/m/\ufffd"
     assert fams["logparse_launch_info"].samples[0].labels["model"] == "/m/\ufffd"
+
+
+def test_metrics_labels_are_the_parts_of_the_deployment_key(sample_store, tmp_path):
+    """Every series' separate labels spell its deployment key, part by part (the samples' keys are the
+    default ones); a ``deployment`` label given at ingest keeps the launch's parts beside it."""
+    for fam in families(cli_process("metrics", "--db", sample_store).stdout.decode()).values():
+        for s in fam.samples:
+            lab = s.labels
+            sizes = [f"{k}={lab[k]}" for k in ("tp", "dp", "pp", "ep")]
+            assert "|".join([lab["engine"], lab["host"], lab["model"], *sizes]) == lab["deployment"], fam.name
+    db = tmp_path / "h.duckdb"
+    logs = {"replica-a": SAMPLES / "sglang-0.5" / "llama-0.5.9-dataclass.log", "replica-b": SAMPLES / "kimi-k25"}
+    for replica, log in logs.items():
+        res = cli_process("ingest", log, "--db", db, "--host", "gpu-node-3", "--label", f"deployment={replica}", "-q")
+        assert res.returncode == 0, res.stderr
+    fams = families(cli_process("metrics", "--db", db).stdout.decode())
+    kv = {s.labels["deployment"]: s.labels for s in fams["logparse_kv_tokens"].samples}
+    assert kv.keys() == logs.keys()
+    assert kv["replica-b"]["model"] == "/models/Kimi-K2.5-INT4" and kv["replica-b"]["tp"] == "8"
+    assert {lab["host"] for lab in kv.values()} == {"gpu-node-3"} and {lab["engine"] for lab in kv.values()} == {
+        "sglang"
+    }
+
+
+def test_metrics_pass_promtool_check_metrics(sample_store):
+    """Prometheus' own linter accepts the exposition (names, units, HELP and TYPE, label syntax)."""
+    text = cli_process("metrics", "--db", sample_store).stdout
+    res = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def promtool() -> str:
+    return ci_tool("promtool", "prometheus", "check the metrics' exposition")
 
 
 def _units(tmp_path, *args: str) -> dict[str, str]:

@@ -30,13 +30,13 @@ def _text(v: str) -> str:
 
 
 def _family(fam: Family, samples: list[Sample]) -> Metric:
-    if fam.kind == "info":
-        info = InfoMetricFamily(fam.name.removesuffix("_info"), fam.help, labels=["deployment"])
-        for s in samples:
-            rest = {k: _text(v) for k, v in s.labels.items() if k != "deployment"}
-            info.add_metric([_text(s.labels["deployment"])], rest)
-        return info
     names = list(SERIES_LABELS)
+    if fam.kind == "info":
+        info = InfoMetricFamily(fam.name.removesuffix("_info"), fam.help, labels=names)
+        for s in samples:
+            rest = {k: _text(v) for k, v in s.labels.items() if k not in SERIES_LABELS}
+            info.add_metric([_text(s.labels[k]) for k in names], rest)
+        return info
     metric: CounterMetricFamily | GaugeMetricFamily
     if fam.kind == "counter":
         metric = CounterMetricFamily(fam.name.removesuffix("_total"), fam.help, labels=names)

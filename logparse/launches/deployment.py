@@ -10,10 +10,15 @@ Unknown parts are ``?`` (the host of a plain file) and unknown sizes count as 1.
 is not part of it: short journal renderings name the syslog identifier instead, so it is not
 stable across renderings of the same journal.  A ``deployment`` label given at ingest replaces the
 key (two replicas on one host, or a deployment that moved hosts).
+
+:meth:`Deployment.parts` names each part (:data:`PARTS`) as the key writes it; the metrics label
+their series with them (``engine``, ``host``, ``model``, ``tp``, ``dp``, ``pp``, ``ep``), so nothing
+ever splits the key string to get a part back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +35,16 @@ def engine_name(engine: str | None) -> str:
     return ENGINE_NAMES.get(e, e)
 
 
+#: What the key says of a part it does not know (the host of a plain file; a log that names no model).
+UNKNOWN = "?"
+#: The parallel sizes of a deployment, in key order.
+SIZES = ("tp", "dp", "pp", "ep")
+#: The parts of a deployment, in key order (:meth:`Deployment.parts`): the labels of every metric series.
+PARTS = ("engine", "host", "model", *SIZES)
+#: The launch fields (and store columns of ``launches``) a deployment is made of.
+FIELDS = ("engine", "host", "model_path", "tp_size", "dp_size", "pp_size", "ep_size")
+
+
 @dataclass(frozen=True)
 class Deployment:
     engine: str
@@ -40,30 +55,33 @@ class Deployment:
     pp: int
     ep: int
 
+    def parts(self) -> dict[str, str]:
+        """Each part as the key writes it, by name (:data:`PARTS`): unknown ones ``?``, sizes bare numbers."""
+        sizes = {"tp": self.tp, "dp": self.dp, "pp": self.pp, "ep": self.ep}
+        named = {"engine": self.engine, "host": self.host or UNKNOWN, "model": self.model or UNKNOWN}
+        return named | {k: str(v) for k, v in sizes.items()}
+
     def key(self) -> str:
-        return "|".join(
-            [
-                self.engine,
-                self.host or "?",
-                self.model or "?",
-                f"tp={self.tp}",
-                f"dp={self.dp}",
-                f"pp={self.pp}",
-                f"ep={self.ep}",
-            ]
-        )
+        p = self.parts()
+        return "|".join([p["engine"], p["host"], p["model"], *(f"{k}={p[k]}" for k in SIZES)])
 
     @classmethod
     def of(cls, launch: Any) -> Deployment:
-        model = launch.model_path.rstrip("/") if isinstance(launch.model_path, str) else launch.model_path
+        return cls.of_fields({f: getattr(launch, f, None) for f in FIELDS})
+
+    @classmethod
+    def of_fields(cls, fields: Mapping[str, Any]) -> Deployment:
+        """The deployment of a launch given as its :data:`FIELDS` (a store row of ``launches``)."""
+        path = fields.get("model_path")
+        model = path.rstrip("/") if isinstance(path, str) else path
         return cls(
-            engine=getattr(launch, "engine", None) or DEFAULT_ENGINE,
-            host=launch.host,
+            engine=fields.get("engine") or DEFAULT_ENGINE,
+            host=fields.get("host"),
             model=model or None,
-            tp=launch.tp_size or 1,
-            dp=launch.dp_size or 1,
-            pp=launch.pp_size or 1,
-            ep=launch.ep_size or 1,
+            tp=fields.get("tp_size") or 1,
+            dp=fields.get("dp_size") or 1,
+            pp=fields.get("pp_size") or 1,
+            ep=fields.get("ep_size") or 1,
         )
 
 

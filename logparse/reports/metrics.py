@@ -7,13 +7,19 @@ Units are the base units Prometheus asks for: GiB figures are turned into whole 
 rounded: the log prints GiB with two decimals, so a fraction of a byte is no information), times
 into seconds since the epoch (the log's time read as UTC).
 
-Every value series (gauges and counters) carries one label, ``deployment``: a series is the same
-series across restarts and upgrades, so ``max_over_time(logparse_kv_tokens[7d])`` compares a
-launch with the ones before it whatever the release.  The rest is in one info-style series per
-deployment, ``logparse_launch_info{deployment, host, unit, model, engine, engine_version} 1``,
-joined in queries (``* on (deployment) group_left (model, engine_version) logparse_launch_info``).
-The unit is no part of the deployment (a short journal rendering names the syslog identifier) and a
-``deployment`` label given at ingest can move hosts: neither may split a value series.
+Every series carries the same fixed labels (:data:`SERIES_LABELS`): ``deployment``, the store's key,
+and its parts as separate labels, ``engine``, ``host``, ``model``, ``tp``, ``dp``, ``pp``, ``ep``
+(:meth:`logparse.launches.deployment.Deployment.parts`: ``?`` where the key says ``?``), to filter
+and group by as with any exporter.  None of them changes across restarts and upgrades of a
+deployment (they are what the key is made of), so ``max_over_time(logparse_kv_tokens[7d])``
+compares a launch with the ones before it whatever the release.  ``deployment`` stays because it is
+the one label that tells two replicas apart (a ``deployment`` label given at ingest) and the join
+key of every query; the parts of such a labelled deployment are its latest launch's, so a move to
+another host starts a new series (``max by (deployment)`` spans it).  What may change within a
+deployment is in one info-style series per deployment, ``logparse_launch_info{<the series labels>,
+unit, engine_version} 1``, joined in queries (``* on (deployment) group_left (engine_version)
+logparse_launch_info``): the unit (a short journal rendering names the syslog identifier) and the
+release.
 
 ``engine_version`` is a **stable** name of the release (:func:`release_labels`): SGLang never prints
 its version, so a launch is dated to a release *range* (``0.5.10–0.5.10.post1``) whose ends depend on
@@ -32,13 +38,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from logparse.launches.deployment import FIELDS, PARTS, Deployment
 from logparse.store import db as dbm
 
 GIB = 1 << 30
-#: The one label of every value series.
-SERIES_LABELS = ("deployment",)
-#: The labels of ``logparse_launch_info``.
-INFO_LABELS = ("deployment", "host", "unit", "model", "engine", "engine_version")
+#: The labels of every series: the store's key and its parts (:data:`logparse.launches.deployment.PARTS`).
+SERIES_LABELS = ("deployment", *PARTS)
+#: The labels of ``logparse_launch_info``: the series labels, then what may change within a deployment.
+INFO_LABELS = (*SERIES_LABELS, "unit", "engine_version")
 #: ``engine_version`` when nothing in the log or the command line dates the launch.
 UNKNOWN_VERSION = "unknown"
 
@@ -119,7 +126,7 @@ FAMILIES = (
     ),
 )
 
-_LATEST = """
+_LATEST = f"""
 WITH latest AS (
     SELECT deployment, max(launch_no) AS launch_no FROM launch_sequence GROUP BY deployment
 ), counts AS (
@@ -127,7 +134,7 @@ WITH latest AS (
         count(q.launch_no) FILTER (WHERE l.outcome = 'failed') AS failed
     FROM launch_sequence q JOIN launches l USING (launch_id) GROUP BY q.deployment
 )
-SELECT s.deployment, s.host, s.unit, s.model_path, s.engine, s.outcome, s.started_at,
+SELECT s.deployment, {", ".join(f"s.{f}" for f in FIELDS)}, s.unit, s.outcome, s.started_at,
        s.kv_tokens, s.kv_pool_gb, s.headroom_gb, s.weights_gb, s.max_running_requests_effective, s.startup_s,
        c.launches, c.failed
 FROM latest t
@@ -226,15 +233,15 @@ def _values(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _series_labels(row: dict[str, Any]) -> dict[str, str]:
+    """The store's key and its parts, read from the latest launch's fields (never from the key's text:
+    a ``deployment`` label given at ingest replaces the key, and its parts are still the launch's)."""
+    parts = Deployment.of_fields({f: row[f] for f in FIELDS}).parts()
+    return {"deployment": row["deployment"] or ""} | parts
+
+
 def _info_labels(row: dict[str, Any], version: str) -> dict[str, str]:
-    return {
-        "deployment": row["deployment"] or "",
-        "host": row["host"] or "",
-        "unit": row["unit"] or "",
-        "model": row["model_path"] or "",
-        "engine": row["engine"] or "",
-        "engine_version": version,
-    }
+    return _series_labels(row) | {"unit": row["unit"] or "", "engine_version": version}
 
 
 def _latest_labels(rows: list[tuple]) -> dict[str, str]:
@@ -252,7 +259,7 @@ def _sample(fam: Family, row: dict[str, Any], version: str) -> Sample | None:
     if fam.kind == "info":
         return Sample(_info_labels(row, version), 1.0)
     value = float(v) * fam.scale
-    return Sample({"deployment": row["deployment"] or ""}, float(round(value)) if fam.integer else value)
+    return Sample(_series_labels(row), float(round(value)) if fam.integer else value)
 
 
 def collect(path) -> Metrics:
