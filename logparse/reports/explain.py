@@ -57,7 +57,7 @@ class Explanation:
     groups: list[dict[str, Any]] = field(default_factory=list)
     #: the short answer, the engine's reserve and the ranked recommendations (:mod:`logparse.reports.advice`)
     advice: Advice | None = None
-    #: ``--model-config``: the config's bytes per token against the logged pool (:func:`attach_config_check`)
+    #: the model config's bytes per token against the logged pool (:func:`explain_launch`)
     config_check: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,13 +127,10 @@ def explain_launch(launch: Launch, margin_gb: float | None = None, cfg: ModelCon
     its bytes per token are checked against the launch's pool (``config_check``)."""
     b = launch_budget(launch)
     cfg = cfg if cfg is not None else config_of(launch)
-    exp = (
-        _explain_vllm(launch, b, margin_gb, cfg)
-        if launch.engine == "vllm"
-        else _explain_sglang(launch, b, margin_gb, cfg)
-    )
+    explain = _explain_vllm if launch.engine == "vllm" else _explain_sglang
+    exp = explain(launch, b, margin_gb, cfg)
     if cfg is not None:
-        attach_config_check(exp, launch, cfg)
+        exp.config_check = check_launch(cfg, launch, b).to_dict()
     return exp
 
 
@@ -168,12 +165,6 @@ def _explain_sglang(launch: Launch, b: Budget, margin_gb: float | None, cfg: Mod
         advice=adv,
     )
     exp.sentences = sentences(launch, b, hc)
-    return exp
-
-
-def attach_config_check(exp: Explanation, launch: Launch, cfg: ModelConfig) -> Explanation:
-    """The config's bytes per token per rank against the logged pool."""
-    exp.config_check = check_launch(cfg, launch, exp.budget).to_dict()
     return exp
 
 
