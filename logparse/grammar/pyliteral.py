@@ -317,7 +317,7 @@ def quick_literal(text: str) -> Any:
     :class:`LiteralParseError` otherwise (lark may still read it: :func:`parse_literal`)."""
     try:
         return _QuickReader(text).whole()
-    except (_Unsure, RecursionError):
+    except Exception:  # as _parsed: lark decides
         raise LiteralParseError("left to the grammar") from None
 
 
@@ -339,8 +339,8 @@ def _parsed(text: str) -> tuple[Any, str | None]:
     text = shallow(text)
     try:
         return _QuickReader(text).whole(), None
-    except (_Unsure, RecursionError):
-        pass  # lark reads it, or says why not
+    except Exception:  # _Unsure, or anything else: lark reads it, or says why not, as ever
+        pass
     try:
         return literal_parser().parse(text), None
     except LarkError as exc:
