@@ -45,14 +45,17 @@ def load_config_option(path: str | None, named: str = "--model-config "):
         raise fail(f"{named}{exc}", EXIT_USAGE) from None
 
 
-def _plot(plotter, doc: dict, plot: str | None) -> None:
+def _plot(kind: str, doc: dict, plot: str | None) -> None:
+    """``--plot``: the chart of ``kind`` (``explain`` or ``diff``) written to ``plot``; the charts'
+    modules are imported only then (~10 ms of a command without it)."""
     if not plot:
         return
-    from logparse.cli.charts import PlotUnavailable
+    from logparse.cli import charts
 
+    plotter = charts.plot_explain if kind == "explain" else charts.plot_diff
     try:
         plotter(doc, plot)
-    except PlotUnavailable as exc:
+    except charts.PlotUnavailable as exc:
         raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise fail(f"--plot {plot}: {exc.strerror or exc}", EXIT_USAGE) from None
@@ -90,13 +93,12 @@ def explain(
         raise fail("--margin must be ≥ 0 (GiB)", EXIT_USAGE)
     cfg = load_config_option(model_config)
     la = resolve(launch, db)
-    from logparse.cli.charts import plot_explain
     from logparse.cli.render_reports import render_explain
     from logparse.reports.explain import explain_launch
 
     rep = explain_launch(la, margin_gb=margin, cfg=cfg)  # (with the config check when a config is known)
     doc = rep.to_dict()
-    _plot(plot_explain, doc, plot)
+    _plot("explain", doc, plot)
     out.document(doc, rep.rows, render_explain)
     if not plot:
         allow_quick_exit()
@@ -116,13 +118,12 @@ def diff(
     """Compare two launches: arguments, version, per-rank budget, runtime, durations, and why KV tokens moved."""
     plot = plot_path(plot)
     la, lb = resolve_all([a, b], db)
-    from logparse.cli.charts import plot_diff
     from logparse.cli.render_reports import render_diff
     from logparse.reports.diff import diff_launches
 
     rep = diff_launches(la, lb)
     doc = rep.to_dict()
-    _plot(plot_diff, doc, plot)
+    _plot("diff", doc, plot)
     out.document(doc, rep.rows, render_diff)
     if not plot:
         allow_quick_exit()

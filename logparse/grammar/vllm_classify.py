@@ -17,7 +17,8 @@ with the SGLang classifier; bare exception lines with a vLLM failure text are re
 from __future__ import annotations
 
 import re
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 from logparse.data import tables
 from logparse.grammar.vllm_line import VllmLineParseError, parse_line
@@ -26,21 +27,43 @@ from logparse.vllm_prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_he
 #: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive), in the
 #: order of ``grammars/anchors.toml``.
 VLLM_ANCHORS: tuple[str, ...] = tuple(tables.table("anchors.toml")["vllm"])
-_ANCHOR_RE = re.compile("|".join(re.escape(a) for a in VLLM_ANCHORS))
-#: The failure texts of catalogue §2.7 that an uncaught exception (a bare line) may carry.
-_FAILURE_RE = re.compile(
-    r"No available memory for the cache blocks|max seq len \(|Free memory on device|Failed to load model - not enough"
-    r"|Error in memory profiling|Engine core initialization failed|EngineCore failed to start|multimodal GPU decoding"
-    r"|Externally held weights"
-)
-_EXCEPTION_RE = re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)(?::|$)")
-#: A line of a traceback (frames, source lines, carets); the logo's art lines also start with spaces.
-_TRACEBACK_RE = re.compile(
-    r"\s*File \"|\s+[\w^~(\[{\"'@.]|During handling of the above exception|The above exception was the direct cause"
-)
-_TQDM_RE = re.compile(r"\d+%\||% Completed \|| \d+/\d+ \[\d\d:")
-#: Uvicorn's own lines that a stream wrapper tagged (access lines are noise).
-_UVICORN_RE = re.compile(r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|TRACE):\s+")
+
+
+class _Patterns(NamedTuple):
+    """The patterns of vLLM's messages, compiled on the first line that needs them (~3 ms of an
+    import, which a log without vLLM lines never needs)."""
+
+    anchor: re.Pattern[str]
+    #: the failure texts of catalogue §2.7 that an uncaught exception (a bare line) may carry
+    failure: re.Pattern[str]
+    exception: re.Pattern[str]
+    #: a line of a traceback (frames, source lines, carets); the logo's art lines also start with spaces
+    traceback: re.Pattern[str]
+    tqdm: re.Pattern[str]
+    #: Uvicorn's own lines that a stream wrapper tagged (access lines are noise)
+    uvicorn: re.Pattern[str]
+
+
+@cache
+def _patterns() -> _Patterns:
+    return _Patterns(
+        anchor=re.compile("|".join(re.escape(a) for a in VLLM_ANCHORS)),
+        failure=re.compile(
+            r"No available memory for the cache blocks|max seq len \(|Free memory on device"
+            r"|Failed to load model - not enough"
+            r"|Error in memory profiling|Engine core initialization failed|EngineCore failed to start"
+            r"|multimodal GPU decoding|Externally held weights"
+        ),
+        exception=re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)(?::|$)"),
+        traceback=re.compile(
+            r"\s*File \"|\s+[\w^~(\[{\"'@.]|During handling of the above exception"
+            r"|The above exception was the direct cause"
+        ),
+        tqdm=re.compile(r"\d+%\||% Completed \|| \d+/\d+ \[\d\d:"),
+        uvicorn=re.compile(r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|TRACE):\s+"),
+    )
+
+
 #: Where a line of vLLM's layers may start: a tag, a rank prefix or a log level.
 _LAYER_START = ("(", "[rank", "DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
 
@@ -81,13 +104,14 @@ def classify_vllm(text: str, start: int) -> Result:
     msg = text[start:]
     if not msg.strip():
         return ("noise", "vllm_other", None, text)
-    if _TRACEBACK_RE.match(msg):
+    patterns = _patterns()
+    if patterns.traceback.match(msg):
         return ("noise", "traceback", None, text)
-    anchored = _ANCHOR_RE.search(msg) is not None
-    if not anchored and _EXCEPTION_RE.match(msg) is None:
-        if _TQDM_RE.search(msg):
+    anchored = patterns.anchor.search(msg) is not None
+    if not anchored and patterns.exception.match(msg) is None:
+        if patterns.tqdm.search(msg):
             return ("noise", "tqdm", None, text)
-        if _UVICORN_RE.match(msg):
+        if patterns.uvicorn.match(msg):
             return ("noise", "uvicorn_access" if ' - "' in msg else "uvicorn", None, text)
         return ("noise", "vllm_other", None, text)
     try:
@@ -104,7 +128,7 @@ def classify_vllm(text: str, start: int) -> Result:
 
 def parse_vllm_failure(text: str) -> tuple | None:
     """A bare exception line with a vLLM failure text (catalogue §2.7) as a vLLM event, else None."""
-    if _FAILURE_RE.search(text) is None:
+    if _patterns().failure.search(text) is None:
         return None
     try:
         parsed = parse_line(text)
@@ -124,7 +148,7 @@ def classify_bare_vllm(text: str) -> Result | None:
     try:
         parsed = parse_line(text.lstrip(" \t"))
     except VllmLineParseError as exc:
-        if m.group("weak") is not None or _ANCHOR_RE.search(text) is None:
+        if m.group("weak") is not None or _patterns().anchor.search(text) is None:
             return None
         return ("unrecognized", f"near miss (vLLM may print a format we do not know): {exc}", None, text)
     return ("parsed", parsed[2][0], parsed, text)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from logparse import sglang_prefix, vllm_prefix
@@ -93,27 +94,30 @@ def _wrapper(entry: dict[str, Any]) -> Wrapper:
 #: The layers, in the order they are tried: ``grammars/wrappers.toml``.
 WRAPPERS: tuple[Wrapper, ...] = tuple(_wrapper(entry) for entry in tables.entries("wrappers.toml", "wrapper"))
 
-#: An engine's text starts here: SGLang's bracket or bare starts, vLLM's process tag, rank prefix,
-#: log prefix or bare message (the prefixes' own definitions, :mod:`logparse.sglang_prefix`,
-#: :mod:`logparse.vllm_prefix`).
-ENGINE_START_RE = re.compile(
-    "|".join(
-        "(?:" + re.sub(r"\(\?P<\w+>", "(?:", p) + ")"  # the prefixes' group names repeat: unnamed here
-        for p in (
-            sglang_prefix.BRACKET,
-            sglang_prefix.BARE_STARTS,
-            vllm_prefix.PROC_TAG,
-            vllm_prefix.RANK_PREFIX,
-            vllm_prefix.LOG_PREFIX,
-            vllm_prefix.BARE_MESSAGE,
-        )
-    ).encode()
-)
+
+@cache
+def _engine_start_re() -> re.Pattern[bytes]:
+    """Where an engine's text starts: SGLang's bracket or bare starts, vLLM's process tag, rank prefix,
+    log prefix or bare message (the prefixes' own definitions, :mod:`logparse.sglang_prefix`,
+    :mod:`logparse.vllm_prefix`).  Compiled on first use (~3 ms: most inputs have no wrapper)."""
+    return re.compile(
+        "|".join(
+            "(?:" + re.sub(r"\(\?P<\w+>", "(?:", p) + ")"  # the prefixes' group names repeat: unnamed here
+            for p in (
+                sglang_prefix.BRACKET,
+                sglang_prefix.BARE_STARTS,
+                vllm_prefix.PROC_TAG,
+                vllm_prefix.RANK_PREFIX,
+                vllm_prefix.LOG_PREFIX,
+                vllm_prefix.BARE_MESSAGE,
+            )
+        ).encode()
+    )
 
 
 def engine_starts(raw: bytes, pos: int, end: int | None = None) -> bool:
     """Does an engine's text (prefixed or bare) start at ``pos``?"""
-    return ENGINE_START_RE.match(raw, pos, len(raw) if end is None else end) is not None
+    return _engine_start_re().match(raw, pos, len(raw) if end is None else end) is not None
 
 
 def _closing(raw: bytes, start: int, border: bytes) -> int | None:
