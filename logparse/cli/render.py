@@ -14,7 +14,8 @@ from rich.text import Text
 
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
-from logparse.cli.whole_tables import print_whole
+from logparse.cli.whole_tables import cell_text as _plain
+from logparse.cli.whole_tables import console_width, print_whole
 from logparse.figures import names as figure_names
 from logparse.launches.figures import out_of_range_mark
 from logparse.launches.model import Launch, ParseResult
@@ -97,13 +98,6 @@ def make_console() -> Console:
     if sys.stdout.isatty():
         return report_console(width=width)
     return report_console(file=StripTrailing(sys.stdout), width=width)
-
-
-def console_width(console: Console) -> int | None:
-    """The width a console's tables are fitted to (None: a pipe, a file, ``--wide``)."""
-    from logparse.cli.layout import UNBOUNDED
-
-    return None if console.width >= UNBOUNDED else console.width
 
 
 def print_fitted(
@@ -346,14 +340,6 @@ def print_plain_table(console, title: str | None, headers: list[str], right: lis
     """A large table as plain aligned columns (what :func:`print_table` prints above
     :data:`FAST_TABLE_ROWS` rows), from plain strings: no rich objects to build."""
     console.file.write(plain_table_text(title, headers, right, rows))
-
-
-def _plain(cell) -> str:
-    if cell is None:
-        return ""
-    if isinstance(cell, Text):
-        return cell.plain
-    return str(cell)
 
 
 def print_rich_table(console: Console, table: Table) -> None:

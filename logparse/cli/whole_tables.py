@@ -20,12 +20,13 @@ from rich.text import Text
 from logparse.cli.layout import LONG_WORD, UNBOUNDED, cell_width
 
 
-def _width(console: Console) -> int | None:
-    """The console's width, None when nothing limits it (a pipe, a file, ``--wide``)."""
+def console_width(console: Console) -> int | None:
+    """The width a console's tables are fitted to (None: a pipe, a file, ``--wide``)."""
     return None if console.width >= UNBOUNDED else console.width
 
 
-def _cell_text(cell: Any) -> str:
+def cell_text(cell: Any) -> str:
+    """A cell's text as shown (a rich ``Text``'s plain text)."""
     if cell is None:
         return ""
     return cell.plain if isinstance(cell, Text) else str(cell)
@@ -38,7 +39,7 @@ def _fold_long_words(table: Table, limit: int) -> None:
         if col.no_wrap:
             continue
         for r, cell in enumerate(col._cells):
-            plain = _cell_text(cell)
+            plain = cell_text(cell)
             cuts = _fold_points(plain, limit)
             if cuts:
                 text = cell.copy() if isinstance(cell, Text) else Text(plain)
@@ -72,7 +73,7 @@ def _text_widths(console: Console, table: Table) -> int:
     when even its longest words do not fit)."""
 
     def texts(col) -> list[str]:
-        return [_cell_text(col.header), *(_cell_text(c) for c in col._cells)]
+        return [cell_text(col.header), *(cell_text(c) for c in col._cells)]
 
     room, wraps, taken = _text_room(console, table)
     lows = [max([cell_width(w) for t in texts(c) for w in t.split()] + [1]) for c in wraps]
@@ -99,17 +100,17 @@ def _text_room(console: Console, table: Table) -> tuple[int, list, int]:
     n = len(table.columns)
     frame = (left + right) * n - (0 if table.pad_edge else left + right)
     frame += (n - 1 if table.box else 0) + (2 if table.box and table.show_edge else 0)
-    cells = [[_cell_text(c.header), *(_cell_text(x) for x in c._cells)] for c in table.columns]
+    cells = [[cell_text(c.header), *(cell_text(x) for x in c._cells)] for c in table.columns]
     fixed = sum(max(map(cell_width, t)) for c, t in zip(table.columns, cells) if c.no_wrap)
     wraps = [c for c in table.columns if not c.no_wrap]
-    return (_width(console) or 0) - frame - fixed, wraps, frame + fixed
+    return (console_width(console) or 0) - frame - fixed, wraps, frame + fixed
 
 
 def print_whole(console: Console, table: Table) -> None:
     """``console.print(table)``, its text wrapped between words (:func:`_text_widths`), and a
     table too wide for the console even so printed at its own width: the terminal wraps its
     lines, where rich would crop the rightmost column or fold a figure (``72.3`` / ``3``)."""
-    width = _width(console)
+    width = console_width(console)
     if width is not None:
         need = _text_widths(console, table)
         if need > width:  # words too long for the width: folded (at a separator, never in a number)
