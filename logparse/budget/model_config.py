@@ -158,24 +158,19 @@ def load_model_config(path: str | os.PathLike) -> ModelConfig:
 def _load(path: str) -> ModelConfig:
     cfg_path, index_path = _locate(path)
     raw = _read_json(cfg_path)
-    if not isinstance(raw, dict):
-        raise ModelConfigError(f"{cfg_path}: not a model config (a JSON object was expected)")
-    index_total = _index_total(index_path) if index_path else None
-    try:
-        return _build(cfg_path, raw, index_total, index_path)
-    except (TypeError, ValueError, KeyError) as exc:
-        if isinstance(exc, ModelConfigError):
-            raise
-        raise ModelConfigError(f"{cfg_path}: unreadable model config ({type(exc).__name__}: {exc})") from None
+    index_total = _index_total(index_path) if index_path and isinstance(raw, dict) else None
+    return config_from_document(cfg_path, raw, index_total, index_path)
 
 
-def config_from_document(path: str, raw: Any, index_total: int | None = None) -> ModelConfig:
-    """The model of a config document read before (``path``: where it was, which names the model;
+def config_from_document(
+    path: str, raw: Any, index_total: int | None = None, index_path: str | None = None
+) -> ModelConfig:
+    """The model of a config document (``path``: where it was, which names the model;
     ``index_total``: its weights' bytes by the index beside it), as :func:`load_model_config`."""
     if not isinstance(raw, dict):
         raise ModelConfigError(f"{path}: not a model config (a JSON object was expected)")
     try:
-        return _build(path, raw, index_total, None)
+        return _build(path, raw, index_total, index_path)
     except (TypeError, ValueError, KeyError) as exc:
         if isinstance(exc, ModelConfigError):
             raise
