@@ -39,6 +39,7 @@ STAGES = {
     "figures": -1,
     "sglang_prefix": -1,
     "vllm_prefix": -1,
+    "engines": -1,
     "sources": 0,
     "grammar": 1,
     "launches": 2,
@@ -236,6 +237,53 @@ def _stage(mod: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
+#: The stage of each part of an engine (``logparse.engines.<engine>.<part>``): the part lives with
+#: its engine, and imports as the stage it belongs to does.
+ENGINE_PARTS = {
+    "prefix": -1,
+    "kinds": -1,
+    "line": 1,
+    "classify": 1,
+    "variants": 1,
+    "versions": 1,
+    "bulk": 1,
+    "bulk_template": 1,
+    "bulk_export": 1,
+    "assemble": 2,
+    "figures": 2,
+    "ranks": 2,
+    "budget": 4,
+    "formula": 4,
+    "reserve": 4,
+    "plan": 6,
+    "advice": 6,
+    "levers": 6,
+    "explain": 6,
+}
+
+
+#: The engine protocol: the one module below every stage that names their types (type-only).
+PROTOCOL = "logparse.engines.base"
+
+
+def _engine_of(mod: str) -> str | None:
+    """The engine a module belongs to (``logparse.engines.vllm.line`` -> ``vllm``), None outside engines."""
+    parts = mod.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "engines" and parts[2] != "base" else None
+
+
+def _is_engine_facade(mod: str) -> bool:
+    """An engine's package (``logparse.engines.sglang``): its methods import its parts lazily."""
+    return _engine_of(mod) is not None and len(mod.split(".")) == 3
+
+
+def _rank(mod: str) -> int:
+    parts = mod.split(".")
+    if _engine_of(mod) is not None and len(parts) > 3:
+        return ENGINE_PARTS[parts[3]]
+    return STAGES[_stage(mod)]
+
+
 # ---------------------------------------------------------------------------------------- cycles
 
 
@@ -360,13 +408,21 @@ def test_no_import_error_guards_around_own_modules(module):
 def upward_imports(mod: str) -> list[Import]:
     if mod == PACKAGE:  # the root package may import anything lazily (its API facade)
         return [i for i in imports_of(mod) if not (i.lazy or i.type_only)]
-    rank = STAGES[_stage(mod)]
+    if _is_engine_facade(mod):  # an engine's facade: only light modules at its module level
+        return [
+            i
+            for i in imports_of(mod)
+            if not (i.lazy or i.type_only) and _stage(i.dst) is not None and _rank(i.dst) > -1
+        ]
+    rank = _rank(mod)
     out = []
     for imp in imports_of(mod):
+        if mod == PROTOCOL and imp.type_only:  # the protocol names the types of every stage it speaks of
+            continue
         target = _stage(imp.dst)
         if target is None:  # ``from logparse import __version__``: the root's module level is light
             continue
-        if STAGES[target] > rank:
+        if _rank(imp.dst) > rank:
             out.append(imp)
     return out
 
@@ -504,3 +560,26 @@ def test_function_lengths_on_a_snippet():
     ]
     assert long_functions(limit=10**6) == []
     assert len(long_functions(limit=1)) > 100  # the scanner sees the package's functions
+
+
+# ------------------------------------------------------------------------------------------ engines
+
+
+def engine_reach(mod: str) -> list[Import]:
+    """Imports of an engine's own modules from outside that engine: only the registry and the
+    protocol (``logparse.engines``, ``logparse.engines.base``) are for everyone."""
+    own = _engine_of(mod)
+    return [i for i in imports_of(mod) if _engine_of(i.dst) is not None and _engine_of(i.dst) != own]
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_engines_are_reached_only_through_the_registry(module):
+    bad = engine_reach(module)
+    assert not bad, "an engine's module imported from outside it (ask logparse.engines): " + "; ".join(map(str, bad))
+
+
+def test_every_engine_part_has_a_stage():
+    parts = {m.split(".")[3] for m in modules() if _engine_of(m) is not None and len(m.split(".")) > 3}
+    assert parts <= set(ENGINE_PARTS), (
+        f"give these engine parts a stage in ENGINE_PARTS: {sorted(parts - set(ENGINE_PARTS))}"
+    )

@@ -35,6 +35,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from logparse import engines
 from logparse.budget import formula as fm
 from logparse.grammar import versions
 from logparse.launches.figures import printed_out_of_range
@@ -303,9 +304,12 @@ def memory_kind(launch: Launch) -> str:
 
 
 def launch_budget(launch: Launch) -> Budget:
-    """The budget of one launch (pure: reads the launch, changes nothing)."""
-    if launch.engine == "vllm":
-        return _vllm_budget(launch)
+    """The budget of one launch (pure: reads the launch, changes nothing): its engine's own formula."""
+    return engines.of(launch).budget(launch)
+
+
+def sglang_budget(launch: Launch) -> Budget:
+    """An SGLang launch's budget (see the module documentation)."""
     done = setup_complete(launch)
     page = _page_size(launch)
     ranks = [
@@ -336,7 +340,7 @@ def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
     )
 
 
-def _vllm_budget(launch: Launch) -> Budget:
+def vllm_launch_budget(launch: Launch) -> Budget:
     """A vLLM launch: the engine's pool is the smallest rank's; vLLM's formula of the launch's era
     (:mod:`logparse.budget.vllm`) is replayed from the terms the binding rank printed."""
     from logparse.budget import vllm as vb

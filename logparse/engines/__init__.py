@@ -1,0 +1,118 @@
+"""The registry of inference engines: every module outside ``logparse/engines/`` asks it, never a name.
+
+Each folder of this package is one engine (``sglang/``, ``vllm/``): its package defines ``ENGINE``, an
+:class:`~logparse.engines.base.Engine`.  The folders are found when the registry is first asked, so a
+new engine is a new folder and nothing else; a test (or a plugin) may :func:`register` one more.
+
+    engines.get("vllm")          # by name (a launch's ``engine`` column, ``--engine``)
+    engines.of(launch)           # the engine of a launch (a launch that names none: the default's)
+    engines.all()                # every engine, in the order they are asked about a line
+    engines.names()              # their names, the same order
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from logparse.engines.base import Assembler, Claim, Classifier, Engine
+
+__all__ = [
+    "Assembler",
+    "Claim",
+    "Classifier",
+    "Engine",
+    "UnknownEngine",
+    "all",
+    "default",
+    "get",
+    "names",
+    "of",
+    "register",
+    "unregister",
+]
+
+_registry: dict[str, Engine] = {}
+_found = False
+
+
+class UnknownEngine(KeyError):
+    """A name no registered engine has."""
+
+    def __str__(self) -> str:
+        return f"unknown engine {self.args[0]!r}: {', '.join(names()) or 'none registered'}"
+
+
+def _discover() -> None:
+    """Register the engine of every folder of this package (once)."""
+    global _found
+    if _found:
+        return
+    _found = True
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.ispkg:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            register(module.ENGINE)
+
+
+def register(engine: Engine) -> Engine:
+    """Add an engine (a new name; one engine at most :attr:`~Engine.names_unnamed`)."""
+    _discover()
+    if not engine.name or engine.name in _registry:
+        raise ValueError(f"engine {engine.name!r}: a name of its own is needed")
+    if engine.names_unnamed and any(e.names_unnamed for e in _registry.values()):
+        raise ValueError(f"engine {engine.name!r}: only one engine names the launches that name none")
+    _registry[engine.name] = engine
+    return engine
+
+
+def unregister(name: str) -> None:
+    """Remove an engine :func:`register` added (a test's engine)."""
+    _registry.pop(name, None)
+
+
+def all() -> list[Engine]:
+    """Every engine, in the order they are asked about a line (:attr:`~Engine.claim_order`, then name)."""
+    _discover()
+    return sorted(_registry.values(), key=lambda e: (e.claim_order, e.name))
+
+
+def names() -> tuple[str, ...]:
+    return tuple(e.name for e in all())
+
+
+def default() -> Engine:
+    """The engine of launches that name none (:attr:`~Engine.names_unnamed`)."""
+    return next(e for e in all() if e.names_unnamed)
+
+
+def get(name: str | None) -> Engine:
+    """The engine called ``name``; None or empty: :func:`default`.  :class:`UnknownEngine` if none."""
+    _discover()
+    if not name:
+        return default()
+    try:
+        return _registry[name]
+    except KeyError:
+        raise UnknownEngine(name) from None
+
+
+def find(name: str | None) -> Engine | None:
+    """The engine called ``name``, or None (no error) when there is none."""
+    try:
+        return get(name)
+    except UnknownEngine:
+        return None
+
+
+def of(launch: Any) -> Engine:
+    """The engine of a launch (anything with an ``engine`` attribute or key)."""
+    name = launch.get("engine") if isinstance(launch, dict) else getattr(launch, "engine", None)
+    return get(name)
+
+
+def label(name: str | None) -> str:
+    """The engine as a person names it; a name no engine has is shown as it is."""
+    engine = find(name)
+    return engine.label if engine is not None else str(name)

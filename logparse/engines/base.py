@@ -1,0 +1,247 @@
+"""The engine interface: what logparse asks of an inference engine, whatever the engine.
+
+An engine is one folder, ``logparse/engines/<name>/``, whose package defines ``ENGINE``, an instance of
+a subclass of :class:`Engine`; :mod:`logparse.engines` finds the folders and registers them.  Every
+other module asks the registry (``engines.of(launch)``, ``engines.get(name)``, iterating
+``engines.all()``) and calls the methods below; none tests an engine's name.
+
+The interface follows the stages data flows through (``ARCHITECTURE.md``):
+
+* **naming and releases** (rank −1): ``name``, ``label``, the releases the engine has had and their
+  order (:meth:`Engine.releases`, :meth:`Engine.release_line`), its flags' names;
+* **lines** (the grammar stage): a per-stream :class:`Classifier` that claims the lines carrying the
+  engine's own layers, and the event kinds the engine's grammar emits (:attr:`Engine.kinds`);
+* **launches**: an :class:`Assembler` per stream and launch, turning events into a
+  :class:`~logparse.launches.model.Launch`;
+* **budget**: the engine's sizing formula per era (:meth:`Engine.budget`) and its own reserve;
+* **reports**: explain, advice levers, plan, what-ifs.
+
+A method an engine does not implement keeps the default here: a neutral answer ("not known", no
+levers, no refusal), never a guess, so a small engine (the toy engine of the tests) is a few lines.
+
+The parts are imported by the engine's package lazily, inside its methods, as the root package's API
+facade does: importing the registry costs a few class definitions, not the engines' grammars.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from logparse.budget.model import Budget
+    from logparse.grammar.events import Event
+    from logparse.launches.model import Launch
+
+
+@dataclass(slots=True)
+class Claim:
+    """An engine's reading of one line: ``status`` parsed | noise | unrecognized, ``reason`` (the event
+    kind, the noise category or why unrecognized), ``parsed`` (``(prefix, gpu, (kind, fields, form))``
+    when parsed), the cleaned ``text``, and ``strength``: how sure the engine is that a line without
+    any engine's layers is its own (:data:`STRENGTH`), when several engines read one bare line."""
+
+    status: str
+    reason: str
+    parsed: Any = None
+    text: str = ""
+    strength: int = 0
+
+
+#: How sure an engine is that a bare line (no engine's layers in front) is its own, strongest last:
+#: a near miss, a near miss of a line that starts with the engine's own first words, a parse into a
+#: kind any Python program prints (an exception), a parse of a line that starts with the engine's first
+#: words, and a parse into one of the engine's own kinds of a line holding one of its anchors.
+STRENGTH = {"near_miss": 0, "near_miss_own_words": 1, "generic": 2, "own_words": 3, "own_kind": 4}
+
+
+class Classifier(Protocol):
+    """The engine's part of classifying one stream's lines (state per stream: a wrapped line going on).
+
+    The stream's classifier (:mod:`logparse.grammar.classify`) owns what every Python program prints
+    (tracebacks, warnings, known noise) and asks each engine, in the registry's order, at each step;
+    a step returns a :class:`Claim`, or None when the line is not the engine's at that step."""
+
+    def layered(self, text: str) -> Claim | None:
+        """A line that carries the engine's own layers in front of its message, read without any state
+        of the stream (the layers say whose line it is)."""
+        ...
+
+    def continuation(self, text: str) -> Claim | None:
+        """The next piece of a line of the engine's that a terminal or a paste wrapped (only asked while
+        :attr:`continuing`); None: the wrapped line ended, classify this one as itself."""
+        ...
+
+    @property
+    def continuing(self) -> bool:
+        """A wrapped line of the engine's is open on this stream."""
+        ...
+
+    def prefixed(self, text: str) -> Claim | None:
+        """A line with the engine's own prefix that the engine reads quickly (its runtime lines)."""
+        ...
+
+    def bare(self, text: str) -> Claim | None:
+        """A line with no engine's layers that the engine reads as its own (its first words, its
+        anchors), with a :attr:`Claim.strength`."""
+        ...
+
+    def anchored(self, text: str) -> bool:
+        """The line names one of the engine's anchors (a figure or an outcome the engine prints)."""
+        ...
+
+    def tracked(self, text: str) -> Claim | None:
+        """A line that names one of the engine's anchors: parsed, or a near miss."""
+        ...
+
+    def message(self, text: str) -> Any:
+        """A Python warning's message read by the engine's grammar (``(prefix, gpu, event)``), or None."""
+        ...
+
+    def exception(self, text: str, first: bool) -> Claim | None:
+        """An exception line (``SomeError: …``) the engine reads (its failure texts); ``first``: the
+        engines asked first read only their own failure texts."""
+        ...
+
+    def untracked(self, text: str) -> Claim | None:
+        """A line with the engine's prefix that names nothing tracked: its own noise."""
+        ...
+
+    def reset(self) -> None:
+        """A line of another record arrived: no wrapped line goes on."""
+        ...
+
+
+class Assembler(Protocol):
+    """The events of one launch of one stream, assembled into a :class:`Launch`."""
+
+    source: str
+    stream: tuple
+    events: list[Event]
+    order: int
+
+    def opens(self, ev: Event) -> bool:
+        """Can this event open a launch of the engine (on a stream where none is open)?"""
+        ...
+
+    def starts_new_launch(self, ev: Event) -> bool: ...
+
+    def add(self, ev: Event) -> None: ...
+
+    def is_launch(self) -> bool:
+        """Do the events make a launch (else a piece of one that began before the input)?"""
+        ...
+
+    def finish(self, ordinal: int | None = None, version: str | None = None) -> Launch: ...
+
+
+class Engine:
+    """One inference engine (see the module documentation).  Subclasses set the class attributes and
+    override what they know."""
+
+    #: The engine's name in data (``launches.engine``, ``--engine``): lower case, one word.
+    name: ClassVar[str] = ""
+    #: The engine's name as a person writes it (``vLLM``).
+    label: ClassVar[str] = ""
+    #: The article before the label ("an SGLang release", "a vLLM release").
+    article: ClassVar[str] = "a"
+    #: The order in which engines are asked about a line: lower first (an engine whose layers are
+    #: unmistakable goes before one that reads bare lines by their words).
+    claim_order: ClassVar[int] = 100
+    #: Launches that name no engine are this engine's (stores and outputs written before a second
+    #: engine existed): exactly one engine says so.
+    names_unnamed: ClassVar[bool] = False
+    #: The flag that sets the share of memory the engine sizes its KV pool from.
+    fraction_flag: ClassVar[str | None] = None
+    #: What that fraction is a share of, in words.
+    fraction_share_of: ClassVar[str] = ""
+    #: The flag of the longest request (context) the engine serves.
+    context_flag: ClassVar[str] = "context_length"
+    #: The 8-bit KV cache dtype the engine's ``--kv-cache-dtype`` names.
+    fp8_kv_dtype: ClassVar[str | None] = None
+    #: What the engine calls its launch arguments.
+    args_name: ClassVar[str] = "argument"
+    #: The event kinds the engine's grammar emits (every comparison of a kind names one of these).
+    kinds: ClassVar[Any] = None
+    #: The Python logger names of the engine's own lines (JSON logging records: ``vllm.engine``).
+    logger_names: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"<engine {self.name}>"
+
+    # ----------------------------------------------------------------- naming and releases
+    def releases(self) -> tuple[str, ...]:
+        """The engine's releases logparse knows, oldest first."""
+        return ()
+
+    def release_line(self) -> Any:
+        """The releases as an ordered line (``index``, ``in_range``, ``is_release``), or None."""
+        return None
+
+    def version_text(self, launch: Launch) -> str:
+        """The launch's release as its header names it (``vLLM 0.8.5 (V1)``)."""
+        version = launch.engine_version or launch.engine_version_range or "unknown version"
+        return f"{self.label} {version}"
+
+    def version_cell(self, version: str | None) -> str:
+        """The release as a table cell shows it: prefixed with the engine's label (an engine whose
+        launches may name no engine shows the bare release, as every table did before)."""
+        return version or "?" if self.names_unnamed else f"{self.label} {version or '?'}"
+
+    def fraction_of(self, launch: Launch) -> float | None:
+        """The launch's value of :attr:`fraction_flag`."""
+        return getattr(launch, self.fraction_flag, None) if self.fraction_flag else None
+
+    def context_of(self, launch: Launch) -> int | None:
+        """The longest request the launch serves, as the engine derived it at start."""
+        return launch.context_len
+
+    def refuses_kv_below_one_request(self) -> bool:
+        """Does the engine refuse to start when its KV cache holds no request of the longest length?"""
+        return False
+
+    def json_line_tag(self, proc: Any, pid: Any) -> str | None:
+        """The layer the engine prints in front of a line a JSON logging record carries (its process
+        tag), or None when the record's fields do not name one."""
+        return None
+
+    # ----------------------------------------------------------------- lines and launches
+    def classifier(self) -> Classifier:
+        """A new classifier of this engine's lines for one stream."""
+        raise NotImplementedError(f"{self.name}: no classifier")
+
+    def assembler(self, source: str, stream: tuple) -> Assembler:
+        """A new assembler of one launch of this engine on ``stream``."""
+        raise NotImplementedError(f"{self.name}: no assembler")
+
+    def owns_generic_event(self, prefix: dict[str, Any]) -> bool:
+        """A generic event (an exception, uvicorn's line) whose line carries these layers of the engine's
+        is the engine's; without them it goes to the engine the stream printed last."""
+        return False
+
+    def marks_stream(self, ev: Event) -> bool:
+        """Does this event make the stream the engine's (generic lines after it are its lines)?"""
+        return True
+
+    def holds_until_open(self, ev: Event) -> bool:
+        """Keep this event back while no launch of the engine is open on its stream (a launch that
+        opens later takes it), rather than dropping it."""
+        return False
+
+    def adopts_head(self, ev: Event) -> bool:
+        """When a launch of the engine opens with ``ev``, does it take the generic lines the stream
+        printed before (an input that begins inside the launch)?"""
+        return False
+
+    def owns_events(self, events: list[Event]) -> bool:
+        """Are these stored events (a launch's lines) this engine's?"""
+        return False
+
+    # ----------------------------------------------------------------- budget and reports
+    def budget(self, launch: Launch) -> Budget:
+        """The launch's memory budget: the engine's own sizing formula of its era, replayed."""
+        raise NotImplementedError(f"{self.name}: no budget")
+
+    def reserve(self, launch: Launch, budget: Budget) -> Any:
+        """What the engine's own default logic holds back for this launch (an ``EngineReserve``), or None."""
+        return None

@@ -1,0 +1,55 @@
+"""SGLang (sgl-project/sglang): its lines, launches, sizing formula per era, reserve, plan and advice.
+
+The engine's parts are imported inside the methods (see :mod:`logparse.engines.base`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from logparse.engines.base import Engine
+
+if TYPE_CHECKING:
+    from logparse.budget.model import Budget
+    from logparse.launches.model import Launch
+
+
+class SGLang(Engine):
+    name = "sglang"
+    label = "SGLang"
+    article = "an"
+    claim_order = 20
+    names_unnamed = True
+    fraction_flag = "mem_fraction_static"
+    fraction_share_of = (
+        "the free GPU memory before the weights (SGLang holds back the rest; the weights come out of it)"
+    )
+    context_flag = "context_length"
+    fp8_kv_dtype = "fp8_e4m3"
+    args_name = "ServerArgs"
+
+    def releases(self) -> tuple[str, ...]:
+        from logparse.grammar import versions
+
+        return versions.releases()
+
+    def release_line(self) -> Any:
+        from logparse.grammar import versions
+
+        return versions.sglang()
+
+    def version_text(self, launch: Launch) -> str:
+        return f"SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}"
+
+    def budget(self, launch: Launch) -> Budget:
+        from logparse.budget.model import sglang_budget
+
+        return sglang_budget(launch)
+
+    def reserve(self, launch: Launch, budget: Budget) -> Any:
+        from logparse.budget.reserve import launch_reserve
+
+        return launch_reserve(launch, budget.pre_load_avail_gb or budget.least_free_before_weights_gb)
+
+
+ENGINE = SGLang()

@@ -1,0 +1,68 @@
+"""vLLM (vllm-project/vllm): its lines, launches, sizing formula per release, reserve, plan and advice.
+
+The engine's parts are imported inside the methods (see :mod:`logparse.engines.base`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from logparse.engines.base import Engine
+
+if TYPE_CHECKING:
+    from logparse.budget.model import Budget
+    from logparse.launches.model import Launch
+
+
+class VLLM(Engine):
+    name = "vllm"
+    label = "vLLM"
+    article = "a"
+    claim_order = 10
+    fraction_flag = "gpu_memory_utilization"
+    fraction_share_of = "the total GPU memory (the weights, activations and CUDA graphs come out of it)"
+    context_flag = "max_model_len"
+    fp8_kv_dtype = "fp8"
+    args_name = "engine-argument"
+    logger_names = ("vllm",)
+
+    def releases(self) -> tuple[str, ...]:
+        from logparse.grammar import vllm_versions
+
+        return vllm_versions.RELEASES
+
+    def release_line(self) -> Any:
+        from logparse.grammar import vllm_versions
+
+        return vllm_versions.VLLM
+
+    def version_text(self, launch: Launch) -> str:
+        version = launch.engine_version or launch.engine_version_range or "unknown version"
+        return f"vLLM {version}" + (f" ({launch.engine_generation})" if launch.engine_generation else "")
+
+    def context_of(self, launch: Launch) -> int | None:
+        return launch.max_model_len
+
+    def refuses_kv_below_one_request(self) -> bool:
+        return True  # V1's check_enough_kv_cache_memory
+
+    def json_line_tag(self, proc: Any, pid: Any) -> str | None:
+        return f"({proc} pid={pid}) " if isinstance(proc, str) and isinstance(pid, int) else None
+
+    def budget(self, launch: Launch) -> Budget:
+        from logparse.budget.model import vllm_launch_budget
+
+        return vllm_launch_budget(launch)
+
+    def reserve(self, launch: Launch, budget: Budget) -> Any:
+        from logparse.budget.vllm_reserve import launch_vllm_reserve
+        from logparse.reports.advice_vllm import vllm_kv
+        from logparse.reports.explain_vllm import total_gb, total_gb_range
+
+        rank, _ = vllm_kv(launch)
+        span = total_gb_range(launch, rank)  # an inferred total: its low end, the safe side of every ceiling
+        total = span[1] if span is not None else total_gb(launch, rank)
+        return launch_vllm_reserve(launch, rank, total)
+
+
+ENGINE = VLLM()
