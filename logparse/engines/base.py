@@ -245,3 +245,15 @@ class Engine:
     def reserve(self, launch: Launch, budget: Budget) -> Any:
         """What the engine's own default logic holds back for this launch (an ``EngineReserve``), or None."""
         return None
+
+    # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+
+    # ----------------------------------------------------------------- end of reports
+
+    # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- lines and launches (the parse loop)
+
+    # ----------------------------------------------------------------- end of lines and launches

@@ -51,5 +51,17 @@ class SGLang(Engine):
 
         return launch_reserve(launch, budget.pre_load_avail_gb or budget.least_free_before_weights_gb)
 
+    # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+
+    # ----------------------------------------------------------------- end of reports
+
+    # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- lines and launches (the parse loop)
+
+    # ----------------------------------------------------------------- end of lines and launches
+
 
 ENGINE = SGLang()

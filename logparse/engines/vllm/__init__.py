@@ -64,5 +64,17 @@ class VLLM(Engine):
         total = span[1] if span is not None else total_gb(launch, rank)
         return launch_vllm_reserve(launch, rank, total)
 
+    # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+
+    # ----------------------------------------------------------------- end of reports
+
+    # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
+
+    # ----------------------------------------------------------------- lines and launches (the parse loop)
+
+    # ----------------------------------------------------------------- end of lines and launches
+
 
 ENGINE = VLLM()
