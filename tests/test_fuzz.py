@@ -1,8 +1,8 @@
 """Hostile input never crashes the parser, never hangs, and loses no line (property-based, hypothesis).
 
-Each ``@fuzz`` test runs a fixed regression set and a seeded random run (``tests/fuzzing.py``:
-the seed is printed in the pytest header; ``LOGPARSE_FUZZ_SEED=N`` replays a run,
-``LOGPARSE_FUZZ_EXAMPLES=N`` runs more). The read-back of fuzzed inputs through every command is
+Each ``@fuzz`` test runs a fixed regression set, and under ``make fuzz`` a seeded random run too
+(``tests/fuzzing.py``: the seed is printed in the pytest header; ``LOGPARSE_FUZZ_SEED=N`` replays a
+run, ``LOGPARSE_FUZZ_EXAMPLES=N`` runs more). The read-back of fuzzed inputs through every command is
 ``tests/test_fuzz_readback.py``.
 """
 
