@@ -6,18 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fuzzing import TALLY, seed_line
+from fuzzing import SEED, TALLY, seed_line
 from report_text import pytest_report_to_serializable, pytest_warning_recorded  # noqa: F401 (hooks)
 from store_fixture import three_launches
 
 
 def pytest_report_header(config):
-    """The fuzz seed of this run, first thing in the output (replay: LOGPARSE_FUZZ_SEED=N)."""
+    """The fuzz seed of this run (replay: LOGPARSE_FUZZ_SEED=N), or that the gate drew none."""
     return [seed_line()]
 
 
 def pytest_collection_finish(session):
-    """Under -q (the README's test command) pytest prints no header: the seed goes first anyway."""
+    """Under -q pytest prints no header: a seed (``make fuzz``) goes first anyway. The gate draws none:
+    there is nothing to replay, and the README's command prints nothing more."""
+    if SEED is None:
+        return
     fuzzing = any(item.get_closest_marker("fuzz") is not None for item in session.items)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if fuzzing and reporter is not None and session.config.get_verbosity() < 0:

@@ -1,12 +1,17 @@
-"""The fuzz harness: one random seed per run, printed and replayable, beside a fixed regression set.
+"""The fuzz harness: a fixed regression set on every run; random exploration only when asked for.
 
-Every ``@fuzz`` test runs twice:
+Every ``@fuzz`` test runs:
 
-* ``[fixed]``: hypothesis derandomized: the same examples on every run, a regression set that
-  fails on every run once it fails at all;
-* ``[seeded]``: new examples every run, from the run's seed. The seed is chosen at random unless
-  ``LOGPARSE_FUZZ_SEED`` names one; the pytest header prints it and every failure says how to
-  replay it (``LOGPARSE_FUZZ_SEED=N python -m pytest tests/test_fuzz.py``).
+* ``[fixed]``: hypothesis derandomized, plus the test's explicit examples: the same examples on
+  every run. This is all the README's test command (and ``.ci/run``) runs: the gate draws no seed,
+  so it fails on a change, never on a draw. What exploration finds goes into the examples;
+* ``[seeded]``, only when ``LOGPARSE_FUZZ_SEED`` names a seed (``make fuzz`` draws a fresh one):
+  new examples from that seed. The pytest header prints it and every failure says how to replay it
+  (``LOGPARSE_FUZZ_SEED=N make fuzz``).
+
+Every other hypothesis test of the suite follows the same rule through the settings profile loaded
+here: derandomized in the gate, drawing from the run's seed under ``make fuzz`` (which passes it
+to hypothesis as ``--hypothesis-seed``).
 
 Budgets are CI-sized (all the fuzz tests together stay within about a minute on two cores).
 ``LOGPARSE_FUZZ_EXAMPLES=N`` runs N examples in each seeded run of the cheap tests, and N/10 in
@@ -30,16 +35,20 @@ EXAMPLES_ENV = "LOGPARSE_FUZZ_EXAMPLES"
 CHEAP_EXAMPLES = 150
 
 
-def _run_seed() -> tuple[int, bool]:
+def _run_seed() -> int | None:
     raw = os.environ.get(SEED_ENV, "").strip()
-    if raw:
-        return int(raw), True
-    return random.SystemRandom().randrange(2**32), False
+    return int(raw) if raw else None
 
 
-#: This run's seed, and whether it was asked for (replayed) or drawn.
-SEED, SEED_ASKED = _run_seed()
-RUNS = ("fixed", "seeded")
+#: The seed ``make fuzz`` (or a replay) asked for; None in the gate, which draws none.
+SEED = _run_seed()
+RUNS = ("fixed",) if SEED is None else ("fixed", "seeded")
+
+# Loaded before any test module builds its settings (conftest imports this module first), so every
+# hypothesis test inherits it. The database is off in both: a run replays nothing of earlier runs.
+settings.register_profile("gate", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile("gate" if SEED is None else "explore")
 
 
 class Tally:
@@ -60,14 +69,15 @@ TALLY = Tally()
 
 
 def seed_line() -> str:
-    how = "replayed from" if SEED_ASKED else "drawn at random; replay with"
-    return f"fuzz seed: {SEED} ({how} {SEED_ENV}={SEED})"
+    if SEED is None:
+        return "fuzz: the fixed regression set only, no seed drawn (`make fuzz` explores with a fresh seed)"
+    return f"fuzz seed: {SEED} (replay with {SEED_ENV}={SEED} make fuzz)"
 
 
 def replay_hint(run: str) -> str:
     if run == "fixed":
         return "fuzz: the fixed (derandomized) regression set: this fails on every run"
-    return f"fuzz: replay this run with {SEED_ENV}={SEED} (examples: ${EXAMPLES_ENV} or the CI budget)"
+    return f"fuzz: replay this run with {SEED_ENV}={SEED} make fuzz (examples: ${EXAMPLES_ENV} or the CI budget)"
 
 
 def examples_for(run: str, fixed: int, seeded: int, cost: int = 1) -> int:

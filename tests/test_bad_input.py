@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
+import random
 
 import pytest
 from helpers import assert_accounted, cli_process
@@ -63,7 +63,8 @@ def test_tqdm_glued_in_front_and_carriage_returns():
 
 
 def test_invalid_utf8_and_binary():
-    data = GOOD.encode() + b"\xff\xfe\x00garbage\x80\x81\n" + os.urandom(2000) + b"\n"
+    noise = random.Random(66).randbytes(2000)  # the same bytes every run: a failure is not a draw
+    data = GOOD.encode() + b"\xff\xfe\x00garbage\x80\x81\n" + noise + b"\n"
     r = parse_text(data)
     assert len(r.launches) == 1
     assert r.lines.total == r.lines.parsed + r.lines.noise + r.lines.unrecognized + r.lines.other_units

@@ -17,8 +17,9 @@ told to be one launch (they may be two servers' logs; a line without a time, suc
 or uvicorn's, is printed alike by every launch); their order then still does not matter, but they
 stay two launches, which a whole-log ingest would not give.
 
-The examples are random per run.  A failure prints the seed (``LOGPARSE_FUZZ_SEED=N`` replays the
-run) and hypothesis' reproduction blob; ``LOGPARSE_ORDER_EXAMPLES`` sets how many (default 20, about 20 s).
+The examples are the same on every run of the gate (the seed :data:`GATE_SEED`); ``make fuzz`` draws
+new ones from a fresh seed.  A failure prints the seed (``LOGPARSE_FUZZ_SEED=N`` replays the run) and
+hypothesis' reproduction blob; ``LOGPARSE_ORDER_EXAMPLES`` sets how many (default 20, about 20 s).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import random
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pytest
+from fuzzing import SEED as FUZZ_SEED
 from helpers import CORPUS, SAMPLES, copy_store, corpus_files
 from hypothesis import HealthCheck, given, note, seed, settings
 from hypothesis import strategies as st
@@ -41,7 +42,10 @@ from logparse.sources import text_source
 from logparse.store import Store
 
 EXAMPLES = int(os.environ.get("LOGPARSE_ORDER_EXAMPLES", "20"))
-SEED = int(os.environ.get("LOGPARSE_FUZZ_SEED") or random.SystemRandom().randrange(1 << 32))
+#: The gate's seed, so the gate runs the same examples every run (any fixed seed would do: this is the run
+#: that found test_a_vllm_traceback_s_tail_joins_its_launch). ``make fuzz`` sets LOGPARSE_FUZZ_SEED to a fresh one.
+GATE_SEED = 684785458
+SEED = GATE_SEED if FUZZ_SEED is None else FUZZ_SEED
 
 #: Columns that say when a row was written.
 WHEN = {"ingested_at", "updated_at", "applied_at"}

@@ -15,12 +15,15 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import pytest
 from helpers import LOGPARSE, SAMPLES, StoreHolder, cli_env, cli_process
 from journal_fixture import Entry, build_journal, export_stream, journal_remote, require_tools
+
+from logparse.store.ingest import BULK_MIN_BYTES
 
 RESTARTS = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
 GUARD_S = 60  # a time-out against hanging, not a timing assertion
@@ -367,6 +370,72 @@ def test_watch_journal_waits_out_a_journalctl_that_ends(tmp_path):
     assert [b["launch"]["pid"] for b in blocks] == [4101, 4102, 4103]
     res = cli_process("ingest", "--journal", "--file", journal, "--db", plain, "-q")
     assert res.returncode == 0, res.stderr
+    assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []
+
+
+def line_references(db) -> dict[str, list]:
+    """Every line a store's launches refer to: their ranges (per input too), their events' lines and
+    the unrecognized lines, without the input's name (each command names the journal its own way)."""
+    queries = {
+        "launches": "SELECT launch_id, first_line, last_line FROM launches ORDER BY launch_id",
+        # a launch that goes on in a later batch has a row for that batch too, without lines of its own
+        "launch_sources": "SELECT launch_id, first_line, last_line FROM launch_sources "
+        "WHERE first_line IS NOT NULL ORDER BY ALL",
+        "events": "SELECT launch_id, seq, line_no, kind FROM events ORDER BY launch_id, seq",
+        "unrecognized": "SELECT line_no, reason FROM unrecognized ORDER BY ALL",
+    }
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {name: con.execute(sql).fetchall() for name, sql in queries.items()}
+    finally:
+        con.close()
+
+
+def _serving(after: Entry, until: Entry) -> list[Entry]:
+    """Decode batch lines of ``after``'s process, as SGLang prints them, between two entries: enough
+    for a batch of them to take the vectorized path (BULK_MIN_BYTES of export stream, 4 MiB)."""
+    n = BULK_MIN_BYTES // len(export_stream([after])) + 1
+    step = (until.realtime_us - after.realtime_us) // (n + 1)
+    out = []
+    for k in range(n):
+        s = k * 1500 // n  # 09:13 to 09:37: after the launch's last line, before its SIGTERM (09:38:32)
+        line = (
+            f"[2026-05-18 09:{13 + s // 60}:{s % 60:02d}] Decode batch, #running-req: 3, #token: {5400 + k % 4000}, "
+            "token usage: 0.03, cuda graph: True, gen throughput (token/s): 180.00, #queue-req: 0"
+        )
+        out.append(replace(after, realtime_us=after.realtime_us + (k + 1) * step, message=line.encode()))
+    return out
+
+
+def test_watch_journal_numbers_a_large_batch_as_ingest_does(tmp_path):
+    """A batch of 4 MiB or more is read by the vectorized path, which numbered its lines from 1
+    again (the launches it held referred to lines of the batch, not of the journal), and a later
+    batch went on from the entries written, not the lines (an entry is several lines of the export
+    stream). Whichever path reads a batch, each line keeps the number ``ingest --journal`` gives it."""
+    require_tools()
+    entries = _entries()
+    first = next(i for i, e in enumerate(entries) if b"SIGTERM received" in e.message)  # launch 1 serving
+    serving = _serving(entries[first - 1], entries[first])
+    assert len(export_stream(serving)) >= BULK_MIN_BYTES
+    journal = build_journal(entries[:first], tmp_path / "journal")
+    db, plain = tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
+    w = Watch("--journal", "--file", journal, "--db", db, "--format", "ndjson", "--runtime-interval", "600")
+    try:
+        blocks = [w.block()]  # launch 1, written alone
+        more = subprocess.run(
+            [journal_remote(), f"--output={journal}", "-"],
+            input=export_stream(serving + entries[first:]),
+            capture_output=True,
+        )
+        assert more.returncode == 0, more.stderr
+        blocks += [w.block(), w.block()]  # launches 2 and 3, in the batch after the serving lines
+    finally:
+        rc, err = w.stop()
+    assert rc == 0, err
+    assert [b["launch"]["pid"] for b in blocks] == [4101, 4102, 4103]
+    res = cli_process("ingest", "--journal", "--file", journal, "--db", plain, "-q")
+    assert res.returncode == 0, res.stderr
+    assert line_references(db) == line_references(plain)
     assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []
 
 

@@ -858,7 +858,9 @@ class BulkReader:
         self.fmt = src.fmt
         self.parser = src.line_parser()
         self.pid_key: dict[Any, tuple] = {}
-        self.line_no = 0
+        # a window of a longer input (watch's ShiftedSource) numbers its lines from ``shift + 1``, as
+        # its records do on the record path: a launch's line references must not depend on the path
+        self.line_no = getattr(src, "shift", 0)
         self.last_python_row = -2
         #: count batch lines per stamp (``StreamParser.add_runtime``'s ``stamps``)
         self.stamps = stamps

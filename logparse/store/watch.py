@@ -97,7 +97,8 @@ def runtime_only(data: bytes) -> bool:
 
 class ShiftedSource:
     """A source whose records are numbered from ``shift + 1`` (a window of a longer input), and
-    whose launches from ``ordinal_base + 1``."""
+    whose launches from ``ordinal_base + 1``.  The vectorized reader numbers lines itself: it reads
+    ``shift`` too (:class:`logparse.grammar.bulk.BulkReader`)."""
 
     def __init__(self, inner: Source, shift: int, kind: str, ordinal_base: int = 0) -> None:
         self.inner, self.shift, self.kind, self.ordinal_base = inner, shift, kind, ordinal_base
@@ -365,7 +366,9 @@ class JournalWatch:
         writer.scope = self.scope
         self.entries: list[bytes] = []
         self.size = 0
-        self.read_entries = 0  # entries written in this run (line numbers go on across batches)
+        # lines of the export stream written in this run: line numbers go on across batches, as in one
+        # read of the stream (an entry is several lines: its fields and a blank line)
+        self.read_lines = 0
         self.follower: JournalFollower | None = None
         #: the stored cursor was vacuumed away: read the query from its start (stored lines are
         #: recognised and not counted twice)
@@ -400,14 +403,13 @@ class JournalWatch:
         if not self.entries or self.follower is None:
             return None
         data = b"".join(self.entries)
-        n = len(self.entries)
         inner = text_source(self.follower.name, data, input_format="journal-export")
-        ps = self.writer.parse(ShiftedSource(inner, self.read_entries, "journal"))
+        ps = self.writer.parse(ShiftedSource(inner, self.read_lines, "journal"))
         if not final and not self.full and young(ps):
             return None
         written = self.writer.commit(ps)  # waits while the store is busy: the entries stay pending till then
         self.entries, self.size = [], 0
-        self.read_entries += n
+        self.read_lines += data.count(b"\n")
         if written.outcome.status == "skipped":  # the same bytes twice (cannot happen with cursors)
             written.outcome.message = "already in the store"
         return written
