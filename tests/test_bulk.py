@@ -429,7 +429,7 @@ def test_no_anchor_fits_in_a_proven_access_line():
     """A proven access line is counted as noise unread: no anchor may fit in its free parts (a path
     of PATH_CHARS, a listed reason) or span them."""
     from logparse.grammar import bulk_template
-    from logparse.grammar.classify import ANCHORS
+    from logparse.grammar.sglang_classify import ANCHORS
 
     path_chars = set(bulk_template.PATH_CHARS.decode())
     for anchor in ANCHORS:

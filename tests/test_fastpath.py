@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import CORPUS, corpus_params
 
-from logparse.grammar.classify import PREFIX_RE, fast_batch
+from logparse.grammar.sglang_classify import PREFIX_RE, fast_batch
 from logparse.grammar.sglang_line import parse_line
 from logparse.grammar.variants import VARIANTS
 

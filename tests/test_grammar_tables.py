@@ -18,7 +18,7 @@ from logparse import figures
 from logparse.budget import formula, gpus
 from logparse.budget import vllm as vllm_budget
 from logparse.data import tables
-from logparse.grammar import classify, variants, vllm_classify, vllm_variants
+from logparse.grammar import classify, noise, sglang_classify, variants, vllm_classify, vllm_variants
 from logparse.grammar import vllm_versions as vv
 from logparse.grammar.variant_table import Variant, load_variants
 from logparse.sources.formats import wrappers
@@ -143,10 +143,12 @@ def test_the_noise_table_field_by_field():
         }
     )
     assert classify.NOISE[-1]["name"] == "systemd"
-    assert classify.GLOG == r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
+    assert noise.GLOG == r"(?:\[rank\d+\]:)?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9} +\d+ [^\s\]]+:\d+\] "
     rpyc = next(n for n in classify.NOISE if n["name"] == "rpyc")
-    assert len(classify.ANCHORS) == 73 and type(classify.ANCHORS) is tuple
-    assert classify.ANCHORS[:2] == ("avail mem", "KV Cache") and classify.ANCHORS[-1] == "new fill batch. "
+    assert len(sglang_classify.ANCHORS) == 73 and type(sglang_classify.ANCHORS) is tuple
+    assert (
+        sglang_classify.ANCHORS[:2] == ("avail mem", "KV Cache") and sglang_classify.ANCHORS[-1] == "new fill batch. "
+    )
     assert len(vllm_classify.VLLM_ANCHORS) == 66 and "█  version " in vllm_classify.VLLM_ANCHORS
     assert rpyc["sample"] == "Accepted ('127.0.0.1', 51234) with file descriptor 7"
 

@@ -288,7 +288,7 @@ _OOM_LOAD = (
 def test_bare_start_and_sglang_anchor_precedence(monkeypatch, sglang_kind, vllm_parses, want):
     """A line with a vLLM bare start that SGLang's anchors also name (``out of memory``): what was
     parsed before stays parsed."""
-    from logparse.grammar import classify, vllm_classify
+    from logparse.grammar import sglang_classify, vllm_classify
     from logparse.grammar.sglang_line import LineParseError
     from logparse.grammar.vllm_line import VllmLineParseError
 
@@ -300,7 +300,7 @@ def test_bare_start_and_sglang_anchor_precedence(monkeypatch, sglang_kind, vllm_
     def vllm_fails(text):
         raise VllmLineParseError("no rule")
 
-    monkeypatch.setattr(classify, "parse_line", sglang)
+    monkeypatch.setattr(sglang_classify, "parse_line", sglang)
     if not vllm_parses:
         monkeypatch.setattr(vllm_classify, "parse_line", vllm_fails)
     res = LineClassifier().classify(Record(1, _OOM_LOAD))
@@ -310,7 +310,7 @@ def test_bare_start_and_sglang_anchor_precedence(monkeypatch, sglang_kind, vllm_
 def test_bare_vllm_message_after_an_open_server_args_line_is_not_its_payload():
     clf = LineClassifier()
     first = clf.classify(Record(1, "[2026-03-02 10:00:01] server_args=ServerArgs(model_path='/m', tp_size=1,"))
-    assert first.status == "parsed" and clf.mode == "server_args"
+    assert first.status == "parsed" and clf.continuing
     res = clf.classify(Record(2, "Loading model weights took 14.9826 GB"))
     assert res.reason == "vllm_weights"
 

@@ -17,7 +17,7 @@ import pytest
 
 from logparse import sglang_prefix
 from logparse.grammar import bulk
-from logparse.grammar.classify import PREFIX_RE, fast_batch
+from logparse.grammar.sglang_classify import PREFIX_RE, fast_batch
 from logparse.grammar.sglang_line import parse_line
 from logparse.grammar.variants import VARIANTS
 

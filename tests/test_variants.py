@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from logparse.grammar import versions
-from logparse.grammar.classify import PREFIX_RE
 from logparse.grammar.events import Event
 from logparse.grammar.sglang_line import parse_line
 from logparse.grammar.variants import VARIANTS, match
 from logparse.launches.assemble import apply_prefix
+from logparse.sglang_prefix import PREFIX_RE
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])

@@ -36,16 +36,20 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Claim:
-    """An engine's reading of one line: ``status`` parsed | noise | unrecognized, ``reason`` (the event
-    kind, the noise category or why unrecognized), ``parsed`` (``(prefix, gpu, (kind, fields, form))``
-    when parsed), the cleaned ``text``, and ``strength``: how sure the engine is that a line without
-    any engine's layers is its own (:data:`STRENGTH`), when several engines read one bare line."""
+    """A reading of one line: ``status`` parsed | noise | unrecognized, ``reason`` (the event kind, the
+    noise category or why unrecognized), ``parsed`` (``(prefix, gpu, (kind, fields, form))`` when
+    parsed), the cleaned ``text``; ``strength``: how sure the engine is that a line without any engine's
+    layers is its own (:data:`STRENGTH`), when several engines read one line; ``engine``: the engine
+    whose grammar read it (None: the stream's classifier itself); ``opens``: the record the line opens
+    on its stream (``traceback``, or ``continuation``: a wrapped line of the engine's goes on)."""
 
     status: str
     reason: str
     parsed: Any = None
     text: str = ""
     strength: int = 0
+    engine: str | None = None
+    opens: str | None = None
 
 
 #: How sure an engine is that a bare line (no engine's layers in front) is its own, strongest last:
@@ -56,59 +60,78 @@ STRENGTH = {"near_miss": 0, "near_miss_own_words": 1, "generic": 2, "own_words":
 
 
 class Classifier(Protocol):
-    """The engine's part of classifying one stream's lines (state per stream: a wrapped line going on).
+    """The engine's part of classifying one stream's lines (its state per stream: a wrapped line going on).
 
     The stream's classifier (:mod:`logparse.grammar.classify`) owns what every Python program prints
     (tracebacks, warnings, known noise) and asks each engine, in the registry's order, at each step;
-    a step returns a :class:`Claim`, or None when the line is not the engine's at that step."""
+    a step returns a :class:`Claim`, or None when the line is not the engine's at that step.  ``m`` is
+    the match of the engine's own prefix at the start of the line (:meth:`has_prefix`), or None."""
 
-    def layered(self, text: str) -> Claim | None:
-        """A line that carries the engine's own layers in front of its message, read without any state
-        of the stream (the layers say whose line it is)."""
-        ...
-
-    def continuation(self, text: str) -> Claim | None:
-        """The next piece of a line of the engine's that a terminal or a paste wrapped (only asked while
-        :attr:`continuing`); None: the wrapped line ended, classify this one as itself."""
-        ...
+    #: the engine's name (:attr:`Engine.name`): the claims it makes carry it
+    engine: str
 
     @property
     def continuing(self) -> bool:
         """A wrapped line of the engine's is open on this stream."""
         ...
 
-    def prefixed(self, text: str) -> Claim | None:
+    def line_start(self, text: str, exact: bool) -> int | None:
+        """Where one of the engine's lines begins inside ``text`` (something glued in front of it);
+        ``exact``: the engine's whole prefix must read there, else the start of its stamp is enough."""
+        ...
+
+    def reset(self) -> None:
+        """A line of another record arrived: no wrapped line goes on."""
+        ...
+
+    def layered(self, text: str) -> Claim | None:
+        """A line that carries the engine's own layers in front of its message, read without any state
+        of the stream (the layers say whose line it is)."""
+        ...
+
+    def has_prefix(self, text: str) -> Any:
+        """The engine's own prefix at the start of the line (a match), or None."""
+        ...
+
+    def starts_line(self, text: str) -> bool:
+        """Does one of the engine's lines begin here (its prefix, its first words)?"""
+        ...
+
+    def continuation(self, text: str) -> Claim | None:
+        """The next piece of a line of the engine's that a terminal or a paste wrapped (asked only while
+        :attr:`continuing`, for a line that is no line of its own); None: the wrapped line ended."""
+        ...
+
+    def prefixed(self, text: str, m: Any) -> Claim | None:
         """A line with the engine's own prefix that the engine reads quickly (its runtime lines)."""
         ...
 
     def bare(self, text: str) -> Claim | None:
-        """A line with no engine's layers that the engine reads as its own (its first words, its
-        anchors), with a :attr:`Claim.strength`."""
+        """A line with no engine's layers that the engine reads as its own by its first words."""
+        ...
+
+    def contest(self, text: str) -> Claim | None:
+        """The engine's reading of a bare line another engine claims by its words (by its anchors)."""
         ...
 
     def anchored(self, text: str) -> bool:
         """The line names one of the engine's anchors (a figure or an outcome the engine prints)."""
         ...
 
-    def tracked(self, text: str) -> Claim | None:
-        """A line that names one of the engine's anchors: parsed, or a near miss."""
+    def tracked(self, text: str, m: Any) -> Claim | None:
+        """A line that names one of the engine's anchors: parsed, or a near miss (or known noise)."""
         ...
 
-    def message(self, text: str) -> Any:
+    def message(self, msg: str) -> Any:
         """A Python warning's message read by the engine's grammar (``(prefix, gpu, event)``), or None."""
         ...
 
-    def exception(self, text: str, first: bool) -> Claim | None:
-        """An exception line (``SomeError: …``) the engine reads (its failure texts); ``first``: the
-        engines asked first read only their own failure texts."""
+    def exception(self, text: str) -> Claim | None:
+        """An exception line (``SomeError: …``) the engine's grammar reads, with a strength."""
         ...
 
-    def untracked(self, text: str) -> Claim | None:
+    def untracked(self, text: str, m: Any) -> Claim | None:
         """A line with the engine's prefix that names nothing tracked: its own noise."""
-        ...
-
-    def reset(self) -> None:
-        """A line of another record arrived: no wrapped line goes on."""
         ...
 
 
@@ -118,13 +141,12 @@ class Assembler(Protocol):
     source: str
     stream: tuple
     events: list[Event]
+    #: the launch's place among the launches of its input (the parse loop numbers them)
     order: int
 
-    def opens(self, ev: Event) -> bool:
-        """Can this event open a launch of the engine (on a stream where none is open)?"""
+    def starts_new_launch(self, ev: Event) -> bool:
+        """Does this event begin another launch (a restart on the same stream)?"""
         ...
-
-    def starts_new_launch(self, ev: Event) -> bool: ...
 
     def add(self, ev: Event) -> None: ...
 
@@ -132,7 +154,70 @@ class Assembler(Protocol):
         """Do the events make a launch (else a piece of one that began before the input)?"""
         ...
 
-    def finish(self, ordinal: int | None = None, version: str | None = None) -> Launch: ...
+    def only_generic(self) -> bool:
+        """Only lines any program prints (a traceback, uvicorn's), no runtime line: they may belong to a
+        launch of another engine that opens on the stream next (:meth:`Assembly.adopts_head`)."""
+        ...
+
+    def continue_wrapped(self, piece: str) -> None:
+        """The next piece of the last line, which a terminal or a paste wrapped."""
+        ...
+
+    def merge_runtime(self, agg: dict[str, Any]) -> None:
+        """Add a runtime aggregate the fast path decoded in bulk."""
+        ...
+
+    def finish(self, version: str | None = None, ordinal: int | None = None) -> Launch:
+        """The launch; ``version``: the release the user says it is; ``ordinal``: its place in the input."""
+        ...
+
+
+class Assembly(Protocol):
+    """How the engine's events become launches on a stream: the parse loop's questions to the engine
+    (one object per parse, so no per-event import)."""
+
+    def new(self, source: str, stream: tuple) -> Assembler:
+        """A new assembler of one launch of the engine on ``stream``."""
+        ...
+
+    def opens(self, ev: Event) -> bool:
+        """Can this event open a launch of the engine (on a stream where none is open)?"""
+        ...
+
+    def holds(self, ev: Event) -> bool:
+        """Keep this event back while no launch of the engine is open on its stream (a launch that
+        opens later takes it), rather than dropping it."""
+        ...
+
+    def marks_stream(self, ev: Event) -> bool:
+        """Does this event make the stream the engine's (generic lines after it are its lines)?"""
+        ...
+
+    def adopts_head(self, ev: Event) -> bool:
+        """When a launch of the engine opens with ``ev``, does it take the generic lines the stream
+        printed before (an input that begins inside the launch)?"""
+        ...
+
+    def owns_generic(self, prefix: dict[str, Any]) -> bool:
+        """A generic event (an exception, uvicorn's line) whose line carries these layers is the
+        engine's; without them it goes to the engine the stream printed last."""
+        ...
+
+    def place(
+        self, ev: Event, prefix: dict[str, Any], gpu: int | None, own: bool, outer: str | None, mtime: float | None
+    ) -> None:
+        """Put the line's layers on the event (ranks, process, its own stamp); ``own``: the engine's
+        grammar read the line (the layers are the engine's); ``outer``: the record's time (UTC ISO
+        text), ``mtime``: the input's modification time (for a stamp without its year)."""
+        ...
+
+    def date(self, ev: Event, outer: str | None) -> None:
+        """Complete the event's time from the record's (``outer``, UTC), after its own was checked."""
+        ...
+
+    def is_batch(self, ev: Event) -> bool:
+        """Is the event one of the engine's runtime batch lines (counted per second by the store)?"""
+        ...
 
 
 class Engine:
@@ -210,28 +295,9 @@ class Engine:
         """A new classifier of this engine's lines for one stream."""
         raise NotImplementedError(f"{self.name}: no classifier")
 
-    def assembler(self, source: str, stream: tuple) -> Assembler:
-        """A new assembler of one launch of this engine on ``stream``."""
-        raise NotImplementedError(f"{self.name}: no assembler")
-
-    def owns_generic_event(self, prefix: dict[str, Any]) -> bool:
-        """A generic event (an exception, uvicorn's line) whose line carries these layers of the engine's
-        is the engine's; without them it goes to the engine the stream printed last."""
-        return False
-
-    def marks_stream(self, ev: Event) -> bool:
-        """Does this event make the stream the engine's (generic lines after it are its lines)?"""
-        return True
-
-    def holds_until_open(self, ev: Event) -> bool:
-        """Keep this event back while no launch of the engine is open on its stream (a launch that
-        opens later takes it), rather than dropping it."""
-        return False
-
-    def adopts_head(self, ev: Event) -> bool:
-        """When a launch of the engine opens with ``ev``, does it take the generic lines the stream
-        printed before (an input that begins inside the launch)?"""
-        return False
+    def assembly(self) -> Assembly:
+        """How the engine's events become launches (one per parse)."""
+        raise NotImplementedError(f"{self.name}: no assembly")
 
     def owns_events(self, events: list[Event]) -> bool:
         """Are these stored events (a launch's lines) this engine's?"""

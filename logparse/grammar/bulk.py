@@ -6,7 +6,7 @@ hundred per start.  This module reads an input in blocks of a few MB, splits and
 classifies each block with polars (Rust), and sends to Python only the lines that need
 the grammar or the stateful classifier:
 
-* lines that mention a tracked anchor (``classify.ANCHORS``) other than batch lines;
+* lines that mention a tracked anchor (``sglang_classify.ANCHORS``) other than batch lines;
 * lines without SGLang's prefix (tracebacks, warnings, tqdm, journal markers, ...);
 * lines with control characters (``\\r``, ANSI, NUL) that need cleaning;
 * lines the vectorized journal-header pattern does not match.
@@ -28,7 +28,9 @@ from typing import Any
 
 from logparse import sglang_prefix
 from logparse.grammar import bounds, bulk_export
-from logparse.grammar.classify import ANCHORS, GLOG, MAX_LINE
+from logparse.grammar.classify import MAX_LINE
+from logparse.grammar.noise import GLOG
+from logparse.grammar.sglang_classify import ANCHORS
 from logparse.sources import timestamps
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
@@ -53,7 +55,7 @@ def block_bytes_for(fmt: str) -> int:
 #: definition as the classifier's fast path and the grammar).
 PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
-#: A glog-format line (classify.GLOG) at the start of a message.
+#: A glog-format line (noise.GLOG) at the start of a message.
 GLOG_PATTERN = "^(?:" + GLOG + ")"
 
 
@@ -979,7 +981,7 @@ class BulkReader:
         counts.total += res.vec_total
         counts.parsed += res.vec_parsed
         counts.noise += res.vec_total - res.vec_parsed
-        self.sp.sglang_pids.update(res.sglang_pids)
+        self.sp.engine_pids.update(res.sglang_pids)
         self._samples = res.samples
         aggs = res.aggs
         self._apply(aggs.get(-1))  # batch rows before the first python row of this block
@@ -1065,9 +1067,9 @@ class BulkReader:
                 key = self.pid_key[pid] = self._sample_key(pid)
             stamps = agg.pop("stamps", None)
             if stamps is None:
-                self.sp.add_runtime(key, agg)
+                self.sp.add_runtime(key, agg, engine="sglang")
             else:
-                self.sp.add_runtime(key, agg, stamps)
+                self.sp.add_runtime(key, agg, stamps, engine="sglang")
 
 
 def _listed(r) -> list:

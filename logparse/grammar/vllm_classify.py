@@ -21,6 +21,8 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from logparse.data import tables
+from logparse.engines.base import STRENGTH, Claim
+from logparse.grammar.noise import bare_noise
 from logparse.grammar.vllm_line import VllmLineParseError, parse_line
 from logparse.vllm_prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
 
@@ -152,3 +154,71 @@ def classify_bare_vllm(text: str) -> Result | None:
             return None
         return ("unrecognized", f"near miss (vLLM may print a format we do not know): {exc}", None, text)
     return ("parsed", parsed[2][0], parsed, text)
+
+
+def _claim(res: Result, strength: int = 0) -> Claim:
+    status, reason, parsed, text = res
+    return Claim(status, reason, parsed, text, strength, "vllm")
+
+
+class VllmClassifier:
+    """vLLM's steps of a stream's classification (see :class:`logparse.engines.base.Classifier`): its
+    layered lines carry their own context, so it keeps no state."""
+
+    engine = "vllm"
+    continuing = False
+
+    def reset(self) -> None:
+        pass
+
+    def line_start(self, text: str, exact: bool) -> None:
+        return None  # text glued in front of vLLM's layers is cut where they are read (vllm_layers)
+
+    def layered(self, text: str) -> Claim | None:
+        """A line with vLLM's layers in front: parsed, a near miss, or noise (known noise of any program
+        after the layers of a line vLLM does not track)."""
+        vllm = vllm_layers(text)
+        if vllm is None:
+            return None
+        res = classify_vllm(*vllm)
+        noise = bare_noise(text) if res[1] == "vllm_other" else None
+        return Claim("noise", noise, None, text, 0, "vllm") if noise else _claim(res)
+
+    def has_prefix(self, text: str) -> None:
+        return None  # a line with vLLM's layers was read first (layered)
+
+    def starts_line(self, text: str) -> bool:
+        return BARE_MESSAGE_RE.match(text) is not None
+
+    def continuation(self, text: str) -> None:
+        return None
+
+    def prefixed(self, text: str, m: Any) -> None:
+        return None
+
+    def bare(self, text: str) -> Claim | None:
+        """A bare line that starts as a vLLM message does (:func:`classify_bare_vllm`)."""
+        res = classify_bare_vllm(text)
+        if res is None:
+            return None
+        return _claim(res, STRENGTH["own_words" if res[0] == "parsed" else "near_miss_own_words"])
+
+    def contest(self, text: str) -> None:
+        return None
+
+    def anchored(self, text: str) -> bool:
+        return False  # a bare line names vLLM by its first words (bare), not by its anchors alone
+
+    def tracked(self, text: str, m: Any) -> None:
+        return None
+
+    def message(self, msg: str) -> None:
+        return None
+
+    def exception(self, text: str) -> Claim | None:
+        """A bare exception line with one of vLLM's failure texts (catalogue §2.7)."""
+        parsed = parse_vllm_failure(text)
+        return None if parsed is None else Claim("parsed", parsed[2][0], parsed, text, STRENGTH["own_kind"], "vllm")
+
+    def untracked(self, text: str, m: Any) -> None:
+        return None

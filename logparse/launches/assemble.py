@@ -24,6 +24,7 @@ from typing import Any
 from logparse.grammar import versions
 from logparse.grammar.bounds import MAX_DIGITS, OUT_OF_RANGE, RANK, out_of_range_warning, shown
 from logparse.grammar.events import Event
+from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.grammar.pyliteral import (
     LiteralParseError,
     ReprRecord,
@@ -301,12 +302,15 @@ class RuntimeAgg:
 
 
 class LaunchAssembler:
-    """Collects the events of one launch; ``finish()`` turns them into a :class:`Launch`."""
+    """Collects the events of one launch; ``finish()`` turns them into a :class:`Launch`
+    (:class:`logparse.engines.base.Assembler`)."""
 
     def __init__(self, source: str, stream: tuple) -> None:
         self.source = source
         self.stream = stream
         self.events: list[Event] = []
+        #: the launch's place among the launches of its input (the parse loop numbers them)
+        self.order = 0
         self.has_server_args = False
         self.inited_ranks: set[tuple] = set()
         self.loaded_ranks: set[tuple] = set()
@@ -375,9 +379,32 @@ class LaunchAssembler:
         ev.seq = len(self.events)
         self.events.append(ev)
 
+    def is_launch(self) -> bool:
+        """A launch, or a piece of one that began before the input (runtime lines, a traceback)?"""
+        return any(e.kind in STARTUP_KINDS for e in self.events)
+
+    def only_generic(self) -> bool:
+        """Only lines any program prints (a traceback, uvicorn's), no runtime line."""
+        return not self.runtime.batch_lines and all(e.kind in GENERIC_KINDS for e in self.events)
+
+    def continue_wrapped(self, piece: str) -> None:
+        """Rejoin a ``server_args`` line a terminal or a paste wrapped (the classifier said this line
+        goes on with its payload): the event gets the whole payload back."""
+        ev = self.events[-1] if self.events else None
+        if ev is None or ev.kind != "server_args":
+            return
+        ev.fields["payload"] = ev.fields.get("payload", "") + piece
+        ev.fields["wrapped_lines"] = ev.fields.get("wrapped_lines", 1) + 1
+        ev.text += piece
+
+    def merge_runtime(self, agg: dict[str, Any]) -> None:
+        """Add a runtime aggregate the fast path decoded in bulk."""
+        self.runtime.merge(agg)
+
     # ------------------------------------------------------------------ assembly
-    def finish(self, sglang_version: str | None = None, ordinal: int | None = None) -> Launch:
-        """The launch; ``ordinal`` (its position in the source) completes the identity of a log without time."""
+    def finish(self, version: str | None = None, ordinal: int | None = None) -> Launch:
+        """The launch; ``version``: the release the user says it is (``--sglang-version``); ``ordinal``
+        (its position in the source) completes the identity of a log without time."""
         launch = Launch(source=self.source, source_ordinal=ordinal)
         host, unit, boot, pid = self.stream
         launch.host, launch.unit, launch.boot, launch.pid = host, unit, boot, pid
@@ -404,7 +431,7 @@ class LaunchAssembler:
         self._hicache(launch, evs)
         self._fill_from_ranks(launch)
         self._role(launch, evs)
-        self._version(launch, evs, evidence, sglang_version)
+        self._version(launch, evs, evidence, version)
         self._sanity(launch)
         launch.warnings.extend(event_warnings(evs) + self.runtime.warnings())
         check_launch(launch)
@@ -840,6 +867,47 @@ _LAUNCH_ARGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
     ("enable_dp_attention", ("enable_dp_attention",), _bool),
     ("device", ("device",), _text),
 )
+
+
+#: SGLang's runtime batch lines (the store counts them per second).
+BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
+
+
+class SglangAssembly:
+    """How SGLang's events become launches on a stream (:class:`logparse.engines.base.Assembly`)."""
+
+    def new(self, source: str, stream: tuple) -> LaunchAssembler:
+        return LaunchAssembler(source, stream)
+
+    def opens(self, ev: Event) -> bool:
+        return True  # any line opens a launch (a piece of a log: its runtime lines alone)
+
+    def holds(self, ev: Event) -> bool:
+        return False
+
+    def marks_stream(self, ev: Event) -> bool:
+        return ev.kind in STARTUP_KINDS and ev.kind not in GENERIC_KINDS  # a traceback names no engine
+
+    def adopts_head(self, ev: Event) -> bool:
+        return False
+
+    def owns_generic(self, prefix: dict[str, Any]) -> bool:
+        return False  # SGLang's prefix says nothing of the program that printed a traceback
+
+    def place(
+        self, ev: Event, prefix: dict[str, Any], gpu: int | None, own: bool, outer: str | None, mtime: float | None
+    ) -> None:
+        apply_prefix(ev, prefix, gpu)
+
+    def date(self, ev: Event, outer: str | None) -> None:
+        # no date in SGLang's prefix: use the outer layer's time
+        if outer and (ev.ts is None or len(ev.ts) <= 12):
+            ev.ts = outer if ev.ts is None else outer[:11] + ev.ts
+        if ev.kind in SCHEDULER_KINDS and ev.tp_rank is None:
+            ev.tp_rank = 0  # a single-GPU scheduler (0.4.6.post2+) or DP without TP prints no TP tag
+
+    def is_batch(self, ev: Event) -> bool:
+        return ev.kind in BATCH_KINDS
 
 
 def assemble(events: Iterable[Event], source: str, stream: tuple) -> list[LaunchAssembler]:

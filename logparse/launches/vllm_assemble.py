@@ -21,6 +21,7 @@ from typing import Any
 
 from logparse.grammar.bounds import RANK
 from logparse.grammar.events import Event
+from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.launches.figures import check_launch, event_warnings, mark_rank, settle_marks
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
@@ -116,6 +117,67 @@ def proc_of(ev: Event) -> tuple[str | None, int] | None:
     return (tags[-1][0], tags[-1][1]) if tags else None
 
 
+#: vLLM lines a launch can begin with (its API server's head, an engine's init): generic lines
+#: printed before one are not its lines.
+BEGIN_KINDS = frozenset({"vllm_version", "vllm_args", "vllm_engine_init", "vllm_engine_process"})
+
+
+def vllm_time(ts: str | None, outer: str | None, mtime: float | None) -> str | None:
+    """vLLM's ``MM-DDTHH:MM:SS`` (NIM's ``.mmm`` after it) with its year, as journald's short stamps get theirs: from the
+    record's own time (the year around it), else the input's modification time (else today): a
+    month and day after that date belong to the year before."""
+    import time
+
+    if ts is None or len(ts) not in (14, 18) or ts[2] != "-":  # 18: NIM's milliseconds
+        return outer if ts is None else ts
+    month, day = int(ts[:2]), int(ts[3:5])
+    if outer:
+        year, ref_month = int(outer[:4]), int(outer[5:7])
+        year += 1 if month == 1 and ref_month == 12 else -1 if month == 12 and ref_month == 1 else 0
+    else:
+        ref = time.localtime(mtime) if mtime is not None else time.localtime()
+        year = ref.tm_year - (1 if (month, day) > (ref.tm_mon, ref.tm_mday) else 0)
+    return f"{year:04d}-{ts}"
+
+
+class VllmAssembly:
+    """How vLLM's events become launches on a stream (:class:`logparse.engines.base.Assembly`): a launch
+    opens on a line a launch begins with; vLLM's lines before one are held back (vLLM's library lines
+    inside an SGLang 0.2-0.3 launch are that launch's noise)."""
+
+    def new(self, source: str, stream: tuple) -> VllmLaunchAssembler:
+        return VllmLaunchAssembler(source, stream)
+
+    def opens(self, ev: Event) -> bool:
+        return ev.kind in OPENING_KINDS
+
+    def holds(self, ev: Event) -> bool:
+        return ev.kind.startswith("vllm_")
+
+    def marks_stream(self, ev: Event) -> bool:
+        return True
+
+    def adopts_head(self, ev: Event) -> bool:
+        return ev.kind not in BEGIN_KINDS
+
+    def owns_generic(self, prefix: dict[str, Any]) -> bool:
+        # any torch program's ranks print ``[rankN]:`` (SGLang's too): only vLLM's tags or stamp say whose
+        return bool(prefix.get("procs") or prefix.get("stamp"))
+
+    def place(
+        self, ev: Event, prefix: dict[str, Any], gpu: int | None, own: bool, outer: str | None, mtime: float | None
+    ) -> None:
+        if own:
+            apply_vllm_prefix(ev, prefix)
+        ev.ts = vllm_time(ev.ts, outer, mtime)
+
+    def date(self, ev: Event, outer: str | None) -> None:
+        ev.ts = ev.ts or outer
+
+    def is_batch(self, ev: Event) -> bool:
+        return False
+
+
 class VllmLaunchAssembler:
     """Collects the events of one vLLM launch; ``finish()`` turns them into a :class:`Launch`."""
 
@@ -125,6 +187,8 @@ class VllmLaunchAssembler:
         self.source = source
         self.stream = stream
         self.events: list[Event] = []
+        #: the launch's place among the launches of its input (the parse loop numbers them)
+        self.order = 0
         self.terminal = False
         self.engine_ranks: set[int | None] = set()
         self.progressed = False  # the engine started (anything beyond the API server's first lines)
@@ -151,7 +215,20 @@ class VllmLaunchAssembler:
         ev.seq = len(self.events)
         self.events.append(ev)
 
-    def finish(self, ordinal: int | None = None) -> Launch:
+    def is_launch(self) -> bool:
+        return True  # a launch opens only on a line a launch begins with (OPENING_KINDS)
+
+    def only_generic(self) -> bool:
+        return not self.runtime_lines and all(e.kind in GENERIC_KINDS for e in self.events)
+
+    def continue_wrapped(self, piece: str) -> None:
+        pass  # vLLM's lines are not rejoined
+
+    def merge_runtime(self, agg: dict[str, Any]) -> None:
+        pass  # vLLM's runtime lines are events (the fast path decodes SGLang's)
+
+    def finish(self, ordinal: int | None = None, version: str | None = None) -> Launch:
+        """The launch (vLLM prints its own release: ``version`` is not needed)."""
         launch = Launch(engine="vllm", source=self.source, source_ordinal=ordinal)
         launch.host, launch.unit, launch.boot, launch.pid = self.stream
         evs = self.events

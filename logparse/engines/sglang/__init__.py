@@ -61,6 +61,16 @@ class SGLang(Engine):
 
     # ----------------------------------------------------------------- lines and launches (the parse loop)
 
+    def classifier(self) -> Any:
+        from logparse.grammar.sglang_classify import SglangClassifier
+
+        return SglangClassifier()
+
+    def assembly(self) -> Any:
+        from logparse.launches.assemble import SglangAssembly
+
+        return SglangAssembly()
+
     # ----------------------------------------------------------------- end of lines and launches
 
 

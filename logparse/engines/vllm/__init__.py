@@ -74,6 +74,16 @@ class VLLM(Engine):
 
     # ----------------------------------------------------------------- lines and launches (the parse loop)
 
+    def classifier(self) -> Any:
+        from logparse.grammar.vllm_classify import VllmClassifier
+
+        return VllmClassifier()
+
+    def assembly(self) -> Any:
+        from logparse.launches.vllm_assemble import VllmAssembly
+
+        return VllmAssembly()
+
     # ----------------------------------------------------------------- end of lines and launches
 
 
