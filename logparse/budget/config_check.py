@@ -1,7 +1,8 @@
 """Does a model config describe a launch?  Its bytes per token (:mod:`logparse.budget.model_kv`, as the
-launch's engine and release size the pool, at the launch's TP and KV dtype) against what the logged
-pool implies (:attr:`Budget.bytes_per_token` and its rounding range for SGLang; the pool GiB over the
-token count for vLLM).
+launch's engine and release size the pool, at the launch's TP and KV dtype: the engine's
+``config_cell``) against what the logged pool implies (the engine's ``implied_bytes_per_token``:
+:attr:`Budget.bytes_per_token` and its rounding range for SGLang; the pool GiB over the token count
+for vLLM).
 
 Consistent means the config's figure lies inside the range the printed figures allow.  A mismatch
 says what the ratio points at: another KV dtype (× 2 or ½), another TP split of the KV heads, another
@@ -13,8 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from logparse import engines
 from logparse.budget import model_kv as mk
-from logparse.budget.formula import ROUND_GB, GiB
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
 from logparse.launches.model import Launch
@@ -50,54 +51,18 @@ def launch_kv_dtype(launch: Launch) -> str:
     return printed.replace("torch.", "") if printed else "auto"
 
 
-def config_cell(cfg: ModelConfig, launch: Launch, budget: Budget) -> mk.Cell:
-    """The config's bytes per token for this launch's engine, release, parallel sizes and KV dtype."""
-    kv = launch_kv_dtype(launch)
-    if launch.engine == "vllm":
-        shape = mk.VllmShape(
-            tp=launch.tp_size or 1, pp=launch.pp_size or 1, kv_dtype=kv, block_size=launch.block_size or 16
-        )
-        return mk.vllm_cell(cfg, shape)
-    sgl = mk.SglangShape(
-        tp=launch.tp_size or 1,
-        dp=launch.dp_size or 1,
-        pp=launch.pp_size or 1,
-        dp_attention=bool(launch.enable_dp_attention),
-        kv_dtype=kv,
-        release=budget.assumed_version,
-    )
-    return mk.sglang_cell(cfg, sgl)
-
-
-def implied_range(launch: Launch, budget: Budget) -> tuple[float | None, float | None, float | None, str]:
-    """(best, lo, hi) bytes per token the logged pool allows, and how they were read."""
-    if launch.engine != "vllm":
-        bpt = budget.inputs.bpt if budget.inputs is not None else None
-        if bpt is None or bpt.hi is None:
-            return None, None, None, "no KV pool figure in the log"
-        return bpt.value, bpt.lo, bpt.hi, bpt.source
-    kv, tokens = budget.kv_pool_gb, budget.kv_tokens
-    if kv is None or not tokens or kv <= 0:
-        return None, None, None, "no KV pool GiB and token count in the log"
-    block = launch.block_size or 16
-    # tokens ≤ blocks × B (block rounding), and from 0.20.1 concurrency × max_model_len ≤ that again
-    slack = 1.0
-    if launch.kv_tokens_definition == "concurrency×max_model_len" and launch.max_model_len:
-        length = launch.max_model_len
-        slack = -(-length // block) * block / length
-    lo = (kv - ROUND_GB) * GiB / (tokens * slack + block)
-    hi = (kv + ROUND_GB) * GiB / tokens
-    return kv * GiB / tokens, lo, hi, f"{kv:.2f} GiB / {tokens:,} tokens (block rounding: at most)"
-
-
 def check_launch(cfg: ModelConfig, launch: Launch, budget: Budget) -> ConfigCheck:
     """The config's bytes per token against the launch's logged pool (see the module documentation)."""
-    engine = "vLLM" if launch.engine == "vllm" else "SGLang"
+    eng = engines.of(launch)
+    engine = eng.label
     try:
-        cell = config_cell(cfg, launch, budget)
+        cell = eng.config_cell(cfg, launch, budget, launch_kv_dtype(launch))
     except mk.KvDtypeError as exc:
         return ConfigCheck(cfg.source, cfg.describe(), engine, None, "", None, None, None, None, f"config: {exc}")
-    best, lo, hi, how = implied_range(launch, budget)
+    if cell is None:
+        why = f"config: logparse does not know how {engine} sizes its KV pool"
+        return ConfigCheck(cfg.source, cfg.describe(), engine, None, "", None, None, None, None, why)
+    best, lo, hi, how = eng.implied_bytes_per_token(launch, budget)
     out = ConfigCheck(
         cfg.source, cfg.describe(), engine, cell.value, cell.describe(), _r(best), _r(lo), _r(hi), None, ""
     )

@@ -8,7 +8,7 @@ Each check returns a :class:`Refusal` (or None), never raises:
 * :func:`context_refusal` — a context above ``max_position_embeddings`` × the rope scaling factor;
 * :func:`kv_dtype_refusal` — a ``--kv-cache-dtype`` the release does not accept (``int8``: neither);
 * :func:`weights_refusal` — a ``--dtype`` or ``--quantization`` the release does not accept;
-* :func:`kv_fit_refusal` — vLLM: KV memory below one request of ``max_model_len``;
+* :func:`kv_fit_refusal` — KV memory below one request of the context, for an engine that refuses it (vLLM);
 * :func:`gpu_refusal` — a GPU name that stands for two memory sizes (``A100``: 40 or 80 GB);
 * :func:`config_refusals` — the config-dependent checks of one plan at once (``plan``'s entry point).
 
@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from logparse import engines
 from logparse.data import tables
 from logparse.grammar.versions import release_key
 
@@ -112,7 +113,7 @@ def context_refusal(
     derived = derived_max_len(max_position, rope_scaling)
     if not context or derived is None or context <= derived:
         return None
-    what = "max_model_len" if engine == "vllm" else "context_length"
+    what = engines.get(engine).context_flag
     return _refusal("context_above_max_position", engine, what=what, asked=context, derived=derived)
 
 
@@ -152,9 +153,10 @@ def weights_refusal(engine: str, kind: str, value: str | None, release: str | No
 def kv_fit_refusal(
     engine: str, kv_tokens: int | None, max_len: int | None, bytes_per_token: float | None = None
 ) -> Refusal | None:
-    """vLLM refuses to start when the KV cache holds no request of ``max_len`` (V1's
-    ``check_enough_kv_cache_memory``); SGLang starts and caps requests at the pool (no refusal)."""
-    if engine != "vllm" or kv_tokens is None or not max_len:
+    """An engine that refuses to start when the KV cache holds no request of ``max_len``
+    (:meth:`~logparse.engines.base.Engine.refuses_kv_below_one_request`: vLLM, V1's
+    ``check_enough_kv_cache_memory``) refuses this launch; SGLang starts and caps requests at the pool."""
+    if not engines.get(engine).refuses_kv_below_one_request() or kv_tokens is None or not max_len:
         return None
     if kv_tokens <= 0:
         return _refusal("no_kv_memory", engine)

@@ -218,3 +218,26 @@ def pool_tokens(
         span = min(max_model_len, (window or max_model_len) + block_size)
         need += swa_groups * math.ceil(span / block_size)
     return int(blocks / max(need, 1) * max_model_len)
+
+
+#: A GiB figure vLLM prints with two decimals is exact to ± this.
+PRINTED_GB_ERROR = 0.005
+
+
+def implied_bytes_per_token(
+    launch: Launch, kv_gb: float | None, tokens: int | None
+) -> tuple[float | None, float | None, float | None, str]:
+    """(best, lo, hi) bytes per token per rank a pool of ``kv_gb`` GiB holding ``tokens`` allows, and how
+    they were read: tokens ≤ blocks × B (block rounding), and from 0.20.1 concurrency × max_model_len
+    ≤ that again."""
+    if kv_gb is None or not tokens or kv_gb <= 0:
+        return None, None, None, "no KV pool GiB and token count in the log"
+    gib = float(1 << 30)
+    block = launch.block_size or 16
+    slack = 1.0
+    if launch.kv_tokens_definition == vv.CONCURRENCY_DEFINITION and launch.max_model_len:
+        length = launch.max_model_len
+        slack = -(-length // block) * block / length
+    lo = (kv_gb - PRINTED_GB_ERROR) * gib / (tokens * slack + block)
+    hi = (kv_gb + PRINTED_GB_ERROR) * gib / tokens
+    return kv_gb * gib / tokens, lo, hi, f"{kv_gb:.2f} GiB / {tokens:,} tokens (block rounding: at most)"

@@ -18,7 +18,14 @@ from typing import Optional
 
 import typer
 
+from logparse import engines
 from logparse.cli.app import EXIT_USAGE, fail, say
+
+
+def engine_names() -> tuple[str, ...]:
+    """The engines' names as ``--engine`` offers them: the default engine's first, then the others in
+    the registry's order (``--engine both`` checks and plans them in this order)."""
+    return tuple(e.name for e in sorted(engines.all(), key=lambda e: not e.names_unnamed))
 
 
 def checked_release(engine: str, value: str | None, option: str, *, builds: bool = True) -> str | None:
@@ -38,26 +45,29 @@ def checked_release(engine: str, value: str | None, option: str, *, builds: bool
 def plan_release(engine: str, value: str | None) -> str | None:
     """``plan --release``: a release of the planned engine (of both with ``--engine both``); the
     sizing code of a release is replayed, so a dev build is refused."""
-    engines = ("sglang", "vllm") if engine == "both" else (engine,) if engine in ("sglang", "vllm") else ()
-    for name in engines:
-        value = checked_release(name, value, "--release", builds=False)
+    names = engine_names() if engine == "both" else (engine,) if engines.find(engine) is not None else ()
+    for name in names:
+        if engines.get(name).releases():  # an engine that lists no release takes any
+            value = checked_release(name, value, "--release", builds=False)
     return value
 
 
 def _sglang_version(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
     if value is None or ctx.resilient_parsing:  # completing a command line: nothing is run
         return value
-    return checked_release("sglang", value, "--sglang-version")
+    return checked_release(engines.default().name, value, "--sglang-version")
 
 
 def sglang_version_option():
-    """``--sglang-version V``: the release the logs come from, when the user knows it."""
+    """``--sglang-version V``: the release the logs come from, when the user knows it (a release of the
+    default engine, whose launches may name no release: the option is older than a second engine)."""
+    default = engines.default()
     return typer.Option(
         None,
         "--sglang-version",
         callback=_sglang_version,
-        autocompletion=complete_releases("sglang"),
-        help="The SGLang release, if you know it (checked against the releases logparse knows).",
+        autocompletion=complete_releases(default.name),
+        help=f"The {default.label} release, if you know it (checked against the releases logparse knows).",
     )
 
 
@@ -108,6 +118,11 @@ def complete_choices(values: Iterable[str]):
     return complete
 
 
+def complete_engines(incomplete: str) -> list[str]:
+    """``--engine``: an engine's name, or ``both``."""
+    return _matching((*engine_names(), "both"), incomplete)
+
+
 def complete_releases(engine: str):
     """Complete a release of ``engine``, newest first."""
 
@@ -145,8 +160,8 @@ STORE_REFS = ("@latest", "@-1", "@-2", "@-3")
 
 def complete_plan_release(ctx: typer.Context, incomplete: str) -> list[str]:
     """``plan --release``: a release of the engine the command line names so far."""
-    engine = str(ctx.params.get("engine") or "sglang").lower()
-    return complete_releases("vllm" if engine == "vllm" else "sglang")(incomplete)
+    engine = engines.find(str(ctx.params.get("engine") or "").lower()) or engines.default()  # both: the default's
+    return complete_releases(engine.name)(incomplete)
 
 
 def complete_metrics(incomplete: str) -> list[str]:
@@ -175,7 +190,7 @@ def complete_launch_refs(ctx: typer.Context, incomplete: str) -> list[str]:
 #: Completion of each option's values, by its flag, in every command that has it.
 OPTION_COMPLETION: dict[str, Callable[..., list[str]]] = {
     "--outcome": complete_choices(("ready", "failed", "incomplete")),
-    "--engine": complete_choices(("sglang", "vllm", "both")),
+    "--engine": complete_engines,
     "--events": complete_choices(("startup", "all", "none")),
     "--axis": complete_choices(("auto", "time", "launch")),
     "--metric": complete_metrics,

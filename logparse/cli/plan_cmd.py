@@ -6,8 +6,9 @@ from typing import Optional
 
 import typer
 
+from logparse import engines
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, allow_quick_exit, app, fail
-from logparse.cli.options import plan_release
+from logparse.cli.options import engine_names, plan_release
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.report_cmds import load_config_option, resolve
 from logparse.cli.store_cmds import DB_HELP
@@ -23,7 +24,11 @@ _GPU_MEMORY = _opt("--gpu-memory", "GIB", "The GPU's total memory in GiB, as the
 _TP = _opt("--tp", "N", "Tensor-parallel size.")
 _PP = _opt("--pp", "N", "Pipeline-parallel size.")
 _DP = _opt("--dp", "N", "Data-parallel size (each replica its own pool).")
-_ENGINE = _opt("--engine", "sglang|vllm|both", "The engine, or both side by side (default: --from's, else sglang).")
+_ENGINE = _opt(
+    "--engine",
+    "|".join((*engine_names(), "both")),
+    f"The engine, or both side by side (default: --from's, else {engines.default().name}).",
+)
 _RELEASE = _opt("--release", "V", "The engine release (default: the newest, or --from's).")
 _FROM = _opt("--from", "LAUNCH", "Calibrate on a launch (a log file, FILE#N, or a store reference).")
 _MFS = _opt("--mem-fraction-static", "F", "SGLang's fraction (default: its own for the GPU and flags).")
@@ -82,7 +87,7 @@ def plan(
         raise fail("--concurrency goes with --target-context", EXIT_USAGE)
     launch = resolve(from_launch, db) if from_launch else None
     chosen = engine.lower() if engine else None
-    release = plan_release(chosen or (launch.engine if launch is not None else None) or "sglang", release)
+    release = plan_release(chosen or (launch.engine if launch is not None else None) or engines.default().name, release)
     cfg = load_config_option(model_config, named="")  # the argument MODEL_CONFIG, not an option
     args = dict(locals())
     names = set(PlanFlags.__dataclass_fields__) - {"engine", "gpu_memory_gb", "vllm_generation"}

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from logparse import engines
 from logparse.cli.cells import FAST_TABLE_ROWS, for_terminal, plain_table_text, terminal_text
 from logparse.cli.cells import fmt as _fmt
 from logparse.cli.whole_tables import cell_text as _plain
@@ -52,11 +53,7 @@ def launch_header(launch: Launch) -> Text:
     t = Text()
     t.append(f"launch {launch.launch_id}  ", style="bold")
     t.append(launch.outcome, style=OUTCOME_STYLE.get(launch.outcome, ""))
-    if launch.engine == "vllm":
-        version = launch.engine_version or launch.engine_version_range or "unknown version"
-        t.append(f"  vLLM {version}" + (f" ({launch.engine_generation})" if launch.engine_generation else ""))
-    else:
-        t.append(f"  SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}")
+    t.append(f"  {engines.of(launch).version_text(launch)}")
     if launch.model_path:
         t.append(f"  {launch.model_path}")
     sizes = [
@@ -152,67 +149,48 @@ def report_console(**options: Any) -> Console:
     return _ReportConsole(highlight=False, markup=False, emoji=False, **(console_style() | options))
 
 
-def vllm_rank_table(launch: Launch) -> Table:
-    """vLLM's per-rank figures: what its profile measured and the pool it left (no free-memory figures)."""
-    table = Table(title="per-rank GPU memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
-    cols = ("rank", "weights", "load s", "activation", "non-torch", "KV tokens", "KV GiB", "graphs", "graph s")
-    for col in cols:
-        table.add_column(col, justify="left" if col == "rank" else "right")
-    for r in launch.ranks:
-        names = (
-            "weights_gb",
-            "load_s",
-            "activation_gb",
-            "non_torch_gb",
-            "kv_tokens",
-            "kv_size_gb",
-            "graph_gb",
-            "graph_s",
-        )
-        table.add_row(rank_label(r), *(_rank_cell(r, name) for name in names))
-    return table
+#: The header of each per-rank figure in the rank table (the engine says which it prints:
+#: :attr:`~logparse.engines.base.Engine.rank_figures`); those not listed here are right-aligned figures.
+RANK_HEADERS = {
+    "worker": "worker",
+    "avail_before_load_gb": "before load",
+    "weights_gb": "weights",
+    "avail_after_load_gb": "after load",
+    "load_s": "load s",
+    "activation_gb": "activation",
+    "non_torch_gb": "non-torch",
+    "kv_dtype": "KV dtype",
+    "kv_tokens": "KV tokens",
+    "kv_size_gb": "KV GiB",
+    "avail_after_pool_gb": "after pool",
+    "graph_gb": "graphs",
+    "avail_after_graph_gb": "after graphs",
+    "graph_s": "graph s",
+}
+#: Per-rank fields that are text, left-aligned (the rest are figures).
+_RANK_TEXT = ("worker", "kv_dtype")
 
 
 def rank_table(launch: Launch) -> Table:
-    if launch.engine == "vllm":
-        return vllm_rank_table(launch)
+    """The launch's per-rank memory: the figures its engine prints, one row per rank."""
+    names = engines.of(launch).rank_figures
     mem = "CPU" if (launch.available_mem_kind == "cpu" or launch.device == "cpu") else "GPU"
     table = Table(title=f"per-rank {mem} memory (GiB)", title_justify="left", show_edge=False, pad_edge=False)
-    for col in (
-        "rank",
-        "worker",
-        "before load",
-        "weights",
-        "after load",
-        "load s",
-        "KV dtype",
-        "KV tokens",
-        "KV GiB",
-        "after pool",
-        "graphs",
-        "after graphs",
-        "graph s",
-    ):
-        table.add_column(col, justify="right" if col not in ("rank", "worker", "KV dtype") else "left")
+    table.add_column("rank", justify="left")
+    for name in names:
+        table.add_column(RANK_HEADERS.get(name, name), justify="left" if name in _RANK_TEXT else "right")
     for r in launch.ranks:
-        table.add_row(
-            rank_label(r),
-            r.worker,
-            *(_rank_cell(r, name) for name in ("avail_before_load_gb", "weights_gb", "avail_after_load_gb", "load_s")),
-            (r.kv_dtype or "—").replace("torch.", ""),
-            *(_rank_cell(r, name) for name in _POOL_AND_GRAPH_FIELDS),
-        )
+        table.add_row(rank_label(r), *(_rank_text(r, name) for name in names))
     return table
 
 
-_POOL_AND_GRAPH_FIELDS = (
-    "kv_tokens",
-    "kv_size_gb",
-    "avail_after_pool_gb",
-    "graph_gb",
-    "avail_after_graph_gb",
-    "graph_s",
-)
+def _rank_text(rank: Any, name: str) -> Any:
+    """One cell of the rank table: the worker as it is, the KV dtype without ``torch.``, else the figure."""
+    if name == "worker":
+        return rank.worker
+    if name == "kv_dtype":
+        return (rank.kv_dtype or "—").replace("torch.", "")
+    return _rank_cell(rank, name)
 
 
 def _rank_cell(rank: Any, name: str) -> str:

@@ -8,9 +8,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from logparse import engines
 from logparse.cli.render import print_rich_table
-
-_ENGINE = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def _n(v: Any) -> str:
@@ -61,7 +60,7 @@ def _rows(p: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _head(p: dict[str, Any], console) -> None:
     t = Text()
-    t.append(f"{_ENGINE.get(p['engine'], p['engine'])} {p['release']}", style="bold")
+    t.append(f"{engines.label(p['engine'])} {p['release']}", style="bold")
     t.append(
         f"  tp {p['tp']}"
         + (f" pp {p['pp']}" if p.get("pp", 1) > 1 else "")
@@ -100,7 +99,7 @@ def _side_by_side(plans: list[dict[str, Any]], console) -> None:
     t = Table(title="side by side", title_justify="left", show_edge=False, pad_edge=False)
     t.add_column("")
     for p in plans:
-        t.add_column(f"{_ENGINE.get(p['engine'], p['engine'])} {p['release']}", justify="right")
+        t.add_column(f"{engines.label(p['engine'])} {p['release']}", justify="right")
     rows = [_rows(p) for p in plans]
     for i, (label, _) in enumerate(rows[0]):
         label = label.replace("mem_fraction_static", "fraction (f / u)")

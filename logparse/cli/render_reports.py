@@ -11,6 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from logparse import engines
 from logparse.cli.render import fmt_value, print_rich_table
 from logparse.launches.args import value_text
 from logparse.launches.times import iso_time
@@ -40,15 +41,11 @@ def render_explain(rep: dict[str, Any], console) -> None:
 
 
 def _explain_head(rep: dict[str, Any], console) -> None:
-    """The launch: id, outcome, SGLang range, model, parallel sizes; its source and formula."""
+    """The launch: id, outcome, its engine's release, model, parallel sizes; its source and formula."""
     head = Text()
     head.append(f"launch {rep['launch_id']}  ", style="bold")
     head.append(rep["outcome"], style={"ready": "bold green", "failed": "bold red"}.get(rep["outcome"], "bold yellow"))
-    if rep.get("engine") == "vllm":
-        gen = f" ({rep['engine_generation']})" if rep.get("engine_generation") else ""
-        head.append(f"  vLLM {rep.get('engine_version') or 'unknown'}{gen}  {rep.get('model_path') or ''}")
-    else:
-        head.append(f"  SGLang {rep.get('sglang_version_range') or 'unknown'}  {rep.get('model_path') or ''}")
+    head.append(f"  {engines.of(rep).explain_version_text(rep)}  {rep.get('model_path') or ''}")
     if rep.get("tp_size"):
         head.append(f"  tp={rep['tp_size']}" + (f" dp={rep['dp_size']}" if (rep.get("dp_size") or 1) > 1 else ""))
     console.print(head)
@@ -129,9 +126,9 @@ def _explain_waterfall(rep: dict[str, Any], console, unit: str) -> None:
     wf = rep.get("waterfall") or []
     if not wf:
         return
+    note = engines.of(rep).waterfall_note
     t = Table(
-        title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}"
-        + (" — vLLM: u × T minus what the profile measured" if rep.get("engine") == "vllm" else ""),
+        title=f"memory budget of {rep.get('binding_rank')} (the binding rank), {unit}" + (f" — {note}" if note else ""),
         title_justify="left",
         show_edge=False,
         pad_edge=False,

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import typer
 
+from logparse import engines
 from logparse.cli.app import (
     EXIT_OK,
     EXIT_STORE,
@@ -352,8 +353,9 @@ def _launch_cell(fig, r: dict[str, Any]) -> str:
         return iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—"
     if fig.name == "version":
         return _version_cell(r.get("version"), r.get("engine"))
-    # vLLM's fraction is of total memory, SGLang's of free memory: same column, the engine tells which
-    mf = r.get("mem_fraction_static") if r.get("engine") != "vllm" else r.get("gpu_memory_utilization")
+    # one column, each engine's own fraction (vLLM's of total memory, SGLang's of free memory)
+    flag = engines.of(r).fraction_flag
+    mf = r.get(flag) if flag else None
     return "—" if mf is None else f"{mf:g}"
 
 
@@ -584,8 +586,8 @@ def _short_changes(text: str | None, limit: int = 60) -> str:
 
 
 def _version_cell(version: str | None, engine: str | None) -> str:
-    """The release as the table shows it: vLLM's prefixed with the engine's name."""
-    return f"vLLM {version or '?'}" if engine == "vllm" else (version or "?")
+    """The release as the table shows it (:meth:`~logparse.engines.base.Engine.version_cell`)."""
+    return engines.get(engine).version_cell(version)
 
 
 #: The ``history`` columns :func:`_what_changed_pieces` reads, in its arguments' order.
@@ -669,20 +671,21 @@ def _what_changed_pieces(
 ) -> list[tuple[str, str]]:
     """What changed since the previous launch, as (text, style) pieces, joined by ``; ``."""
     pieces: list[tuple[str, str]] = []
+    eng = engines.get(engine)
     if version_changed:
-        pieces.append((f"{'vLLM' if engine == 'vllm' else 'SGLang'} {version_change}", "bold magenta"))
+        pieces.append((f"{eng.label} {version_change}", "bold magenta"))
     if kv_tokens_definition_change:
         pieces.append((kv_tokens_definition_change, "bold yellow"))
     if args_changed:
         pieces.append((_short_changes(arg_changes), "cyan"))
     if derived_changes:
-        pieces.append(("derived by SGLang: " + _short_changes(derived_changes), "dim"))
+        pieces.append((f"derived by {eng.label}: " + _short_changes(derived_changes), "dim"))
     if defaults_moved:
         pieces.append(("release default moved: " + _short_changes(defaults_moved), "dim"))
     if release_fields_change:
         pieces.append((release_fields_change, "dim"))
-    if args_changed is None and prev_launch_id and engine != "vllm":
-        pieces.append(("(server_args unknown)", "dim"))
+    if args_changed is None and prev_launch_id and eng.args_unknown_note:
+        pieces.append((eng.args_unknown_note, "dim"))
     if len(pieces) < 2:
         return pieces
     out = [pieces[0]]

@@ -318,6 +318,41 @@ class Engine:
 
     # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
 
+    #: The per-rank memory figures the engine prints (:class:`~logparse.launches.model.RankMemory`
+    #: fields), in the order the rank table of ``show`` and ``parse`` lists them after the rank.
+    rank_figures: ClassVar[tuple[str, ...]] = ()
+    #: What the memory waterfall of ``explain`` is, in the engine's own terms (after its title), or "".
+    waterfall_note: ClassVar[str] = ""
+    #: What ``history`` says of a launch whose arguments are not known, though a launch came before it
+    #: (an engine that prints every argument at each start: their absence is worth saying); None: nothing.
+    args_unknown_note: ClassVar[str | None] = None
+
+    def explain_version_text(self, report: dict[str, Any]) -> str:
+        """The release as the head of ``explain`` names it, from the explain report's document."""
+        return f"{self.label} {report.get('engine_version') or 'unknown'}"
+
+    def reassemble(self, events: list[Event], stream: tuple, version: str | None, ordinal: int | None) -> Launch:
+        """The launch a parse of these stored lines (the union of every input's copy of it) assembles
+        on ``stream``; ``version``: the release the user gave at ingest."""
+        source = next((e.source for e in events if e.source), "")
+        asm = self.assembler(source, tuple(stream))
+        for ev in events:
+            asm.add(ev)
+        return asm.finish(ordinal=ordinal, version=version)
+
+    def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
+        """A model config's bytes per token per rank (a :class:`logparse.budget.model_kv.Cell`) as the
+        engine sizes its KV pool for this launch (its release, parallel sizes, ``kv_dtype``), or None
+        when logparse does not know how the engine sizes it."""
+        return None
+
+    def implied_bytes_per_token(
+        self, launch: Launch, budget: Budget
+    ) -> tuple[float | None, float | None, float | None, str]:
+        """(best, lo, hi) bytes per token per rank the launch's logged KV pool allows, and how they were
+        read (all None, and why, when the log has no such figure)."""
+        return None, None, None, "no KV pool figure logparse reads for this engine"
+
     # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
 
     # ----------------------------------------------------------------- lines and launches (the parse loop)

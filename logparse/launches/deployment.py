@@ -22,17 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: Engine of launches that do not say (every launch before a second engine existed).
-DEFAULT_ENGINE = "sglang"
+from logparse import engines
 
-#: How each engine is named to a person.
-ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+#: The name of the engine of launches that do not say (every launch before a second engine existed):
+#: the registry's default engine (:func:`logparse.engines.default`).
+DEFAULT_ENGINE = engines.default().name
 
 
 def engine_name(engine: str | None) -> str:
-    """The engine as a person names it (``vllm`` -> ``vLLM``); a launch that does not say is SGLang's."""
-    e = engine or DEFAULT_ENGINE
-    return ENGINE_NAMES.get(e, e)
+    """The engine as a person names it (``vllm`` -> ``vLLM``): :func:`logparse.engines.label`; a launch
+    that does not say is the default engine's."""
+    return engines.label(engine)
 
 
 #: What the key says of a part it does not know (the host of a plain file; a log that names no model).
@@ -97,8 +97,8 @@ NO_MODEL = "(model not in the log)"
 
 
 def short_label(key: str) -> str:
-    """A key shown shorter: host, model path, the sizes that are not 1 (and the engine unless SGLang,
-    or when the log names no model: ``SGLang (model not in the log) tp=2``)."""
+    """A key shown shorter: host, model path, the sizes that are not 1 (and the engine unless it is the
+    default engine, or when the log names no model: ``SGLang (model not in the log) tp=2``)."""
     parts = key.split("|")
     if len(parts) != 7:
         return key
@@ -108,5 +108,5 @@ def short_label(key: str) -> str:
     if model == "?":
         bits = [where, f"{engine_name(engine)} {NO_MODEL}", extra]
     else:
-        bits = [engine if engine != DEFAULT_ENGINE else "", where, model, extra]
+        bits = [engine if engines.find(engine) is not engines.default() else "", where, model, extra]
     return " ".join(x for x in bits if x)

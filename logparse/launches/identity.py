@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from logparse import engines
+
 #: How many startup lines make the content part of the identity.
 CONTENT_LINES = 3
 #: Event kinds that are not part of a launch's content (runtime lines repeat, and a window of
@@ -89,7 +91,7 @@ def identity(launch: Any) -> Identity:
     record = next((e.record_ts for e in evs if getattr(e, "record_ts", None)), None)
     stamp = next((e.ts for e in evs if e.ts), None)
     return Identity(
-        engine=getattr(launch, "engine", None) or "sglang",
+        engine=getattr(launch, "engine", None) or engines.default().name,
         host=launch.host,
         boot=launch.boot,
         pid=launch.pid,

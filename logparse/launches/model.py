@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from logparse import engines
+
 #: Metadata of a field that is carried for the store and reports but is not in the JSON contract.
 INTERNAL = {"contract": False}
 #: Metadata of a timestamp field: ISO text in Python and JSON, TIMESTAMP (plus ``*_text``) in the store.
@@ -70,11 +72,17 @@ class RankMemory:
         return d
 
 
+def default_engine_name() -> str:
+    """The name of the engine of a launch that names none: the registry's default."""
+    return engines.default().name
+
+
 @dataclass(slots=True)
 class Launch:
     launch_id: str = ""
-    #: The inference engine that printed the log: ``sglang`` or ``vllm``.
-    engine: str = "sglang"
+    #: The inference engine that printed the log, by its name (``sglang``, ``vllm``); a launch made
+    #: without one is the default engine's (:func:`logparse.engines.default`).
+    engine: str = field(default_factory=default_engine_name)
     source: str | None = None
     host: str | None = None
     unit: str | None = None

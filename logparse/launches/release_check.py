@@ -3,8 +3,8 @@
 ``--sglang-version`` and ``plan --release`` take a release of SGLang or vLLM.  A name is read
 with :mod:`packaging.version` (PEP 440), so the spellings pip accepts for a release are accepted
 too (``v0.5.10``, ``0.5.10-post1``, ``0.5.10post1`` and ``0.5.10.post1`` are one release;
-``0.5.0-rc2`` is ``0.5.0rc2``), and must then be a release of the list
-(:data:`logparse.grammar.versions.releases`, :data:`logparse.grammar.vllm_versions.RELEASES`).
+``0.5.0-rc2`` is ``0.5.0rc2``), and must then be a release of the engine's list
+(:meth:`logparse.engines.base.Engine.releases`).
 A development or local build (``0.5.11.dev3``, ``0.18.2rc1.dev73+gdb7a17ecc``) is accepted when
 it falls within the list: it sits between two known releases, as the logs' own dev builds do.
 Anything else is refused with one line naming the closest releases.
@@ -14,12 +14,7 @@ from __future__ import annotations
 
 import difflib
 
-from logparse.grammar import versions
-from logparse.grammar import vllm_versions as vv
-from logparse.launches.deployment import engine_name
-
-#: The article before each engine's name ("an SGLang release", "a vLLM release").
-_ARTICLES = {"sglang": "an", "vllm": "a"}
+from logparse import engines
 
 
 class UnknownRelease(ValueError):
@@ -27,12 +22,12 @@ class UnknownRelease(ValueError):
 
 
 def release_list(engine: str) -> tuple[str, ...]:
-    """The releases of ``engine`` (``sglang`` or ``vllm``), oldest first."""
-    if engine == "sglang":
-        return versions.releases()
-    if engine == "vllm":
-        return vv.RELEASES
-    raise ValueError(f"unknown engine {engine!r}: sglang or vllm")
+    """The releases of the engine called ``engine`` (:meth:`~logparse.engines.base.Engine.releases`),
+    oldest first; :class:`ValueError` for a name no engine has."""
+    try:
+        return engines.get(engine).releases()
+    except engines.UnknownEngine as exc:
+        raise ValueError(str(exc)) from None
 
 
 def check_release(engine: str, name: str, *, builds: bool = True) -> str:
@@ -41,7 +36,9 @@ def check_release(engine: str, name: str, *, builds: bool = True) -> str:
     from packaging.version import InvalidVersion, Version
 
     names = release_list(engine)
-    label = engine_name(engine)
+    label = engines.label(engine)
+    if not names:
+        raise UnknownRelease(f"{name}: logparse knows no {label} release")
     try:
         given = Version(name.strip())
     except InvalidVersion:
@@ -58,7 +55,7 @@ def check_release(engine: str, name: str, *, builds: bool = True) -> str:
     elif given < first:
         why = f"older than every {label} release logparse knows"
     else:
-        why = f"not {_ARTICLES[engine]} {label} release"
+        why = f"not {engines.get(engine).article} {label} release"
     raise UnknownRelease(_refusal(label, name, names, why))
 
 

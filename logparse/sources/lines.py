@@ -280,8 +280,8 @@ class LineParser:
         notes = [json_logs.NOTE_TIME] if ts is not None else []
         if ts is None and obj.get("asctime"):
             notes = [bad_time_note(str(obj["asctime"])[:80])]
-        lines, vllm_tagged = json_logs.log_lines(obj)
-        if vllm_tagged:  # vLLM's own text: no outer layer to peel
+        lines, tagged = json_logs.log_lines(obj)
+        if tagged:  # the engine's own text (vLLM's): no outer layer to peel
             return [
                 Record(n, text, self.src, ts, None, None, None, self.boot, fmt="json-log", notes=notes)
                 for text in lines

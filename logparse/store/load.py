@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from logparse import engines
 from logparse.grammar.bounds import bound_fields, out_of_range_warning
 from logparse.grammar.events import Event
 from logparse.launches.figures import check_launch
@@ -50,7 +51,7 @@ def launch_from_rows(
         launch.version_range = (row["version_min"], row["version_max"])
     if launch.outcome is None:
         launch.outcome = "incomplete"
-    launch.engine = launch.engine or "sglang"  # stores before the engine column
+    launch.engine = launch.engine or engines.default().name  # stores before the engine column
     launch.source_ordinal = row.get("source_ordinal")
     launch.ranks.extend(_rank_from_row(r) for r in ranks)
     meta = LaunchMeta(

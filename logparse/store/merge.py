@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from logparse import engines
 from logparse.grammar.events import Event
-from logparse.launches.assemble import LaunchAssembler
 from logparse.launches.identity import identity
 from logparse.launches.model import Launch
-from logparse.launches.vllm_assemble import VllmLaunchAssembler
 from logparse.store import pending, rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import event_keys, line_hash, table_rows, to_frame
@@ -47,16 +46,13 @@ def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal:
     which a line read from a piece may have been and no longer is."""
     for ev in events:
         ev.variant = None
-    source = next((e.source for e in events if e.source), "")
-    if any(e.kind.startswith("vllm_") for e in events):
-        vasm = VllmLaunchAssembler(source, tuple(stream))
-        for ev in events:
-            vasm.add(ev)
-        return vasm.finish(ordinal=ordinal)
-    asm = LaunchAssembler(source, tuple(stream))
-    for ev in events:
-        asm.add(ev)
-    return asm.finish(version, ordinal=ordinal)
+    return events_engine(events).reassemble(events, stream, version, ordinal)
+
+
+def events_engine(events: list[Event]) -> engines.Engine:
+    """The engine whose lines these are: the first that owns them (:meth:`Engine.owns_events`, in the
+    registry's order), else the default engine (lines no engine claims are the default's)."""
+    return next((e for e in engines.all() if e.owns_events(events)), engines.default())
 
 
 def known_zone(final: Launch, copies: Sequence[Launch | None]) -> str | None:

@@ -11,6 +11,7 @@ from logparse.engines.base import Engine
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
+    from logparse.grammar.events import Event
     from logparse.launches.model import Launch
 
 
@@ -56,6 +57,53 @@ class SGLang(Engine):
     # ----------------------------------------------------------------- end of reports
 
     # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
+    rank_figures = (
+        "worker",
+        "avail_before_load_gb",
+        "weights_gb",
+        "avail_after_load_gb",
+        "load_s",
+        "kv_dtype",
+        "kv_tokens",
+        "kv_size_gb",
+        "avail_after_pool_gb",
+        "graph_gb",
+        "avail_after_graph_gb",
+        "graph_s",
+    )
+    args_unknown_note = "(server_args unknown)"
+
+    def explain_version_text(self, report: dict[str, Any]) -> str:
+        return f"SGLang {report.get('sglang_version_range') or 'unknown'}"
+
+    def reassemble(self, events: list[Event], stream: tuple, version: str | None, ordinal: int | None) -> Launch:
+        from logparse.launches.assemble import LaunchAssembler
+
+        asm = LaunchAssembler(next((e.source for e in events if e.source), ""), tuple(stream))
+        for ev in events:
+            asm.add(ev)
+        return asm.finish(version, ordinal=ordinal)
+
+    def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
+        from logparse.budget import model_kv as mk
+
+        shape = mk.SglangShape(
+            tp=launch.tp_size or 1,
+            dp=launch.dp_size or 1,
+            pp=launch.pp_size or 1,
+            dp_attention=bool(launch.enable_dp_attention),
+            kv_dtype=kv_dtype,
+            release=budget.assumed_version,
+        )
+        return mk.sglang_cell(cfg, shape)
+
+    def implied_bytes_per_token(
+        self, launch: Launch, budget: Budget
+    ) -> tuple[float | None, float | None, float | None, str]:
+        bpt = budget.inputs.bpt if budget.inputs is not None else None  # the formula's own reading
+        if bpt is None or bpt.hi is None:
+            return None, None, None, "no KV pool figure in the log"
+        return bpt.value, bpt.lo, bpt.hi, bpt.source
 
     # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
 

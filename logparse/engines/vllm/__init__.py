@@ -11,6 +11,7 @@ from logparse.engines.base import Engine
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
+    from logparse.grammar.events import Event
     from logparse.launches.model import Launch
 
 
@@ -69,6 +70,47 @@ class VLLM(Engine):
     # ----------------------------------------------------------------- end of reports
 
     # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
+    rank_figures = (
+        "weights_gb",
+        "load_s",
+        "activation_gb",
+        "non_torch_gb",
+        "kv_tokens",
+        "kv_size_gb",
+        "graph_gb",
+        "graph_s",
+    )
+    waterfall_note = "vLLM: u × T minus what the profile measured"
+
+    def explain_version_text(self, report: dict[str, Any]) -> str:
+        gen = f" ({report['engine_generation']})" if report.get("engine_generation") else ""
+        return f"vLLM {report.get('engine_version') or 'unknown'}{gen}"
+
+    def owns_events(self, events: list[Event]) -> bool:
+        return any(e.kind.startswith("vllm_") for e in events)
+
+    def reassemble(self, events: list[Event], stream: tuple, version: str | None, ordinal: int | None) -> Launch:
+        from logparse.launches.vllm_assemble import VllmLaunchAssembler
+
+        asm = VllmLaunchAssembler(next((e.source for e in events if e.source), ""), tuple(stream))
+        for ev in events:
+            asm.add(ev)
+        return asm.finish(ordinal=ordinal)  # a release given at ingest is SGLang's (--sglang-version)
+
+    def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
+        from logparse.budget import model_kv as mk
+
+        shape = mk.VllmShape(
+            tp=launch.tp_size or 1, pp=launch.pp_size or 1, kv_dtype=kv_dtype, block_size=launch.block_size or 16
+        )
+        return mk.vllm_cell(cfg, shape)
+
+    def implied_bytes_per_token(
+        self, launch: Launch, budget: Budget
+    ) -> tuple[float | None, float | None, float | None, str]:
+        from logparse.budget.vllm import implied_bytes_per_token
+
+        return implied_bytes_per_token(launch, budget.kv_pool_gb, budget.kv_tokens)
 
     # ----------------------------------------------------------------- end of cli, budget checks, launches, sources, store
 

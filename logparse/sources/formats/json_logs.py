@@ -17,8 +17,8 @@ Record fields: docker-json: ``ts`` from ``time`` (UTC), the text read through th
 any line (a Ray prefix, SGLang's own line ...); the pieces of a split line give one record with
 the whole line (the earlier pieces are noise records, so that every object is counted).
 json-log: ``ts`` from ``asctime`` (local time read as UTC, with a note, as :mod:`.pylogging`);
-a record of a ``vllm.*`` logger gets the process tag vLLM's own text format prints
-(``(EngineCore_DP0 pid=4301)``), which is how the vLLM grammar tells its processes and workers apart
+a record of an engine's logger (``vllm.*``) gets the process tag the engine's own text format prints
+(vLLM's ``(EngineCore_DP0 pid=4301)``), which is how the vLLM grammar tells its processes and workers apart
 (the pid stays in the tag, not in the record: the processes of one server are one stream); other
 records are read through the inner layers as any line; one record per line of a multi-line ``message``.
 """
@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse import engines
 from logparse.sources.formats.pylogging import NOTE_PYLOG_TIME
 from logparse.sources.timestamps import offset_seconds, stamp_epoch
 
@@ -72,13 +73,21 @@ def asctime(obj: dict) -> float | None:
 
 
 def log_lines(obj: dict) -> tuple[list[str], bool]:
-    """The lines of a json-log record, and whether they are vLLM's (they then carry vLLM's process tag)."""
+    """The lines of a json-log record, and whether they are an engine's own (a record of one of its
+    loggers, :attr:`~logparse.engines.base.Engine.logger_names`: they then carry the process tag the
+    engine prints, :meth:`~logparse.engines.base.Engine.json_line_tag`)."""
     lines = obj["message"].rstrip("\n").split("\n")
-    name, proc, pid = str(obj.get("name") or ""), obj.get("processName"), obj.get("process")
-    if (name == "vllm" or name.startswith("vllm.")) and isinstance(proc, str) and isinstance(pid, int):
-        tag = f"({proc} pid={pid}) "
+    name = str(obj.get("name") or "")
+    engine = next((e for e in engines.all() if any(_of_logger(name, n) for n in e.logger_names)), None)
+    tag = engine.json_line_tag(obj.get("processName"), obj.get("process")) if engine is not None else None
+    if tag is not None:
         return [tag + ln for ln in lines], True
     return lines, False
+
+
+def _of_logger(name: str, logger: str) -> bool:
+    """Is ``name`` the Python logger ``logger`` or one of its children (``vllm.engine`` of ``vllm``)?"""
+    return name == logger or name.startswith(logger + ".")
 
 
 NOTE_TIME = NOTE_PYLOG_TIME
