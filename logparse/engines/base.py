@@ -335,7 +335,7 @@ class Engine:
         """The launch a parse of these stored lines (the union of every input's copy of it) assembles
         on ``stream``; ``version``: the release the user gave at ingest."""
         source = next((e.source for e in events if e.source), "")
-        asm = self.assembler(source, tuple(stream))
+        asm = self.assembly().new(source, tuple(stream))
         for ev in events:
             asm.add(ev)
         return asm.finish(ordinal=ordinal, version=version)

@@ -11,7 +11,6 @@ from logparse.engines.base import Engine
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
-    from logparse.grammar.events import Event
     from logparse.launches.model import Launch
 
 
@@ -75,14 +74,6 @@ class SGLang(Engine):
 
     def explain_version_text(self, report: dict[str, Any]) -> str:
         return f"SGLang {report.get('sglang_version_range') or 'unknown'}"
-
-    def reassemble(self, events: list[Event], stream: tuple, version: str | None, ordinal: int | None) -> Launch:
-        from logparse.launches.assemble import LaunchAssembler
-
-        asm = LaunchAssembler(next((e.source for e in events if e.source), ""), tuple(stream))
-        for ev in events:
-            asm.add(ev)
-        return asm.finish(version, ordinal=ordinal)
 
     def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
         from logparse.budget import model_kv as mk

@@ -89,14 +89,6 @@ class VLLM(Engine):
     def owns_events(self, events: list[Event]) -> bool:
         return any(e.kind.startswith("vllm_") for e in events)
 
-    def reassemble(self, events: list[Event], stream: tuple, version: str | None, ordinal: int | None) -> Launch:
-        from logparse.launches.vllm_assemble import VllmLaunchAssembler
-
-        asm = VllmLaunchAssembler(next((e.source for e in events if e.source), ""), tuple(stream))
-        for ev in events:
-            asm.add(ev)
-        return asm.finish(ordinal=ordinal)  # a release given at ingest is SGLang's (--sglang-version)
-
     def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
         from logparse.budget import model_kv as mk
 
