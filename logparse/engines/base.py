@@ -327,6 +327,15 @@ class Engine:
             "share_of_gb": None,
         }
 
+    def kv_tokens_are_slots(self, launch: Launch) -> bool:
+        """Does the launch's KV token count count the pool's token slots (not requests that fit)?"""
+        return launch.kv_tokens_definition is None
+
+    def kv_tokens_count(self, launch: Launch) -> str:
+        """What the launch's KV token count counts, in words."""
+        definition = launch.kv_tokens_definition
+        return "the token slots of the pool" if definition is None else definition
+
     def unquantized_load_line(self, launch: Launch) -> str | None:
         """Why the launch's weight-load line, naming no quantization, shows an unquantized checkpoint
         (the engine's load line of that release names a checkpoint's quantization), in words; None

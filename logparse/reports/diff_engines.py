@@ -15,7 +15,6 @@ from typing import Any
 
 from logparse import engines
 from logparse.budget.model import Budget
-from logparse.grammar import vllm_versions as vv
 from logparse.launches.model import Launch
 
 
@@ -30,7 +29,7 @@ def engines_differ(a: Launch, b: Launch) -> bool:
 
 def counts_slots(launch: Launch) -> bool:
     """Does the launch's KV token count count the pool's token slots (SGLang; vLLM up to 0.20.0)?"""
-    return launch.kv_tokens_definition in (None, vv.BLOCKS_DEFINITION)
+    return engines.of(launch).kv_tokens_are_slots(launch)
 
 
 def tokens_comparable(a: Launch, b: Launch) -> bool:
@@ -65,18 +64,9 @@ def engine_side(launch: Launch, budget: Budget) -> dict[str, Any]:
         "weights_gb": budget.weights_gb,
         "kv_pool_gb": budget.kv_pool_gb,
         "kv_tokens": budget.kv_tokens,
-        "kv_tokens_count": _count(launch),
+        "kv_tokens_count": engines.get(engine).kv_tokens_count(launch),
         "kv_tokens_are_slots": counts_slots(launch),
     }
-
-
-def _count(launch: Launch) -> str:
-    """What the launch's KV token count counts."""
-    if launch.kv_tokens_definition is None:
-        return "the token slots of the pool"
-    if launch.kv_tokens_definition == vv.BLOCKS_DEFINITION:
-        return "the token slots of the pool (blocks × block size)"
-    return f"{launch.kv_tokens_definition} (requests of the longest length that fit, not slots)"
 
 
 def fraction_text(side: dict[str, Any]) -> str:

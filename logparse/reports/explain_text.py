@@ -14,23 +14,13 @@ from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.grammar import versions
 from logparse.launches.model import Launch, RankMemory
+from logparse.reports.launch_facts import quote
 
 UNIT = "GiB"
-#: Longest piece of an SGLang error quoted in a sentence.
-MAX_QUOTE = 300
 
 
 def _gb(v: float | None) -> str:
     return "?" if v is None else f"{v:.2f}"
-
-
-def quote(text: str, limit: int = MAX_QUOTE) -> str:
-    """The first line of ``text``, cut at a word boundary (never mid-word) when too long."""
-    first = text.splitlines()[0] if text else ""
-    if len(first) <= limit:
-        return first
-    cut = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
-    return cut + " …"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Facts about a launch that several reports read (explain's what-ifs, the advice): how a start failed,
-whether its KV cache is already low-precision, its rank count, its release, and what one more pool
-token costs in headroom.  Each is defined here once."""
+whether its KV cache is already low-precision, its rank count, its release, what one more pool
+token costs in headroom, and its error as a sentence quotes it.  Each is defined here once."""
 
 from __future__ import annotations
 
@@ -11,8 +11,20 @@ from logparse.budget.model import Budget
 from logparse.grammar import versions
 from logparse.launches.model import Launch
 
+#: Longest piece of an engine's error quoted in a sentence.
+MAX_QUOTE = 300
+
 _OOM_RE = re.compile(r"out of memory|OutOfMemory|OOM", re.I)
 _TOO_SMALL_RE = re.compile(r"Not enough memory|leave no GPU memory|increase --mem-fraction-static", re.I)
+
+
+def quote(text: str, limit: int = MAX_QUOTE) -> str:
+    """The first line of ``text``, cut at a word boundary (never mid-word) when too long."""
+    first = text.splitlines()[0] if text else ""
+    if len(first) <= limit:
+        return first
+    cut = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + " …"
 
 
 def failure_kind(launch: Launch, b: Budget) -> str | None:

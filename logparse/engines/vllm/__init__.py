@@ -132,6 +132,20 @@ class VLLM(Engine):
 
         return fraction_side(launch, budget, self.fraction_share_of)
 
+    def kv_tokens_are_slots(self, launch: Launch) -> bool:
+        from logparse.grammar import vllm_versions
+
+        return launch.kv_tokens_definition in (None, vllm_versions.BLOCKS_DEFINITION)
+
+    def kv_tokens_count(self, launch: Launch) -> str:
+        from logparse.grammar import vllm_versions
+
+        if launch.kv_tokens_definition is None:
+            return "the token slots of the pool"
+        if launch.kv_tokens_definition == vllm_versions.BLOCKS_DEFINITION:
+            return "the token slots of the pool (blocks × block size)"
+        return f"{launch.kv_tokens_definition} (requests of the longest length that fit, not slots)"
+
     # ----------------------------------------------------------------- end of reports
 
     # ----------------------------------------------------------------- cli, budget checks, launches, sources, store
