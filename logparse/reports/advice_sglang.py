@@ -32,7 +32,8 @@ from logparse.reports.advice_core import (
     sglang_fp8_dtype,
     sglang_has,
 )  # fmt: skip
-from logparse.reports.launch_facts import failure_kind, headroom_cell, is_low_precision_kv
+from logparse.reports.explain_text import headroom_cell
+from logparse.reports.launch_facts import failure_kind, is_low_precision_kv
 
 
 def fraction_result(

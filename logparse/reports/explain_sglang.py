@@ -20,14 +20,8 @@ from logparse.launches.model import Launch
 from logparse.reports.advice import Advice, advise
 from logparse.reports.advice_sglang import fraction_result
 from logparse.reports.explain import DEFAULT_MARGIN_GB, Explanation, advised_what_if, unsupported
-from logparse.reports.explain_text import sentences
-from logparse.reports.launch_facts import (
-    failure_kind,
-    from_release_after,
-    headroom_cell,
-    is_low_precision_kv,
-    target_rank_count,
-)
+from logparse.reports.explain_text import from_release_after, headroom_cell, sentences
+from logparse.reports.launch_facts import failure_kind, is_low_precision_kv, target_rank_count
 
 _SGLANG_MINIMUM_RE = re.compile(r"Raise --mem-fraction-static above ([0-9.]+)")
 _MIN_VIABLE_RE = re.compile(r"minimum viable = 1 - available/pre = ([0-9.]+)")
