@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from helpers import LOGPARSE, SAMPLES, cli, cli_env
 
-from logparse.reports.explain_text import quote
+from logparse.reports.launch_facts import quote
 
 KIMI = SAMPLES / "kimi-k25" / "launch-1-baseline.log"
 COMMANDS = ("parse", "ingest", "launches", "show", "history", "query", "export", "doctor", "explain", "diff", "check")

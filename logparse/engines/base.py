@@ -313,6 +313,100 @@ class Engine:
         return None
 
     # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+    #: The place of the engine's plan among every engine's (``plan --engine both``), lower first; None:
+    #: the engine does not plan.
+    plan_order: ClassVar[int | None] = None
+    #: The plan's flags (fields of :class:`~logparse.reports.plan_types.PlanFlags`) that only this
+    #: engine takes; a plan of another engine names them as not its own.
+    plan_flags: ClassVar[tuple[str, ...]] = ()
+    #: The engine's plan sizes the KV pool from (a share of) the free memory before the weights, which
+    #: each launch's log measures: the plan may take that memory from the deployment's stored launches.
+    plan_sized_from_free_memory: ClassVar[bool] = False
+
+    def plan(self, cfg: Any, flags: Any, mem: Any, launch: Launch | None, budget: Budget | None) -> Any:
+        """The engine's plan (an :class:`~logparse.reports.plan_types.EnginePlan`) of a model config for
+        the flags, on a GPU (``mem``), calibrated on one of its launches and its budget when given."""
+        raise NotImplementedError(f"{self.name}: no plan")
+
+    def plan_flag_instead(self, flag: str) -> str:
+        """What the engine's plan uses in place of another engine's own plan flag (in words)."""
+        return "its own settings"
+
+    def compare_plans(self, own: Any, other: Any) -> list[str]:
+        """Why the engine's plan (``own``) gives another pool than ``other``, a plan of another engine
+        for the same model and GPU, term by term; [] when the engine does not say."""
+        return []
+
+    def gpu_total_gb(self, launch: Launch) -> float | None:
+        """The GPU's total memory (GiB per rank) as the launch's log prints it; None when it prints none."""
+        return None
+
+    def levers(self, ctx: Any) -> list[Any]:
+        """The engine's recommendations for one launch (:class:`~logparse.reports.advice_core.Ctx`), in
+        the engine's order, before the advice ranks them; [] when the engine advises nothing."""
+        return []
+
+    def fp8_kv_to_start(self, launch: Launch) -> str | None:
+        """The 8-bit KV dtype the advice adds on top of each option that starts a failed launch (every
+        release the launch may be accepts it); None when the engine's advice adds none."""
+        return None
+
+    def kv_bound_words(self, launch: Launch, budget: Budget) -> str | None:
+        """What sets the launch's KV tokens (memory, in the engine's terms), in words; None: not known."""
+        return None
+
+    def reserve_line(self, ctx: Any) -> str | None:
+        """The advice's line on the engine's own reserve (``ctx.reserve``, known) against what the
+        launch holds back; None when the engine says nothing of it."""
+        return None
+
+    def draft_line(self, ctx: Any) -> str | None:
+        """The advice's line on a draft model that does not fit the engine's reserve for it, or None."""
+        return None
+
+    def explain(self, launch: Launch, budget: Budget, margin_gb: float | None, cfg: Any) -> Any:
+        """The engine's explanation of a launch (an :class:`~logparse.reports.explain.Explanation`);
+        None: the plain one (the budget, the ranks and the advice, no engine's own questions)."""
+        return None
+
+    def attribution(self, a: Launch, b: Launch, budget_a: Budget, budget_b: Budget) -> dict[str, Any] | None:
+        """The attribution of the KV change between two launches of the engine (``diff``'s
+        ``attribution``); None: the engine does not attribute one."""
+        return None
+
+    def likely_cause(self, attribution: dict[str, Any]) -> str | None:
+        """The likely cause of a KV change between two of its launches when the engine words it from
+        their attribution itself (``check``); None: the attribution's steps say it."""
+        return None
+
+    def fraction_side(self, launch: Launch, budget: Budget) -> dict[str, Any]:
+        """The launch's fraction as a diff of two engines shows it: its flag (``name``), ``value``,
+        ``source``, ``default`` and ``default_text``, what it is a share of (``share_of``, in words, and
+        ``share_of_gb``)."""
+        return {
+            "name": self.fraction_flag,
+            "value": self.fraction_of(launch),
+            "source": None,
+            "default": None,
+            "default_text": "not known",
+            "share_of": self.fraction_share_of or "not known",
+            "share_of_gb": None,
+        }
+
+    def kv_tokens_are_slots(self, launch: Launch) -> bool:
+        """Does the launch's KV token count count the pool's token slots (not requests that fit)?"""
+        return launch.kv_tokens_definition is None
+
+    def kv_tokens_count(self, launch: Launch) -> str:
+        """What the launch's KV token count counts, in words."""
+        definition = launch.kv_tokens_definition
+        return "the token slots of the pool" if definition is None else definition
+
+    def unquantized_load_line(self, launch: Launch) -> str | None:
+        """Why the launch's weight-load line, naming no quantization, shows an unquantized checkpoint
+        (the engine's load line of that release names a checkpoint's quantization), in words; None
+        when the load line does not say."""
+        return None
 
     # ----------------------------------------------------------------- end of reports
 

@@ -6,27 +6,25 @@ flags, the KV tokens it predicts and the context and concurrency they allow, its
 host memory, accuracy, throughput), its risk and why, and the evidence it rests on:
 
 * the engine's own reserve for that release, computed from the launch's own arguments
-  (:mod:`logparse.budget.reserve`, :mod:`logparse.budget.vllm_reserve`): a recommended fraction never
-  holds back less than it, unless the user asked for a headroom with ``--margin``;
+  (:meth:`~logparse.engines.base.Engine.reserve`): a recommended fraction never holds back less than
+  it, unless the user asked for a headroom with ``--margin``;
 * the launch's budget (:func:`logparse.budget.model.launch_budget`): the formula of its era replayed
   with the changed flag, and its observed headroom;
 * what the run did: peak token usage, retractions and the queue from the runtime lines.
 
 Every what-if is bounded: a fraction stays inside (0, 1), tokens are never negative, and what cannot
 be done is a recommendation with ``possible: false`` and the reason.  Flags are offered only where the
-launch's release range has them (SGLang's ServerArgs fields per release; vLLM's per release below).
+launch's release range has them.  The recommendations are the engine's
+(:meth:`~logparse.engines.base.Engine.levers`); this module ranks them and writes the short answer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from logparse.budget import formula as fm
+from logparse import engines
 from logparse.budget.model import Budget
-from logparse.budget.reserve import EngineReserve, launch_reserve
 from logparse.launches.model import Launch
-from logparse.reports import advice_sglang as sg
-from logparse.reports import advice_vllm as av
 from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FAILURE_WORDS,
@@ -37,20 +35,14 @@ from logparse.reports.advice_core import (
     Recommendation,
     allows,
     flag_field,
-    reserve_words,
     runtime_verdict,
-    sglang_fp8_dtype,
-    sglang_from,
-    sglang_has,
     vllm_has,
-    vllm_release,
 )  # fmt: skip
-from logparse.reports.advice_sglang import default_words, fraction_result, held_back, is_engine_default
 from logparse.reports.launch_facts import failure_kind
 
 __all__ = [
-    "VLLM_FLAGS", "Advice", "Recommendation", "advise", "allows", "bound_by", "flag_field", "fraction_result",
-    "rank", "runtime_verdict", "sglang_from", "sglang_has", "vllm_has", "vllm_release",
+    "VLLM_FLAGS", "Advice", "Recommendation", "advise", "allows", "bound_by", "flag_field", "rank",
+    "runtime_verdict", "vllm_has",
 ]  # fmt: skip
 
 
@@ -104,7 +96,8 @@ def needed(recs: list[Recommendation], verdict: dict[str, Any]) -> list[Recommen
 
 
 def _starting(ctx: Ctx, recs: list[Recommendation]) -> list[Recommendation]:
-    """After a failed start: mark the options that start it, and add fp8 KV on top of each (SGLang)."""
+    """After a failed start: mark the options that start it, and add fp8 KV on top of each (when the
+    engine has one for the launch: :meth:`~logparse.engines.base.Engine.fp8_kv_to_start`)."""
     if ctx.launch.outcome != "failed":
         return recs
     for r in recs:
@@ -115,9 +108,7 @@ def _starting(ctx: Ctx, recs: list[Recommendation]) -> list[Recommendation]:
             and r.kind in ("fraction", "chunked_prefill", "utilization")
         ):
             r.starts = True
-    if ctx.launch.engine == "vllm" or not sglang_has(ctx.launch, "kv_cache_dtype"):
-        return recs
-    dtype = sglang_fp8_dtype(ctx.launch)
+    dtype = engines.of(ctx.launch).fp8_kv_to_start(ctx.launch)
     if dtype is None:
         return recs
     extra = [lv.fp8_kv_on(ctx, r, dtype) for r in recs if r.starts and r.kind in ("fraction", "chunked_prefill")]
@@ -132,28 +123,8 @@ def bound_by(launch: Launch, b: Budget) -> str:
         unc = b.uncapped_kv_tokens or b.uncapped_kv_tokens_at_least
         more = f" (memory would allow {'at least ' if not b.uncapped_kv_tokens else ''}{unc:,})" if unc else ""
         return f"the cap --max-total-tokens {launch.max_total_tokens:,}{more}"
-    if launch.engine == "vllm":
-        u = launch.gpu_memory_utilization
-        kv = b.kv_pool_gb
-        return (
-            f"memory: gpu_memory_utilization {u:g} of the GPU, less weights and the profile, leaves "
-            + (f"{kv:.2f} GiB of KV per rank" if kv is not None else "the pool")
-            if u is not None
-            else "memory (vLLM's profile)"
-        )
-    if fm.capture_resize(launch) is not None:
-        return (
-            "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool), less "
-            f"mem_fraction_static {b.mem_fraction_static:g}'s held-back share"
-            if b.mem_fraction_static is not None
-            else "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool)"
-        )
-    if b.mem_fraction_static is not None and b.rest_gb is not None and b.weights_gb is not None:
-        return (
-            f"memory: mem_fraction_static {b.mem_fraction_static:g} leaves {b.rest_gb:.2f} GiB for KV after "
-            f"{b.weights_gb:.2f} GiB of weights ({b.binding_rank})"
-        )
-    return "memory (the log lacks the figures to say more)"
+    words = engines.of(launch).kv_bound_words(launch, b)
+    return words if words is not None else "memory (the log lacks the figures to say more)"
 
 
 def _headline(launch: Launch, b: Budget) -> str:
@@ -166,47 +137,16 @@ def _headline(launch: Launch, b: Budget) -> str:
 
 
 def _reserve_line(ctx: Ctx) -> str | None:
-    r, b = ctx.reserve, ctx.b
-    inp = b.inputs.inputs if b.inputs is not None else None
+    """The engine's own reserve against what the launch holds back, in the engine's words."""
+    r = ctx.reserve
     if r is None or r.reserve_gb is None:
         return None
-    if r.engine == "vllm":
-        kv = getattr(r, "max_kv_gb", None)
-        top = f"; its own ceiling for the pool is {kv:.2f} GiB" if kv is not None else ""
-        return f"vLLM keeps {reserve_words(r)} beside the weights and the KV pool{top}."
-    if inp is None:
-        return f"SGLang's own default logic would hold back {reserve_words(r)}."
-    held = held_back(inp.f, inp.m_pre_gb)
-    hi = r.reserve_gb_hi if r.reserve_gb_hi is not None else r.reserve_gb
-    if is_engine_default(r, inp.f):
-        return (
-            f"SGLang's own default logic holds back {reserve_words(r)}: mem_fraction_static {inp.f:g} is its own "
-            f"default for this GPU ({default_words(r)}), so the launch holds back what the engine would."
-        )
-    cmp = (
-        f"{hi - held:.2f} GiB less: raising the fraction is not advised"
-        if held < hi
-        else f"{held - hi:.2f} GiB more: the fraction can rise that far"
-    )
-    f_default = f" (default fraction {r.default_fraction:g})" if r.default_fraction is not None else ""
-    return (
-        f"SGLang's own default logic would hold back {reserve_words(r)}{f_default}; this launch holds back "
-        f"{held:.2f} GiB, {cmp}."
-    )
+    return engines.get(r.engine).reserve_line(ctx)
 
 
 def draft_line(ctx: Ctx) -> str | None:
-    """The draft model's weights against the share SGLang's reserve sets aside for speculative decoding,
-    when they exceed it (the rest then comes out of what the reserve keeps for activations)."""
-    r, draft = ctx.reserve, ctx.b.draft_weights_gb
-    term = next((t for t in (r.terms if r is not None else []) if t.counted and "speculative" in t.name), None)
-    if r is None or r.engine == "vllm" or term is None or not draft or draft <= term.gb + 0.005:
-        return None
-    return (
-        f"The draft model's weights ({draft:.2f} GiB per rank) exceed the {term.gb:.2f} GiB SGLang's reserve sets "
-        f"aside for speculative decoding: the other {draft - term.gb:.2f} GiB come out of what it keeps for "
-        "activations and CUDA graphs."
-    )
+    """A draft model that does not fit the share the engine's reserve sets aside for it, in words."""
+    return engines.get(ctx.reserve.engine).draft_line(ctx) if ctx.reserve is not None else None
 
 
 def _best_line(ctx: Ctx, recs: list[Recommendation]) -> str:
@@ -263,23 +203,9 @@ def advise(
     (:class:`~logparse.budget.model_config.ModelConfig`), when known: the heads, the weights' dtype and
     the attention weights the levers of :mod:`logparse.reports.levers` need."""
     verdict = runtime_verdict(launch)
-    if launch.engine == "vllm":
-        from logparse.budget.vllm_reserve import launch_vllm_reserve
-        from logparse.reports.explain_vllm import total_gb, total_gb_range
-
-        rank_, _ = av.vllm_kv(launch)
-        span = total_gb_range(launch, rank_)  # an inferred total: its low end, the safe side of every ceiling
-        total = span[1] if span is not None else total_gb(launch, rank_)
-        reserve: EngineReserve | None = launch_vllm_reserve(launch, rank_, total)
-    else:
-        reserve = launch_reserve(launch, b.pre_load_avail_gb or b.least_free_before_weights_gb)
+    engine = engines.of(launch)
+    reserve = engine.reserve(launch, b)
     ctx = Ctx(launch, b, margin_gb, reserve, verdict, list(hicache_what_ifs or []), cfg)
-    if launch.engine == "vllm":
-        recs = (av.vllm_utilization(ctx, reserve) + av.vllm_kv_cache_memory(ctx, reserve) + av.vllm_fp8(ctx)
-                + av.vllm_max_model_len(ctx) + lv.vllm_tp(ctx) + lv.vllm_fp8_weights(ctx) + lv.vllm_cpu_offload(ctx))  # fmt: skip
-    else:
-        recs = (sg.sglang_fraction(ctx) + sg.sglang_cap(ctx) + sg.sglang_chunked(ctx) + sg.sglang_fp8(ctx) + sg.sglang_hicache(ctx)
-                + sg.sglang_context(ctx) + sg.sglang_requests(ctx) + sg.sglang_mamba_slots(ctx) + sg.sglang_page(ctx)
-                + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx) + lv.sglang_graph_bs(ctx) + lv.sglang_cpu_offload(ctx))  # fmt: skip
+    recs = engine.levers(ctx)
     recs = rank(needed(_starting(ctx, recs), verdict), pressure=_pressure(ctx), failed=launch.outcome == "failed")
     return Advice(_answer(ctx, recs), verdict, reserve, recs)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from logparse import engines
 from logparse.budget.model import Budget
 from logparse.budget.refusals import kv_dtype_refusal
 from logparse.budget.reserve import EngineReserve
@@ -211,7 +212,10 @@ def runtime_verdict(launch: Launch) -> dict[str, Any]:
         out["evidence"] = "no runtime lines with KV usage in the log: whether the pool ever limited it is not known"
         return out
     if retract:
-        out["pool_limited"], why = True, f"SGLang retracted {retract:,} request(s): the pool ran out"
+        out["pool_limited"], why = (
+            True,
+            f"{engines.of(launch).label} retracted {retract:,} request(s): the pool ran out",
+        )
     elif usage is not None and usage >= FULL_USAGE:
         out["pool_limited"], why = True, f"the pool filled (peak token usage {usage:.0%})"
     elif usage is not None and usage >= ROOMY_USAGE and queue:

@@ -1,6 +1,8 @@
 """SGLang's levers for one launch: the fraction (against the engine's own reserve), the token cap,
 chunked prefill, fp8 KV, HiCache, page size, context length, mamba state slots and the request cap.
-Each returns :class:`~logparse.reports.advice_core.Recommendation` records (see :mod:`logparse.reports.advice`)."""
+Each returns :class:`~logparse.reports.advice_core.Recommendation` records (see :mod:`logparse.reports.advice`);
+:func:`levers` lists them with the levers of :mod:`logparse.reports.levers`.  The advice's lines on what
+sets the pool, on SGLang's own reserve and on a draft model outside it are SGLang's too."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.budget.reserve import EngineReserve, reserve_inputs, sglang_reserve
 from logparse.launches.model import Launch
+from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FP8_ACCURACY,
     FP8_FORMATS,
@@ -29,7 +32,8 @@ from logparse.reports.advice_core import (
     sglang_fp8_dtype,
     sglang_has,
 )  # fmt: skip
-from logparse.reports.launch_facts import failure_kind, headroom_cell, is_low_precision_kv
+from logparse.reports.explain_text import headroom_cell
+from logparse.reports.launch_facts import failure_kind, is_low_precision_kv
 
 
 def fraction_result(
@@ -484,3 +488,77 @@ def _requests_rec(ctx: Ctx, mrr: int, new: int, effect: str, why: str) -> Recomm
         reason=f"{why}; {new:,} requests of that size fill {ROOMY_USAGE:.0%} of the pool ({b.kv_tokens:,} tokens)",
         gain_tokens=0, value=float(new),
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the advice of an SGLang launch
+def levers(ctx: Ctx) -> list[Recommendation]:
+    """Every SGLang lever for the launch, in the advice's order before ranking."""
+    return (sglang_fraction(ctx) + sglang_cap(ctx) + sglang_chunked(ctx) + sglang_fp8(ctx) + sglang_hicache(ctx)
+            + sglang_context(ctx) + sglang_requests(ctx) + sglang_mamba_slots(ctx) + sglang_page(ctx)
+            + lv.sglang_dp_attention(ctx) + lv.sglang_tp(ctx) + lv.sglang_fp8_weights(ctx) + lv.sglang_graph_bs(ctx)
+            + lv.sglang_cpu_offload(ctx))  # fmt: skip
+
+
+def fp8_kv_to_start(launch: Launch) -> str | None:
+    """The 8-bit KV dtype added on top of each option that starts a failed launch, when its releases have
+    ``--kv-cache-dtype`` and accept one."""
+    return sglang_fp8_dtype(launch) if sglang_has(launch, "kv_cache_dtype") else None
+
+
+def kv_bound_words(launch: Launch, b: Budget) -> str | None:
+    """What sets the launch's KV tokens by SGLang's formula: the memory after a post-capture resize, or
+    the fraction's rest after the weights; None when the log lacks the figures."""
+    if fm.capture_resize(launch) is not None:
+        return (
+            "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool), less "
+            f"mem_fraction_static {b.mem_fraction_static:g}'s held-back share"
+            if b.mem_fraction_static is not None
+            else "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool)"
+        )
+    if b.mem_fraction_static is not None and b.rest_gb is not None and b.weights_gb is not None:
+        return (
+            f"memory: mem_fraction_static {b.mem_fraction_static:g} leaves {b.rest_gb:.2f} GiB for KV after "
+            f"{b.weights_gb:.2f} GiB of weights ({b.binding_rank})"
+        )
+    return None
+
+
+def reserve_line(ctx: Ctx) -> str | None:
+    """SGLang's own reserve (``ctx.reserve``, known) against what the launch holds back."""
+    r, b = ctx.reserve, ctx.b
+    if r is None or r.reserve_gb is None:
+        return None
+    inp = b.inputs.inputs if b.inputs is not None else None
+    if inp is None:
+        return f"SGLang's own default logic would hold back {reserve_words(r)}."
+    held = held_back(inp.f, inp.m_pre_gb)
+    hi = r.reserve_gb_hi if r.reserve_gb_hi is not None else r.reserve_gb
+    if is_engine_default(r, inp.f):
+        return (
+            f"SGLang's own default logic holds back {reserve_words(r)}: mem_fraction_static {inp.f:g} is its own "
+            f"default for this GPU ({default_words(r)}), so the launch holds back what the engine would."
+        )
+    cmp = (
+        f"{hi - held:.2f} GiB less: raising the fraction is not advised"
+        if held < hi
+        else f"{held - hi:.2f} GiB more: the fraction can rise that far"
+    )
+    f_default = f" (default fraction {r.default_fraction:g})" if r.default_fraction is not None else ""
+    return (
+        f"SGLang's own default logic would hold back {reserve_words(r)}{f_default}; this launch holds back "
+        f"{held:.2f} GiB, {cmp}."
+    )
+
+
+def draft_line(ctx: Ctx) -> str | None:
+    """The draft model's weights against the share SGLang's reserve sets aside for speculative decoding,
+    when they exceed it (the rest then comes out of what the reserve keeps for activations)."""
+    r, draft = ctx.reserve, ctx.b.draft_weights_gb
+    term = next((t for t in (r.terms if r is not None else []) if t.counted and "speculative" in t.name), None)
+    if r is None or term is None or not draft or draft <= term.gb + 0.005:
+        return None
+    return (
+        f"The draft model's weights ({draft:.2f} GiB per rank) exceed the {term.gb:.2f} GiB SGLang's reserve sets "
+        f"aside for speculative decoding: the other {draft - term.gb:.2f} GiB come out of what it keeps for "
+        "activations and CUDA graphs."
+    )

@@ -1,13 +1,17 @@
 """vLLM's levers for one launch: gpu_memory_utilization (inside vLLM's own ceiling and the production
-margin of :mod:`logparse.budget.vllm_reserve`), --kv-cache-memory, fp8 KV and max_model_len."""
+margin of :mod:`logparse.budget.vllm_reserve`), --kv-cache-memory, fp8 KV and max_model_len;
+:func:`levers` lists them with vLLM's levers of :mod:`logparse.reports.levers`.  The advice's lines on
+what sets the pool and on vLLM's own reserve are vLLM's too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from logparse.budget.formula import GiB
+from logparse.budget.model import Budget
 from logparse.budget.refusals import kv_fit_refusal
 from logparse.launches.model import Launch
+from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FP8_ACCURACY,
     Ctx,
@@ -18,6 +22,7 @@ from logparse.reports.advice_core import (
     floor3,
     not_possible,
     r2,
+    reserve_words,
     risk,
     vllm_has,
     vllm_release,
@@ -248,3 +253,33 @@ def vllm_fp8(ctx: Ctx) -> list[Recommendation]:
     )  # fmt: skip
     rec.allows = allows(launch, tokens, ctx.verdict)
     return [rec]
+
+
+# --------------------------------------------------------------------------- the advice of a vLLM launch
+def levers(ctx: Ctx) -> list[Recommendation]:
+    """Every vLLM lever for the launch, in the advice's order before ranking."""
+    reserve = ctx.reserve
+    return (vllm_utilization(ctx, reserve) + vllm_kv_cache_memory(ctx, reserve) + vllm_fp8(ctx)
+            + vllm_max_model_len(ctx) + lv.vllm_tp(ctx) + lv.vllm_fp8_weights(ctx) + lv.vllm_cpu_offload(ctx))  # fmt: skip
+
+
+def kv_bound_words(launch: Launch, b: Budget) -> str:
+    """What sets the launch's KV tokens: the utilization's share of the GPU less the weights and the profile."""
+    u = launch.gpu_memory_utilization
+    kv = b.kv_pool_gb
+    return (
+        f"memory: gpu_memory_utilization {u:g} of the GPU, less weights and the profile, leaves "
+        + (f"{kv:.2f} GiB of KV per rank" if kv is not None else "the pool")
+        if u is not None
+        else "memory (vLLM's profile)"
+    )
+
+
+def reserve_line(ctx: Ctx) -> str | None:
+    """What vLLM keeps beside the weights and the KV pool, and its own ceiling for the pool."""
+    r = ctx.reserve
+    if r is None or r.reserve_gb is None:
+        return None
+    kv = getattr(r, "max_kv_gb", None)
+    top = f"; its own ceiling for the pool is {kv:.2f} GiB" if kv is not None else ""
+    return f"vLLM keeps {reserve_words(r)} beside the weights and the KV pool{top}."

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from logparse.launches.deployment import engine_name, short_label
+from logparse import engines
+from logparse.launches.deployment import short_label
 
 # ------------------------------------------------------------------------------ the waterfall
 
@@ -178,7 +179,7 @@ def explain_chart(doc: dict[str, Any], title: str | None = None) -> WaterfallCha
 
 def _launch_title(doc: dict[str, Any]) -> str:
     version = doc.get("engine_version") or doc.get("sglang_version_range") or "?"
-    return f"{doc.get('model_path') or 'launch'} — {engine_name(doc.get('engine'))} {version}"
+    return f"{doc.get('model_path') or 'launch'} — {engines.label(doc.get('engine'))} {version}"
 
 
 def _launch_subtitle(doc: dict[str, Any]) -> str:
@@ -417,7 +418,7 @@ def change_marks(i: int, r: dict[str, Any]) -> list[HistoryMark]:
     out = []
     if r.get("version_changed"):
         change = str(r.get("version_change") or "version")
-        prefix = engine_name(r["engine"]) + " " if r.get("engine") else ""
+        prefix = engines.label(r["engine"]) + " " if r.get("engine") else ""
         out.append(HistoryMark(i, "version", prefix + change, f"version {prefix}{change}"))
     if r.get("kv_tokens_definition_change"):
         text = str(r["kv_tokens_definition_change"])

@@ -31,11 +31,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from logparse import engines
 from logparse.budget.model import Budget, launch_budget
-from logparse.launches.deployment import deployment_key, engine_name
+from logparse.launches.deployment import deployment_key
 from logparse.launches.model import Launch
 from logparse.reports.diff import args_diff, attribute
-from logparse.reports.explain_text import quote
+from logparse.reports.launch_facts import quote
 from logparse.store import db as dbm
 from logparse.store.history import earlier_launches
 from logparse.store.refs import RefError, resolve_launch
@@ -80,7 +81,7 @@ METRIC_FIGURES = {
 def metrics(launch: Launch, budget: Budget | None = None) -> dict[str, Any]:
     """Every metric check uses, from one launch (its budget)."""
     b = budget or launch_budget(launch)
-    ctx = launch.max_model_len if launch.engine == "vllm" else launch.context_len
+    ctx = engines.of(launch).context_of(launch)
     return metrics_of_row(b.to_dict(), launch.outcome, launch.max_running_requests_effective, ctx)
 
 
@@ -363,8 +364,9 @@ def _comparable(new: Launch, baseline: Launch, results: list[dict[str, Any]]) ->
 
 def _likely_cause(att: dict[str, Any], args: dict[str, Any], a: Launch, b: Launch) -> str | None:
     bits = []
-    if not att.get("supported") and att.get("notes") and "vllm" in (a.engine, b.engine):
-        return "; ".join(att["notes"][:4])
+    own = engines.of(a).likely_cause(att)
+    if own is not None:
+        return own
     if att.get("supported"):
         steps = [s for s in att["steps"] if s.get("delta_tokens")]
         steps.sort(key=lambda s: -abs(s["delta_tokens"]))
@@ -376,7 +378,7 @@ def _likely_cause(att: dict[str, Any], args: dict[str, Any], a: Launch, b: Launc
     changed = [c["arg"] for c in args.get("changed", []) if c.get("kind", "set") == "set"]
     if changed and not bits:
         bits.append("changed arguments: " + ", ".join(changed[:6]))
-    name = engine_name(a.engine)
+    name = engines.label(a.engine)
     if (a.version_range or ()) != (b.version_range or ()) and not any(name in x for x in bits):
         bits.append(f"{name} version {a.engine_version_range} → {b.engine_version_range}")
     return "; ".join(bits) if bits else None

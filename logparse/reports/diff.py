@@ -1,20 +1,10 @@
 """``logparse diff A B``: what changed between two launches, and why the KV pool moved.
 
-The attribution replays SGLang's formula (:mod:`logparse.budget.formula`) from A's inputs
-to B's, changing one input at a time in a fixed order:
-
-1. ``mem_fraction_static``
-2. free memory before the weights (``M_pre``), weights held constant
-3. the weights (``M_pre − M_post``; from 0.5.14 with speculative decoding this includes the draft)
-4. bytes per token of the target pool (KV dtype, model, TP size)
-5. speculative decoding (the draft KV inside the budget from 0.5.14, EAGLE inflation settings)
-6. page size
-7. the ``--max-total-tokens`` cap
-8. Mamba state subtracted from the budget
-9. the SGLang formula itself (the era of B instead of A's)
-
-Each step reports the token delta it causes; what the formula does not explain is the
-``unexplained`` rest (SGLang internals of another release, or measurement noise).
+The arguments, the release, the budget figures side by side (each rank's too), the runtime figures
+and the durations are compared alike for every engine.  Why the KV pool moved is the engine's
+attribution (:meth:`~logparse.engines.base.Engine.attribution`: SGLang replays its formula one input
+at a time); launches of two engines are compared by how each engine sizes its pool
+(:mod:`logparse.reports.diff_engines`).
 """
 
 from __future__ import annotations
@@ -22,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.budget import formula as fm
+from logparse import engines
 from logparse.budget.model import Budget, launch_budget
 from logparse.launches.args import change_kind, is_ignored, value_text
-from logparse.launches.deployment import engine_name
 from logparse.launches.model import Launch
 from logparse.reports.diff_engines import compare_engines, engines_differ, tokens_comparable
 from logparse.reports.explain import explain_launch
@@ -151,7 +140,7 @@ def _within_rounding(budget: dict[str, dict[str, Any]], ba: Budget, bb: Budget) 
         d = budget[name]
         if d["a"] == d["b"] or lo_a is None or hi_a is None or lo_b is None or hi_b is None:
             continue
-        if not _ranges_overlap(lo_a, hi_a, lo_b, hi_b):
+        if not ranges_overlap(lo_a, hi_a, lo_b, hi_b):
             continue
         lo, hi = max(lo_a, lo_b), min(hi_a, hi_b)
         d.update(delta=None, pct=None, within_rounding=True, equal_within=[round(lo), round(hi)])
@@ -180,159 +169,30 @@ def durations(launch: Launch, b: Budget) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- attribution
-KNOB_ORDER = (
-    ("f", "mem_fraction_static"),
-    ("m_pre", "free memory before weights (M_pre)"),
-    ("weights", "weights (M_pre − M_post)"),
-    ("cell_t", "bytes per token (KV dtype / model / TP)"),
-    ("spec", "speculative decoding settings"),
-    ("page", "page size"),
-    ("cap", "--max-total-tokens cap"),
-    ("mamba", "Mamba state"),
-)
-
-
-def _knobs(li: fm.LaunchInputs | None) -> dict[str, Any] | None:
-    inp = li.inputs if li is not None else None
-    if li is None or inp is None:
-        return None
-    cell_t = li.bpt.value
-    cell_d = li.draft_bpt.value if li.features.draft_in_budget else None
-    return {
-        "f": inp.f,
-        "m_pre": inp.m_pre_gb,
-        "weights": inp.m_pre_gb - inp.m_post_gb,
-        "cell_t": cell_t,
-        "spec": {
-            "cell_d": cell_d,
-            "steps": inp.spec_steps,
-            "topk": inp.spec_topk,
-            "nd": inp.spec_draft_tokens,
-            "mrr": inp.max_running_requests,
-            "ctx": inp.context_len,
-            "dp": inp.dp_size,
-            "dpa": inp.dp_attention,
-        },
-        "page": inp.page_size,
-        "cap": inp.max_total_tokens,
-        "mamba": inp.mamba_gb or 0.0,
-    }
-
-
-def _inputs_of(k: dict[str, Any], feat: fm.Features) -> fm.Inputs:
-    s = k["spec"]
-    cell = k["cell_t"]
-    if cell is not None and feat.draft_in_budget and s.get("cell_d"):
-        cell = cell + s["cell_d"]
-    return fm.Inputs(
-        m_pre_gb=k["m_pre"],
-        m_post_gb=k["m_pre"] - k["weights"],
-        f=k["f"],
-        cell=cell,
-        page_size=k["page"] or 1,
-        max_total_tokens=k["cap"],
-        context_len=s.get("ctx"),
-        max_running_requests=s.get("mrr"),
-        dp_size=s.get("dp") or 1,
-        dp_attention=bool(s.get("dpa")),
-        spec_steps=s.get("steps"),
-        spec_topk=s.get("topk"),
-        spec_draft_tokens=s.get("nd"),
-        mamba_gb=k["mamba"],
-    )
-
-
-def _fmt_knob(name: str, v: Any) -> str:
-    if v is None:
-        return "—"
-    if name == "spec":
-        bits = []
-        if v.get("cell_d"):
-            bits.append(f"draft KV {v['cell_d']:,.0f} B/token in budget")
-        if v.get("steps") is not None:
-            bits.append(f"steps={v['steps']} topk={v['topk']} draft_tokens={v['nd']}")
-        return ", ".join(bits) or "none"
-    if name == "cell_t":
-        return f"{v:,.0f} B/token"
-    if name in ("m_pre", "weights", "mamba"):
-        return f"{v:.2f} GiB"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return f"{v:,}" if isinstance(v, int) else str(v)
-
-
 def attribute(a: Launch, b: Launch, ba: Budget | None = None, bb: Budget | None = None) -> dict[str, Any]:
-    """Attribute the KV-token change from A to B to each input of the formula (see the module doc)."""
+    """Attribute the KV-token change from A to B: the engine's own attribution of a change between two
+    of its launches, none for launches of two engines (each sizes its pool by its own formula)."""
     ba, bb = ba or launch_budget(a), bb or launch_budget(b)
     if engines_differ(a, b):
         return _cross_engine_attribution(ba, bb)
-    if "vllm" in (a.engine, b.engine):
-        return _vllm_attribution(a, b, ba, bb)
-    la, lb = ba.inputs, bb.inputs
-    ka, kb = _knobs(la), _knobs(lb)
+    own = engines.of(a).attribution(a, b, ba, bb)
+    return own if own is not None else _no_attribution(a, b, ba, bb)
+
+
+def _no_attribution(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str, Any]:
+    """An engine that does not attribute a KV change: the change in tokens and in GiB, no steps."""
     ta, tb = ba.kv_tokens, bb.kv_tokens
     out: dict[str, Any] = {
         "a_tokens": ta,
         "b_tokens": tb,
-        "delta_tokens": (tb - ta) if ta is not None and tb is not None else None,
+        "delta_tokens": (tb - ta) if ta is not None and tb is not None and tokens_comparable(a, b) else None,
         "steps": [],
         "notes": [],
-    }
-    if ka is None or kb is None or la is None or lb is None:
-        out["supported"] = False
-        out["reason"] = "a launch lacks the memory figures or mem_fraction_static the formula needs"
-        return out
-    reason = _common_cells(ka, kb, la, lb, out["notes"])
-    if reason is not None:
-        out["supported"] = False
-        out["reason"] = reason
-        return out
-    start, steps, end = _one_input_at_a_time(ka, kb, la.features, lb.features)
-    out["predicted_a"] = start
-    out["steps"].extend(steps)
-    out["predicted_b"] = end
-    out["supported"] = True
-    if ka["cap"] is not None and kb["cap"] is not None and ta == ka["cap"] and tb == kb["cap"]:
-        out["notes"].append(
-            f"both pools are set by --max-total-tokens ({ka['cap']:,} -> {kb['cap']:,}): the memory "
-            "figures do not change the token count while the cap holds"
-        )
-    if out["delta_tokens"] is not None and start is not None and end is not None:
-        explained = end - start
-        # what each side's formula misses (noise, rounding, SGLang internals) does not cancel between A and B
-        out["explained_tokens"] = explained
-        out["unexplained_tokens"] = out["delta_tokens"] - explained
-        ver_changed = (a.version_range or ()) != (b.version_range or ())
-        name = engine_name(a.engine)
-        out["unexplained_points_at"] = (
-            f"the {name} version ({a.engine_version_range} -> {b.engine_version_range}) or measurement noise"
-            if ver_changed
-            else f"measurement noise or rounding (same {name} version range)"
-        )
-    return out
-
-
-def _vllm_attribution(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str, Any]:
-    """vLLM: no token replay; the KV pool GiB change and what moved between the releases (catalogue §4)."""
-    from logparse.budget.vllm import upgrade_notes
-
-    ta, tb = ba.kv_tokens, bb.kv_tokens
-    same = a.kv_tokens_definition == b.kv_tokens_definition
-    out: dict[str, Any] = {
-        "a_tokens": ta,
-        "b_tokens": tb,
-        "delta_tokens": (tb - ta) if ta is not None and tb is not None and same else None,
-        "steps": [],
-        "notes": upgrade_notes(a, b),
         "supported": False,
-        "reason": "vLLM launches are compared by their KV pool (GiB) and by what moved between their releases",
+        "reason": f"{engines.label(a.engine)} gives no attribution of a KV change to its inputs",
     }
     if ba.kv_pool_gb is not None and bb.kv_pool_gb is not None:
         out["delta_pool_gb"] = round(bb.kv_pool_gb - ba.kv_pool_gb, 2)
-    if not same:
-        out["notes"].append(
-            f"kv_tokens counts {a.kv_tokens_definition or '?'} in A and {b.kv_tokens_definition or '?'} in B: not comparable"
-        )
     return out
 
 
@@ -352,67 +212,7 @@ def _cross_engine_attribution(ba: Budget, bb: Budget) -> dict[str, Any]:
     return out
 
 
-def _common_cells(ka: dict[str, Any], kb: dict[str, Any], la: Any, lb: Any, notes: list[str]) -> str | None:
-    """Make the bytes per token of A and B comparable (in place); why the attribution is impossible, if it is.
-
-    When one side cannot measure them, the other's is assumed (same model); values that agree within
-    the rounding of the printed pools are the same number."""
-    if ka["cell_t"] is None and kb["cell_t"] is not None:
-        ka["cell_t"] = kb["cell_t"]
-        notes.append("A's pool is too small to measure bytes per token; B's value is assumed for A")
-    elif kb["cell_t"] is None and ka["cell_t"] is not None:
-        kb["cell_t"] = ka["cell_t"]
-        notes.append("B's pool is too small to measure bytes per token; A's value is assumed for B")
-    if ka["cell_t"] is None and kb["cell_t"] is None and (ka["cap"] is None or kb["cap"] is None):
-        return "bytes per token unknown in both launches (no measurable KV pool line)"
-    if _overlap(la.bpt, lb.bpt) and ka["cell_t"] is not None and kb["cell_t"] is not None:
-        kb["cell_t"] = ka["cell_t"]
-    if _overlap(la.draft_bpt, lb.draft_bpt) and ka["spec"].get("cell_d") and kb["spec"].get("cell_d"):
-        kb["spec"]["cell_d"] = ka["spec"]["cell_d"]
-    return None
-
-
-def _one_input_at_a_time(
-    ka: dict[str, Any], kb: dict[str, Any], fa: fm.Features, fb: fm.Features
-) -> tuple[int | None, list[dict[str, Any]], int | None]:
-    """Starting from A's inputs, take B's value of one input after another (in ``KNOB_ORDER``), then
-    B's formula: the prediction on A's inputs, one step per change, and the last prediction."""
-    cur = dict(ka)
-    cur["spec"] = dict(ka["spec"])
-    prev = fm.predict(_inputs_of(cur, fa), fa).tokens
-    start = prev
-    steps: list[dict[str, Any]] = []
-    for key, label in KNOB_ORDER:
-        if cur[key] == kb[key]:
-            continue
-        before = cur[key]
-        cur[key] = kb[key] if key != "spec" else dict(kb["spec"])
-        t = fm.predict(_inputs_of(cur, fa), fa).tokens
-        steps.append(_step(label, key, _fmt_knob(key, before), _fmt_knob(key, kb[key]), prev, t))
-        prev = t
-    if fa.era.key != fb.era.key or fa.describe() != fb.describe():
-        t = fm.predict(_inputs_of(cur, fb), fb).tokens
-        steps.append(_step("SGLang sizing formula", "era", fa.describe(), fb.describe(), prev, t))
-        prev = t
-    return start, steps, prev
-
-
-def _step(label: str, key: str, a: str, b: str, prev: int | None, t: int | None) -> dict[str, Any]:
-    return {
-        "input": label,
-        "key": key,
-        "a": a,
-        "b": b,
-        "delta_tokens": (t - prev) if t is not None and prev is not None else None,
-        "tokens_after": t,
-    }
-
-
-def _overlap(x: fm.BytesPerToken, y: fm.BytesPerToken) -> bool:
-    return _ranges_overlap(x.lo, x.hi, y.lo, y.hi)
-
-
-def _ranges_overlap(lo_a: float | None, hi_a: float | None, lo_b: float | None, hi_b: float | None) -> bool:
+def ranges_overlap(lo_a: float | None, hi_a: float | None, lo_b: float | None, hi_b: float | None) -> bool:
     """Do [lo_a, hi_a] and [lo_b, hi_b] share a value (False when a bound is unknown)?"""
     if lo_a is None or hi_a is None or lo_b is None or hi_b is None:
         return False
@@ -586,9 +386,20 @@ def change_text(arg: str, a: Any, b: Any) -> str:
     return f"{arg}: {_brief_value(a)} -> {_brief_value(b)}"
 
 
+def _engine_label(version: dict[str, Any]) -> str:
+    """The engine of the diff as a person names it (``SGLang``; two engines: ``SGLang/vLLM``)."""
+    return "/".join(engines.label(e) for e in str(version.get("engine") or "").split("/"))
+
+
+def _args_name(name: str | None) -> str:
+    """What the engine calls its launch arguments (``ServerArgs``)."""
+    engine = engines.find(name)
+    return (engine or engines.Engine).args_name
+
+
 def _summary(rep: dict[str, Any]) -> list[str]:
     if rep["identical"]:
-        name = "/".join(engine_name(e) for e in str(rep["version"].get("engine") or "sglang").split("/"))
+        name = _engine_label(rep["version"])
         return [f"identical launches: same arguments, same {name} version range, same memory figures and KV pool"]
     if rep.get("engines"):
         return _engines_summary(rep["engines"]) + _headroom_summary(rep)
@@ -633,7 +444,7 @@ def _args_summary(rep: dict[str, Any]) -> list[str]:
     if args["added_removed_by_version"]:
         s.append(
             f"+{len(args['added'])} / −{len(args['removed'])} "
-            + ("ServerArgs" if rep["version"]["engine"] == "sglang" else "engine-argument")
+            + _args_name(rep["version"]["engine"])
             + " fields from the "
             f"{rep['version']['a']} -> {rep['version']['b']} release change"
         )
@@ -646,7 +457,7 @@ def _args_summary(rep: dict[str, Any]) -> list[str]:
 
 
 def _version_summary(v: dict[str, Any]) -> list[str]:
-    engine = "/".join(engine_name(e) for e in str(v.get("engine") or "sglang").split("/"))
+    engine = _engine_label(v)
     if not v["changed"]:
         return [f"{engine} version unchanged: {v['a']}"]
     eras = f" ({v['era_a']} -> {v['era_b']})" if v["era_a"] != v["era_b"] else ""

@@ -1,38 +1,35 @@
 """A diff of two launches of different engines: how each engine sizes its KV pool, and why they differ.
 
-SGLang and vLLM take their arguments in different sets (``ServerArgs`` against vLLM's engine
+Two engines take their arguments in different sets (SGLang's ``ServerArgs`` against vLLM's engine
 arguments), so listing the fields one has and the other lacks says nothing.  What compares is each
-engine's sizing: SGLang keeps ``(1 − mem_fraction_static)`` of the free memory before the weights
-and gives the KV pool what the weights leave of the rest (:mod:`logparse.budget.formula`); vLLM
+engine's sizing: its fraction is a share of something of its own
+(:meth:`~logparse.engines.base.Engine.fraction_side`: SGLang keeps ``(1 − mem_fraction_static)`` of
+the free memory before the weights and gives the KV pool what the weights leave of the rest; vLLM
 gives the instance ``gpu_memory_utilization`` of the *total* GPU memory and the KV pool is what its
-profile leaves of that (:mod:`logparse.budget.vllm`).  Each side's figures are its launch budget's.
+profile leaves of that).  Each side's figures are its launch budget's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from logparse.budget import vllm as vllm_budget
+from logparse import engines
 from logparse.budget.model import Budget
-from logparse.grammar import versions
-from logparse.grammar import vllm_versions as vv
-from logparse.launches.deployment import DEFAULT_ENGINE, engine_name
 from logparse.launches.model import Launch
 
-#: What each engine's fraction is a share of (the reason the two fractions do not compare).
-SHARE_OF = {
-    "sglang": "the free GPU memory before the weights (SGLang holds back the rest; the weights come out of it)",
-    "vllm": "the total GPU memory (the weights, activations and CUDA graphs come out of it)",
-}
+
+def _engine_name(launch: Launch) -> str:
+    """The name of the launch's engine (a launch that names none is the default engine's)."""
+    return launch.engine or engines.default().name
 
 
 def engines_differ(a: Launch, b: Launch) -> bool:
-    return (a.engine or DEFAULT_ENGINE) != (b.engine or DEFAULT_ENGINE)
+    return _engine_name(a) != _engine_name(b)
 
 
 def counts_slots(launch: Launch) -> bool:
     """Does the launch's KV token count count the pool's token slots (SGLang; vLLM up to 0.20.0)?"""
-    return launch.kv_tokens_definition in (None, vv.BLOCKS_DEFINITION)
+    return engines.of(launch).kv_tokens_are_slots(launch)
 
 
 def tokens_comparable(a: Launch, b: Launch) -> bool:
@@ -50,63 +47,25 @@ def compare_engines(a: Launch, b: Launch, ba: Budget, bb: Budget) -> dict[str, A
 
 
 def engine_side(launch: Launch, budget: Budget) -> dict[str, Any]:
-    engine = launch.engine or DEFAULT_ENGINE
+    engine = _engine_name(launch)
     release = launch.engine_version_range or launch.sglang_version_range
     return {
         "engine": engine,
-        "name": engine_name(engine),
+        "name": engines.label(engine),
         "release": release,
         "era": budget.era_label,
         "formula": budget.formula,
         #: the formula replayed on this launch's figures (empty when its log does not print the terms)
         "derivation": list(budget.derivation),
-        "fraction": _vllm_fraction(launch, budget) if engine == "vllm" else _sglang_fraction(launch, budget),
+        "fraction": engines.get(engine).fraction_side(launch, budget),
         "model": launch.model_path,
         "tp_size": launch.tp_size or 1,
         "kv_cache_dtype": launch.kv_cache_dtype,
         "weights_gb": budget.weights_gb,
         "kv_pool_gb": budget.kv_pool_gb,
         "kv_tokens": budget.kv_tokens,
-        "kv_tokens_count": _count(launch),
+        "kv_tokens_count": engines.get(engine).kv_tokens_count(launch),
         "kv_tokens_are_slots": counts_slots(launch),
-    }
-
-
-def _count(launch: Launch) -> str:
-    """What the launch's KV token count counts."""
-    if launch.kv_tokens_definition is None:
-        return "the token slots of the pool"
-    if launch.kv_tokens_definition == vv.BLOCKS_DEFINITION:
-        return "the token slots of the pool (blocks × block size)"
-    return f"{launch.kv_tokens_definition} (requests of the longest length that fit, not slots)"
-
-
-def _sglang_fraction(launch: Launch, budget: Budget) -> dict[str, Any]:
-    default = versions.default_mem_fraction_static(launch.version_range, launch.tp_size or 1)
-    return {
-        "name": "mem_fraction_static",
-        "value": budget.mem_fraction_static,
-        "source": budget.mem_fraction_static_source,
-        "default": default,
-        "default_text": f"{default:g}" if default is not None else "derived at start from the GPU",
-        "share_of": SHARE_OF["sglang"],
-        "share_of_gb": budget.pre_load_avail_gb,
-    }
-
-
-def _vllm_fraction(launch: Launch, budget: Budget) -> dict[str, Any]:
-    release = budget.assumed_version or launch.engine_version
-    default = vv.default_utilization(release) if release and vv.is_release(release) else None
-    rank = vllm_budget.pool_rank(launch)
-    total = (rank.extra or {}).get("total_gb") if rank is not None else None
-    return {
-        "name": "gpu_memory_utilization",
-        "value": launch.gpu_memory_utilization,
-        "source": launch.gpu_memory_utilization_source,
-        "default": default,
-        "default_text": f"{default:g}" if default is not None else "unknown",
-        "share_of": SHARE_OF["vllm"],
-        "share_of_gb": total,
     }
 
 

@@ -1,7 +1,9 @@
-"""The sentences of ``logparse explain``: one small function per question a user asks.
+"""The sentences of ``logparse explain`` of an SGLang launch: one small function per question a user asks.
 
 Each reads the launch, its budget (and the HiCache figures) and returns zero or more sentences; figures are printed as the budget holds
-them (two decimals of GiB), so text and tables never disagree.
+them (two decimals of GiB), so text and tables never disagree.  Two facts of an SGLang launch that the
+what-ifs and the advice read too are defined here: whether its release is at least one
+(:func:`from_release_after`) and what one more pool token costs in headroom (:func:`headroom_cell`).
 """
 
 from __future__ import annotations
@@ -14,23 +16,30 @@ from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.grammar import versions
 from logparse.launches.model import Launch, RankMemory
+from logparse.reports.launch_facts import quote
 
 UNIT = "GiB"
-#: Longest piece of an SGLang error quoted in a sentence.
-MAX_QUOTE = 300
+
+
+def from_release_after(launch: Launch, release: str) -> bool:
+    """Is the newest release the launch may be at least ``release``?"""
+    rng = launch.version_range
+    return rng is not None and versions.index(rng[1]) >= versions.index(release)
+
+
+def headroom_cell(li: fm.LaunchInputs, has_draft: bool) -> float | None:
+    """Bytes of headroom one more pool token costs (draft KV grows with the pool outside the budget)."""
+    inp = li.inputs
+    if inp is None or inp.cell is None:
+        return None
+    c = inp.cell
+    if has_draft and not li.features.draft_in_budget and li.draft_bpt.value is not None:
+        c += li.draft_bpt.value
+    return c
 
 
 def _gb(v: float | None) -> str:
     return "?" if v is None else f"{v:.2f}"
-
-
-def quote(text: str, limit: int = MAX_QUOTE) -> str:
-    """The first line of ``text``, cut at a word boundary (never mid-word) when too long."""
-    first = text.splitlines()[0] if text else ""
-    if len(first) <= limit:
-        return first
-    cut = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
-    return cut + " …"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from logparse.budget.model import Budget
 from logparse.budget.vllm import graph_estimate_in_budget, launch_era, pool_rank
 from logparse.grammar import vllm_versions as vv
 from logparse.launches.model import Launch, RankMemory
+from logparse.reports.advice import advise
+from logparse.reports.explain import Explanation, advised_what_if
 
 _SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half", None)
 
@@ -259,3 +261,42 @@ def _shorter_len_what_if(launch: Launch) -> dict[str, Any]:
 
 def binding_rank(launch: Launch) -> RankMemory | None:
     return pool_rank(launch) or (launch.ranks[0] if launch.ranks else None)
+
+
+def explain(launch: Launch, b: Budget, margin_gb: float | None, cfg: Any = None) -> Explanation:
+    """vLLM's explanation of a launch (an :class:`~logparse.reports.explain.Explanation`): its own
+    formula and questions."""
+    rank = binding_rank(launch)
+    adv = advise(launch, b, margin_gb=margin_gb, cfg=cfg)
+    head = {
+        "launch_id": launch.launch_id,
+        "source": launch.source,
+        "outcome": launch.outcome,
+        "outcome_evidence": launch.outcome_evidence,
+        "error": launch.error,
+        "engine": "vllm",
+        "engine_version": launch.engine_version or launch.engine_version_range,
+        "engine_generation": launch.engine_generation,
+        "sglang_version_range": None,
+        "model_path": launch.model_path,
+        "tp_size": launch.tp_size,
+        "dp_size": launch.dp_size,
+        "gpu_memory_utilization": launch.gpu_memory_utilization,
+        "max_model_len": launch.max_model_len,
+        "max_concurrency": launch.max_concurrency,
+        "kv_tokens_definition": launch.kv_tokens_definition,
+    }
+    return Explanation(
+        launch=head,
+        budget=b,
+        waterfall=vllm_waterfall(launch, rank),
+        ranks=[
+            r.to_dict() | {"activation_gb": m.activation_gb, "non_torch_gb": m.non_torch_gb}
+            for r, m in zip(b.ranks, launch.ranks, strict=False)
+        ],
+        hicache={},
+        what_if=[advised_what_if(adv, "utilization")] + vllm_what_ifs(launch, b, rank),
+        sentences=vllm_sentences(launch, b, rank),
+        warnings=list(launch.warnings),
+        advice=adv,
+    )

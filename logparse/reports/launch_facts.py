@@ -1,18 +1,28 @@
 """Facts about a launch that several reports read (explain's what-ifs, the advice): how a start failed,
-whether its KV cache is already low-precision, its rank count, its release, and what one more pool
-token costs in headroom.  Each is defined here once."""
+whether its KV cache is already low-precision, its rank count, and its error as a sentence quotes it.
+Each is defined here once."""
 
 from __future__ import annotations
 
 import re
 
-from logparse.budget import formula as fm
 from logparse.budget.model import Budget
-from logparse.grammar import versions
 from logparse.launches.model import Launch
+
+#: Longest piece of an engine's error quoted in a sentence.
+MAX_QUOTE = 300
 
 _OOM_RE = re.compile(r"out of memory|OutOfMemory|OOM", re.I)
 _TOO_SMALL_RE = re.compile(r"Not enough memory|leave no GPU memory|increase --mem-fraction-static", re.I)
+
+
+def quote(text: str, limit: int = MAX_QUOTE) -> str:
+    """The first line of ``text``, cut at a word boundary (never mid-word) when too long."""
+    first = text.splitlines()[0] if text else ""
+    if len(first) <= limit:
+        return first
+    cut = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + " …"
 
 
 def failure_kind(launch: Launch, b: Budget) -> str | None:
@@ -35,20 +45,3 @@ def is_low_precision_kv(launch: Launch, b: Budget | None = None) -> bool:
 
 def target_rank_count(launch: Launch) -> int:
     return len({(r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank) for r in launch.ranks if r.worker == "target"}) or 1
-
-
-def from_release_after(launch: Launch, release: str) -> bool:
-    """Is the newest release the launch may be at least ``release``?"""
-    rng = launch.version_range
-    return rng is not None and versions.index(rng[1]) >= versions.index(release)
-
-
-def headroom_cell(li: fm.LaunchInputs, has_draft: bool) -> float | None:
-    """Bytes of headroom one more pool token costs (draft KV grows with the pool outside the budget)."""
-    inp = li.inputs
-    if inp is None or inp.cell is None:
-        return None
-    c = inp.cell
-    if has_draft and not li.features.draft_in_budget and li.draft_bpt.value is not None:
-        c += li.draft_bpt.value
-    return c

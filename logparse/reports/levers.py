@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from logparse import engines
 from logparse.budget import formula as fm
 from logparse.budget.gpus import startup_overhead_gb
 from logparse.budget.refusals import tp_refusal, weights_refusal
@@ -95,8 +96,10 @@ def _heads(ctx: Ctx) -> tuple[int | None, int | None, str]:
     )
 
 
-def _next_tp(ctx: Ctx, engine: str, tp: int, mla: bool) -> int | None:
+def _next_tp(ctx: Ctx, tp: int, mla: bool) -> int | None:
+    """The next TP size (× 2, else × 4, at most 16) the launch's engine would not refuse."""
     heads, kv, _ = _heads(ctx)
+    engine = engines.of(ctx.launch).name
     for t in (tp * 2, tp * 4):
         if t <= 16 and tp_refusal(engine, t, heads, kv, mla=mla) is None:
             return t
@@ -125,7 +128,7 @@ def sglang_tp(ctx: Ctx) -> list[Recommendation]:
     if not failed(ctx) and ctx.verdict.get("pool_limited") is not True:
         return []  # more GPUs for a pool that never limited the run is not advice
     mla = bool(args.mla)
-    t2 = _next_tp(ctx, "sglang", tp, mla)
+    t2 = _next_tp(ctx, tp, mla)
     if t2 is None:
         return [not_possible("tp", "more GPUs (larger TP)", [], "no larger TP up to 16 divides the heads")]
     m_pre, weights, cell = w
@@ -161,8 +164,9 @@ def weights_16bit(ctx: Ctx) -> tuple[bool | None, str]:
     ranks = [r for r in launch.ranks if r.worker == "target"]
     if any((r.extra or {}).get("quant") for r in ranks):
         return False, "the load line names the checkpoint's quantization"
-    if launch.engine != "vllm" and versions.index(_first(launch)) >= versions.index("0.5.10"):
-        return True, "the load line names no quantization (0.5.10+ prints quant= for a quantized checkpoint)"
+    unquantized = engines.of(launch).unquantized_load_line(launch)
+    if unquantized is not None:
+        return True, unquantized
     return None, "the log does not say whether the checkpoint is quantized"
 
 
@@ -181,7 +185,7 @@ def sglang_fp8_weights(ctx: Ctx) -> list[Recommendation]:
     sixteen, why = weights_16bit(ctx)
     if not sixteen:
         return []
-    refused = weights_refusal("sglang", "quantization", "fp8", _first(ctx.launch))
+    refused = weights_refusal(engines.of(ctx.launch).name, "quantization", "fp8", _first(ctx.launch))
     if refused is not None:
         return [not_possible("fp8_weights", "fp8 weights", ["--quantization fp8"], refused.text())]
     m_pre, weights, cell = w
@@ -320,7 +324,7 @@ def vllm_tp(ctx: Ctx) -> list[Recommendation]:
         return []
     if not failed(ctx) and ctx.verdict.get("pool_limited") is not True:
         return []
-    t2 = _next_tp(ctx, "vllm", tp, False)
+    t2 = _next_tp(ctx, tp, False)
     kv = rank.kv_size_gb if rank.kv_size_gb is not None else _vllm_available(launch)
     if t2 is None or kv is None:
         return []
@@ -446,7 +450,7 @@ def vllm_fp8_weights(ctx: Ctx) -> list[Recommendation]:
     kv = rank.kv_size_gb if rank.kv_size_gb is not None else _vllm_available(launch)
     if not sixteen or kv is None:
         return []
-    refused = weights_refusal("vllm", "quantization", "fp8", launch.engine_version)
+    refused = weights_refusal(engines.of(launch).name, "quantization", "fp8", launch.engine_version)
     if refused is not None:
         return [not_possible("fp8_weights", "fp8 weights", ["--quantization fp8"], refused.text())]
     weights = float(rank.weights_gb or 0.0)

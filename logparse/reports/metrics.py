@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from logparse import engines
 from logparse.launches.deployment import FIELDS, PARTS, Deployment
 from logparse.store import db as dbm
 
@@ -146,7 +147,7 @@ ORDER BY s.deployment
 
 #: Every launch's release evidence, in each deployment's launch order (for :func:`release_labels`).
 _RELEASES = """
-SELECT q.deployment, coalesce(l.engine, 'sglang') AS engine,
+SELECT q.deployment, coalesce(l.engine, $default_engine) AS engine,
        coalesce(l.engine_version, l.sglang_version) AS exact, l.version_min, l.version_max
 FROM launch_sequence q JOIN launches l USING (launch_id)
 ORDER BY q.deployment, q.launch_no
@@ -166,8 +167,9 @@ class ReleaseEvidence:
         """Could the launch run release ``name``?  (No evidence allows every release.)"""
         if self.exact:
             return name == self.exact
-        if self.lo and self.hi:
-            return _release_line(self.engine).in_range(name, (self.lo, self.hi))
+        line = _release_line(self.engine) if self.lo and self.hi else None
+        if line is not None:
+            return line.in_range(name, (self.lo, self.hi))
         return True
 
     def name(self) -> str:
@@ -176,13 +178,8 @@ class ReleaseEvidence:
 
 
 def _release_line(engine: str):
-    if engine == "vllm":
-        from logparse.grammar import vllm_versions
-
-        return vllm_versions.VLLM
-    from logparse.grammar import versions
-
-    return versions.sglang()
+    """The engine's releases in order (an engine no registered engine has: the default engine's)."""
+    return (engines.find(engine) or engines.default()).release_line()
 
 
 def release_labels(launches: Iterable[ReleaseEvidence]) -> list[str]:
@@ -269,7 +266,7 @@ def collect(path) -> Metrics:
             cur = con.execute(_LATEST)
             names = [d[0] for d in cur.description]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
-            versions = _latest_labels(con.execute(_RELEASES).fetchall())
+            versions = _latest_labels(con.execute(_RELEASES, {"default_engine": engines.default().name}).fetchall())
     except dbm.StoreMissing:
         rows, versions = [], {}
     out = Metrics()

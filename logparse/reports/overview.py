@@ -18,7 +18,7 @@ from typing import Any
 from logparse.reports.check import run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
-from logparse.reports.explain_text import quote
+from logparse.reports.launch_facts import quote
 from logparse.reports.problems import Problem, check_problems, deployment_problems
 from logparse.store import db as dbm
 from logparse.store.refs import resolve_launch

@@ -3,7 +3,7 @@
 :func:`make_plan` takes a model config (:mod:`logparse.budget.model_config`), what the user asked
 (:class:`~logparse.reports.plan_types.PlanFlags`) and optionally a launch to calibrate on (``--from``),
 and returns a :class:`PlanReport`: one :class:`~logparse.reports.plan_types.EnginePlan` per engine
-(:mod:`logparse.reports.plan_sglang`, :mod:`logparse.reports.plan_vllm`), why the engines differ
+(:meth:`~logparse.engines.base.Engine.plan` of each engine that plans), why the engines differ
 when both were asked, and, for ``--target-tokens`` / ``--target-context``, the settings that reach
 the target, safest first (:func:`solve`): a higher fraction that still keeps the engine's own
 reserve, fp8 KV, fp8 with a higher fraction, more TP, a shorter context.  Nothing outside what the
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from logparse import engines
 from logparse.budget.config_check import check_launch
 from logparse.budget.model import Budget, launch_budget
 from logparse.budget.model_config import ModelConfig, with_gguf
@@ -25,9 +26,7 @@ from logparse.budget.model_kv import KvDtypeError
 from logparse.budget.refusals import config_refusals, gpu_refusal, kv_fit_refusal, tp_refusal
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError, history_free, table_memory, with_history
-from logparse.reports.plan_sglang import check_bounds, sglang_plan
-from logparse.reports.plan_types import EnginePlan, PlanFlags
-from logparse.reports.plan_vllm import vllm_plan
+from logparse.reports.plan_types import EnginePlan, PlanFlags, check_bounds
 
 __all__ = ["PlanError", "PlanReport", "make_plan"]
 
@@ -70,17 +69,29 @@ class PlanReport:
         return out
 
 
+def planning_engines() -> list[engines.Engine]:
+    """Every engine that plans, in the order of their plans (:attr:`~logparse.engines.base.Engine.plan_order`)."""
+    return sorted((e for e in engines.all() if e.plan_order is not None), key=lambda e: (e.plan_order or 0, e.name))
+
+
+def _launch_engine(launch: Launch) -> str:
+    """The name of the launch's engine (a launch that names none is the default engine's)."""
+    return launch.engine or engines.default().name
+
+
 def engine_of(flags: PlanFlags, launch: Launch | None) -> tuple[PlanFlags, str | None]:
-    """The engine to plan: ``--engine``, else the ``--from`` launch's (read from its log), else SGLang
-    (assumed, and said so); with the words naming where it came from (None when given)."""
+    """The engine to plan: ``--engine``, else the ``--from`` launch's (read from its log), else the
+    default engine (assumed, and said so); with the words naming where it came from (None when given)."""
     if flags.engine is not None:
         return flags, None
-    if launch is not None and launch.engine in ("sglang", "vllm"):
-        name = "vLLM" if launch.engine == "vllm" else "SGLang"
-        return flags.with_(engine=launch.engine), f"engine {name}: read from launch {launch.launch_id} (no --engine)"
+    own = engines.find(launch.engine) if launch is not None and launch.engine else None
+    if launch is not None and own is not None and own.plan_order is not None:
+        return flags.with_(engine=own.name), f"engine {own.label}: read from launch {launch.launch_id} (no --engine)"
+    first = engines.default()
+    others = " or ".join(e.name for e in planning_engines() if e is not first)
     return flags.with_(
-        engine="sglang"
-    ), "engine SGLang: assumed (no --engine given; --engine vllm or both for the others)"
+        engine=first.name
+    ), f"engine {first.label}: assumed (no --engine given; --engine {others} or both for the others)"
 
 
 def gguf_of_launch(cfg: ModelConfig, launch: Launch | None) -> ModelConfig:
@@ -92,11 +103,12 @@ def gguf_of_launch(cfg: ModelConfig, launch: Launch | None) -> ModelConfig:
 
 
 def _engines(flags: PlanFlags, launch: Launch | None) -> list[str]:
+    names = [e.name for e in planning_engines()]
     if flags.engine == "both":
-        return ["sglang", "vllm"]
-    if flags.engine in ("sglang", "vllm"):
+        return names
+    if flags.engine in names:
         return [flags.engine]
-    raise PlanError(f"--engine {flags.engine}: sglang, vllm or both")
+    raise PlanError(f"--engine {flags.engine}: {', '.join(names)} or both")
 
 
 def _memory(
@@ -105,46 +117,47 @@ def _memory(
     mem = table_memory(flags.gpu, flags.gpu_memory_gb, tp)
     if calibrated:
         return mem
-    return with_history(mem, history_free(cfg, engine, tp, db)) if engine == "sglang" else mem
+    return with_history(mem, history_free(cfg, tp, db)) if engines.get(engine).plan_sized_from_free_memory else mem
 
 
 def planner(
     cfg: ModelConfig, engine: str, launch: Launch | None, b: Budget | None, db: str | os.PathLike | None
 ) -> Planner:
     """The plan of one engine as a function of the flags (so the target solver reuses it)."""
-    same = launch is not None and (launch.engine or "sglang") == engine
+    same = launch is not None and _launch_engine(launch) == engine
+    planned = engines.get(engine)
 
     def run(flags: PlanFlags) -> EnginePlan:
         if not same and launch is not None:
-            flags = _like_launch(flags, launch)
+            flags = _like_launch(flags, launch, planned.fp8_kv_dtype)
         tp = flags.tp or (launch.tp_size if launch is not None else None) or 1
         mem = _memory(cfg, flags, engine, tp, db, calibrated=same)
         if not same and mem is None and launch is not None and b is not None:
             mem = _memory_like(launch, b, engine, tp)
-        fn = sglang_plan if engine == "sglang" else vllm_plan
         try:
-            return fn(cfg, flags, mem, launch if same else None, b if same else None)
+            return planned.plan(cfg, flags, mem, launch if same else None, b if same else None)
         except KvDtypeError as exc:
             raise PlanError(f"--kv-cache-dtype: {exc}") from None
 
     return run
 
 
-def _like_launch(flags: PlanFlags, launch: Launch) -> PlanFlags:
-    """The other engine planned for the launch's deployment: its parallel sizes, context and 8-bit KV."""
+def _like_launch(flags: PlanFlags, launch: Launch, fp8: str | None) -> PlanFlags:
+    """The other engine planned for the launch's deployment: its parallel sizes, context and 8-bit KV
+    (``fp8``: the planned engine's 8-bit KV dtype)."""
     kv = (launch.kv_cache_dtype or "").lower()
     low = "fp8" in kv or "float8" in kv
     return flags.with_(
         tp=flags.tp or launch.tp_size,
         pp=flags.pp or launch.pp_size,
         context_length=flags.context_length or launch.context_len or launch.context_length or launch.max_model_len,
-        kv_cache_dtype=flags.kv_cache_dtype or (("fp8_e4m3" if launch.engine == "vllm" else "fp8") if low else None),
+        kv_cache_dtype=flags.kv_cache_dtype or (fp8 if low else None),
     )
 
 
 def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory | None:
-    """The other engine on the launch's GPU: the GPU the launch's free memory points at, or for a vLLM
-    launch the GPU total its log prints."""
+    """The other engine on the launch's GPU: the GPU the launch's free memory points at, or the GPU
+    total its log prints (:meth:`~logparse.engines.base.Engine.gpu_total_gb`)."""
     from logparse.budget import gpus
 
     if b.least_free_before_weights_gb is None:
@@ -163,12 +176,7 @@ def _memory_like(launch: Launch, b: Budget, engine: str, tp: int) -> GpuMemory |
 
 
 def _total_like(launch: Launch, tp: int) -> GpuMemory | None:
-    from logparse.budget.vllm import pool_rank
-    from logparse.reports.explain_vllm import total_gb
-
-    if launch.engine != "vllm":
-        return None
-    total = total_gb(launch, pool_rank(launch) or (launch.ranks[0] if launch.ranks else None))
+    total = engines.of(launch).gpu_total_gb(launch)
     mem = table_memory(None, total, tp) if total else None
     if mem is None:
         return None
@@ -196,7 +204,7 @@ def make_plan(
         plan.assumptions[:0] = [engine_words] if engine_words else []
         plan.notes[:0] = [f"warning: {m}" for m in cfg.missing]
         plan.notes += _other_engine_flags(flags, engine)
-        if launch is not None and b is not None and (launch.engine or "sglang") == engine:
+        if launch is not None and b is not None and _launch_engine(launch) == engine:
             plan.notes.append("the config against the launch's pool: " + check_launch(cfg, launch, b).verdict)
         if flags.target_tokens or flags.target_context:
             plan.targets, report.target = solve(cfg, flags, plan, run)
@@ -219,22 +227,17 @@ def _refuse(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> None:
         raise PlanError(first.text())
 
 
-#: Flags only one engine has: (flag, its engine, what the other uses instead).
-_ONE_ENGINE_FLAGS = (
-    ("mem_fraction_static", "sglang", "gpu_memory_utilization"),
-    ("gpu_memory_utilization", "vllm", "mem_fraction_static"),
-    ("max_total_tokens", "sglang", "no token cap"),
-    ("cuda_graph_max_bs", "sglang", "its own capture sizes"),
-)
-
-
 def _other_engine_flags(flags: PlanFlags, engine: str) -> list[str]:
+    """The flags given that only another engine has (:attr:`~logparse.engines.base.Engine.plan_flags`),
+    and what this engine's plan uses instead."""
+    planned = engines.get(engine)
     out = []
-    for name, owner, instead in _ONE_ENGINE_FLAGS:
-        if getattr(flags, name) is not None and owner != engine:
-            out.append(
-                f"--{name.replace('_', '-')} is {'SGLang' if owner == 'sglang' else 'vLLM'}'s: this plan uses {instead}"
-            )
+    for owner in engines.all():
+        for name in owner.plan_flags if owner is not planned else ():
+            if getattr(flags, name) is not None:
+                out.append(
+                    f"--{name.replace('_', '-')} is {owner.label}'s: this plan uses {planned.plan_flag_instead(name)}"
+                )
     return out
 
 
@@ -265,7 +268,10 @@ def _option(action: str, flags: dict[str, Any], p: EnginePlan, need: int, cost: 
 
 
 def _fraction_flag(p: EnginePlan) -> str:
-    return "mem_fraction_static" if p.engine == "sglang" else "gpu_memory_utilization"
+    flag = engines.get(p.engine).fraction_flag
+    if flag is None:
+        raise PlanError(f"{engines.label(p.engine)}: no fraction flag to solve a target with")
+    return flag
 
 
 def _solve_fraction(run: Planner, flags: PlanFlags, p: EnginePlan, need: int) -> tuple[float | None, EnginePlan | None]:
@@ -337,8 +343,8 @@ def solve(
     return reaching + [o for o in options if not o["reaches"]], target
 
 
-def _fp8(engine: str) -> str:
-    return "fp8_e4m3" if engine == "sglang" else "fp8"
+def _fp8(engine: str) -> str | None:
+    return engines.get(engine).fp8_kv_dtype
 
 
 def _candidates(
@@ -350,6 +356,7 @@ def _candidates(
     options += [o] if o else []
     why_not += [w] if w else []
     low = any(x in (p.kv_cache_dtype or "").lower() for x in ("fp8", "float8", "fp4", "int8"))
+    low = low or _fp8(p.engine) is None  # an engine without an 8-bit KV cache: nothing to offer
     if not low:
         f8 = run(flags.with_(kv_cache_dtype=_fp8(p.engine)))
         accuracy = "accuracy: 8-bit KV (usually a small loss; check your evals, and scales for the checkpoint)"
@@ -410,37 +417,6 @@ def _context_option(flags: PlanFlags, p: EnginePlan) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- engines side by side
 def compare(a: EnginePlan, b: EnginePlan) -> list[str]:
-    """Why SGLang's and vLLM's plans give different pools, term by term."""
-    s, v = (a, b) if a.engine == "sglang" else (b, a)
-    out = []
-    if s.kv_tokens is not None and v.kv_tokens is not None and s.kv_tokens:
-        d = v.kv_tokens - s.kv_tokens
-        out.append(f"vLLM {'+' if d >= 0 else '−'}{abs(d):,} tokens ({d / s.kv_tokens * 100:+.1f}%) against SGLang")
-    st, vt = s.terms, v.terms
-    if st.get("base_gb") is not None and vt.get("base_gb") is not None:
-        out.append(
-            f"SGLang sizes KV = f × (free before weights) − weights = {st['fraction']:g} × {st['base_gb']:.2f} − "
-            f"{st['weights_gb']:.2f} = {st['kv_gb']:.2f} GiB; vLLM KV = u × (total) − weights − profile = "
-            f"{vt['fraction']:g} × {vt['base_gb']:.2f} − {vt['weights_gb']:.2f} − {(vt.get('activation_gb') or 0) + (vt.get('non_torch_gb') or 0) + (vt.get('graphs_gb') or 0):.2f} = {vt['kv_gb']:.2f} GiB"
-        )
-        out.append(
-            f"base: vLLM multiplies the total ({vt['base_gb']:.2f} GiB), SGLang the memory free after init "
-            f"({st['base_gb']:.2f}); fraction: {vt['fraction']:g} (vLLM{' default' if v.fraction == v.default_fraction else ''}) "
-            f"against {st['fraction']:g} (SGLang{' default, from its reserve' if s.fraction == s.default_fraction else ''})"
-        )
-    prof = (vt.get("activation_gb") or 0) + (vt.get("non_torch_gb") or 0) + (vt.get("graphs_gb") or 0)
-    if prof:
-        out.append(
-            f"vLLM charges its activation peak, non-torch memory and CUDA graphs ({prof:.2f} GiB) to its budget; SGLang pays "
-            f"them from the {st.get('held_back_gb') or 0:.2f} GiB it holds back"
-        )
-    if (
-        s.bytes_per_token
-        and v.bytes_per_token
-        and abs(s.bytes_per_token - v.bytes_per_token) > 0.01 * s.bytes_per_token
-    ):
-        out.append(
-            f"bytes per token: SGLang {s.bytes_per_token:,}, vLLM {v.bytes_per_token:,} per printed token (pool layouts differ for this model)"
-        )
-    out.append("rounding: vLLM counts whole blocks of 16 tokens; SGLang pages of its --page-size")
-    return out
+    """Why two engines' plans give different pools, term by term, as one of the two engines says it
+    (:meth:`~logparse.engines.base.Engine.compare_plans`)."""
+    return engines.get(a.engine).compare_plans(a, b) or engines.get(b.engine).compare_plans(b, a)

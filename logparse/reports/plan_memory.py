@@ -66,12 +66,11 @@ def _typical(what: str, tp: int, free: float) -> str:
     )
 
 
-def history_free(cfg: ModelConfig, engine: str, tp: int, db: str | os.PathLike | None) -> list[tuple[str, float]]:
-    """(launch id, free memory before the weights) of stored launches of this model at this TP.
+def history_free(cfg: ModelConfig, tp: int, db: str | os.PathLike | None) -> list[tuple[str, float]]:
+    """(launch id, free memory before the weights) of stored launches of this model at this TP (for an
+    engine whose plan is sized from that memory: :attr:`~logparse.engines.base.Engine.plan_sized_from_free_memory`).
 
     Only an existing store is read (a plan never creates one); a store that cannot be read is no history."""
-    if engine != "sglang":
-        return []
     from logparse.store import Store
     from logparse.store import db as dbm
 

@@ -402,28 +402,6 @@ def fraction(
     return (f or 0.88), "SGLang's default for this tp size"
 
 
-def check_bounds(flags: PlanFlags) -> None:
-    for name in ("mem_fraction_static", "gpu_memory_utilization"):
-        v = getattr(flags, name)
-        if v is not None and not 0 < v < 1:
-            raise PlanError(f"--{name.replace('_', '-')} {v:g}: must be inside (0, 1)")
-    for name in (
-        "tp",
-        "pp",
-        "dp",
-        "page_size",
-        "context_length",
-        "chunked_prefill_size",
-        "cuda_graph_max_bs",
-        "target_tokens",
-        "target_context",
-        "concurrency",
-    ):
-        v = getattr(flags, name)
-        if v is not None and v <= 0:
-            raise PlanError(f"--{name.replace('_', '-')} {v}: must be a positive integer")
-
-
 def sglang_plan(
     cfg: ModelConfig, flags: PlanFlags, mem: GpuMemory | None, launch: Launch | None = None, b: Budget | None = None
 ) -> EnginePlan:

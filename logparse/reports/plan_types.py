@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from logparse import engines
+from logparse.reports.plan_memory import PlanError
+
 #: The flags a plan can change, as the CLI names them (for "what the flags change" lines).
 FLAG_NAMES = {
     "release": "--release",
@@ -30,7 +33,8 @@ FLAG_NAMES = {
 class PlanFlags:
     """What ``plan`` was asked (None: not given)."""
 
-    engine: str | None = "sglang"  # sglang | vllm | both; None: the --from launch's, else SGLang (said so)
+    #: an engine's name or ``both``; None: the --from launch's, else the default engine's (said so)
+    engine: str | None = field(default_factory=lambda: engines.default().name)
     release: str | None = None
     gpu: str | None = None
     gpu_memory_gb: float | None = None
@@ -62,6 +66,29 @@ class PlanFlags:
             for f in fields(self)
             if f.name in FLAG_NAMES and getattr(self, f.name) is not None
         }
+
+
+def check_bounds(flags: PlanFlags) -> None:
+    """A :class:`PlanError` for a flag out of its bounds (a fraction outside (0, 1), a size below 1)."""
+    for name in ("mem_fraction_static", "gpu_memory_utilization"):
+        v = getattr(flags, name)
+        if v is not None and not 0 < v < 1:
+            raise PlanError(f"--{name.replace('_', '-')} {v:g}: must be inside (0, 1)")
+    for name in (
+        "tp",
+        "pp",
+        "dp",
+        "page_size",
+        "context_length",
+        "chunked_prefill_size",
+        "cuda_graph_max_bs",
+        "target_tokens",
+        "target_context",
+        "concurrency",
+    ):
+        v = getattr(flags, name)
+        if v is not None and v <= 0:
+            raise PlanError(f"--{name.replace('_', '-')} {v}: must be a positive integer")
 
 
 @dataclass

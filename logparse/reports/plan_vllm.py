@@ -444,3 +444,40 @@ def _reserve(out: EnginePlan, s: VSettings, inp: VllmReserveInputs) -> VllmReser
             f"gpu_memory_utilization {s.utilization:g} is above {r.max_utilization:g}, the most that leaves vLLM's own margins: it may fail at start or under load",
         )
     return r
+
+
+def compared(v: EnginePlan, s: EnginePlan, other: str) -> list[str]:
+    """Why vLLM's plan ``v`` gives another pool than ``s``, the plan of an engine (``other``, its label)
+    that sizes the pool from a share of the free memory before the weights, term by term."""
+    out = []
+    if s.kv_tokens is not None and v.kv_tokens is not None and s.kv_tokens:
+        d = v.kv_tokens - s.kv_tokens
+        out.append(f"vLLM {'+' if d >= 0 else '−'}{abs(d):,} tokens ({d / s.kv_tokens * 100:+.1f}%) against {other}")
+    st, vt = s.terms, v.terms
+    if st.get("base_gb") is not None and vt.get("base_gb") is not None:
+        out.append(
+            f"{other} sizes KV = f × (free before weights) − weights = {st['fraction']:g} × {st['base_gb']:.2f} − "
+            f"{st['weights_gb']:.2f} = {st['kv_gb']:.2f} GiB; vLLM KV = u × (total) − weights − profile = "
+            f"{vt['fraction']:g} × {vt['base_gb']:.2f} − {vt['weights_gb']:.2f} − {(vt.get('activation_gb') or 0) + (vt.get('non_torch_gb') or 0) + (vt.get('graphs_gb') or 0):.2f} = {vt['kv_gb']:.2f} GiB"
+        )
+        out.append(
+            f"base: vLLM multiplies the total ({vt['base_gb']:.2f} GiB), {other} the memory free after init "
+            f"({st['base_gb']:.2f}); fraction: {vt['fraction']:g} (vLLM{' default' if v.fraction == v.default_fraction else ''}) "
+            f"against {st['fraction']:g} ({other}{' default, from its reserve' if s.fraction == s.default_fraction else ''})"
+        )
+    prof = (vt.get("activation_gb") or 0) + (vt.get("non_torch_gb") or 0) + (vt.get("graphs_gb") or 0)
+    if prof:
+        out.append(
+            f"vLLM charges its activation peak, non-torch memory and CUDA graphs ({prof:.2f} GiB) to its budget; {other} pays "
+            f"them from the {st.get('held_back_gb') or 0:.2f} GiB it holds back"
+        )
+    if (
+        s.bytes_per_token
+        and v.bytes_per_token
+        and abs(s.bytes_per_token - v.bytes_per_token) > 0.01 * s.bytes_per_token
+    ):
+        out.append(
+            f"bytes per token: {other} {s.bytes_per_token:,}, vLLM {v.bytes_per_token:,} per printed token (pool layouts differ for this model)"
+        )
+    out.append(f"rounding: vLLM counts whole blocks of 16 tokens; {other} pages of its --page-size")
+    return out

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logparse.launches.deployment import engine_name, short_label
+from logparse import engines as registry
+from logparse.launches.deployment import short_label
 from logparse.reports.problems import Problem, deployment_problems
 from logparse.store import db as dbm
 
@@ -84,7 +85,7 @@ def store_tour(path: Path, db_arg: str | None = None) -> Tour:
     engines: dict[str, int] = {}
     for rows in per.values():
         for r in rows:
-            name = engine_name(r["engine"])
+            name = registry.label(r["engine"])
             engines[name] = engines.get(name, 0) + 1
     restarted = [_restart(dep, rows) for dep, rows in per.items() if len(rows) > 1]
     restarted.sort(key=lambda x: (-x["gpus"], x["label"]))

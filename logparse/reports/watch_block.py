@@ -16,7 +16,7 @@ from logparse.launches.model import Launch
 from logparse.reports.check import previous_in_store, run_check
 from logparse.reports.diff import diff_launches
 from logparse.reports.explain import explain_launch
-from logparse.reports.explain_text import quote
+from logparse.reports.launch_facts import quote
 from logparse.store.refs import resolve_launch
 
 #: How many recommendations a block carries (the best ones; ``explain`` has them all).

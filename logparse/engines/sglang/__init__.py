@@ -52,6 +52,64 @@ class SGLang(Engine):
         return launch_reserve(launch, budget.pre_load_avail_gb or budget.least_free_before_weights_gb)
 
     # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+    plan_order = 0
+    plan_flags = ("mem_fraction_static", "max_total_tokens", "cuda_graph_max_bs")
+    plan_sized_from_free_memory = True
+
+    def plan(self, cfg: Any, flags: Any, mem: Any, launch: Launch | None, budget: Budget | None) -> Any:
+        from logparse.reports.plan_sglang import sglang_plan
+
+        return sglang_plan(cfg, flags, mem, launch, budget)
+
+    def plan_flag_instead(self, flag: str) -> str:
+        return "mem_fraction_static" if flag == "gpu_memory_utilization" else super().plan_flag_instead(flag)
+
+    def levers(self, ctx: Any) -> list[Any]:
+        from logparse.reports.advice_sglang import levers
+
+        return levers(ctx)
+
+    def fp8_kv_to_start(self, launch: Launch) -> str | None:
+        from logparse.reports.advice_sglang import fp8_kv_to_start
+
+        return fp8_kv_to_start(launch)
+
+    def kv_bound_words(self, launch: Launch, budget: Budget) -> str | None:
+        from logparse.reports.advice_sglang import kv_bound_words
+
+        return kv_bound_words(launch, budget)
+
+    def reserve_line(self, ctx: Any) -> str | None:
+        from logparse.reports.advice_sglang import reserve_line
+
+        return reserve_line(ctx)
+
+    def draft_line(self, ctx: Any) -> str | None:
+        from logparse.reports.advice_sglang import draft_line
+
+        return draft_line(ctx)
+
+    def explain(self, launch: Launch, budget: Budget, margin_gb: float | None, cfg: Any) -> Any:
+        from logparse.reports.explain_sglang import explain
+
+        return explain(launch, budget, margin_gb, cfg)
+
+    def attribution(self, a: Launch, b: Launch, budget_a: Budget, budget_b: Budget) -> dict[str, Any] | None:
+        from logparse.reports.diff_sglang import attribution
+
+        return attribution(a, b, budget_a, budget_b)
+
+    def fraction_side(self, launch: Launch, budget: Budget) -> dict[str, Any]:
+        from logparse.reports.diff_sglang import fraction_side
+
+        return fraction_side(launch, budget, self.fraction_share_of)
+
+    def unquantized_load_line(self, launch: Launch) -> str | None:
+        from logparse.reports.advice_core import sglang_from
+
+        if not sglang_from(launch, "0.5.10"):
+            return None
+        return "the load line names no quantization (0.5.10+ prints quant= for a quantized checkpoint)"
 
     # ----------------------------------------------------------------- end of reports
 

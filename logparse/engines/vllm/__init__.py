@@ -5,7 +5,7 @@ The engine's parts are imported inside the methods (see :mod:`logparse.engines.b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from logparse.engines.base import Engine
 
@@ -66,6 +66,86 @@ class VLLM(Engine):
         return launch_vllm_reserve(launch, rank, total)
 
     # ----------------------------------------------------------------- reports (plan, advice, explain, diff, check, metrics)
+    plan_order = 1
+    plan_flags = ("gpu_memory_utilization",)
+    #: What a vLLM plan uses in place of another engine's own plan flag.
+    _plan_instead: ClassVar[dict[str, str]] = {
+        "mem_fraction_static": "gpu_memory_utilization",
+        "max_total_tokens": "no token cap",
+        "cuda_graph_max_bs": "its own capture sizes",
+    }
+
+    def plan(self, cfg: Any, flags: Any, mem: Any, launch: Launch | None, budget: Budget | None) -> Any:
+        from logparse.reports.plan_vllm import vllm_plan
+
+        return vllm_plan(cfg, flags, mem, launch, budget)
+
+    def plan_flag_instead(self, flag: str) -> str:
+        return self._plan_instead.get(flag) or super().plan_flag_instead(flag)
+
+    def compare_plans(self, own: Any, other: Any) -> list[str]:
+        from logparse import engines
+        from logparse.reports.plan_vllm import compared
+
+        that = engines.find(other.engine)
+        if that is None or not that.plan_sized_from_free_memory:
+            return []
+        return compared(own, other, that.label)
+
+    def gpu_total_gb(self, launch: Launch) -> float | None:
+        from logparse.budget.vllm import pool_rank
+        from logparse.reports.explain_vllm import total_gb
+
+        return total_gb(launch, pool_rank(launch) or (launch.ranks[0] if launch.ranks else None))
+
+    def levers(self, ctx: Any) -> list[Any]:
+        from logparse.reports.advice_vllm import levers
+
+        return levers(ctx)
+
+    def kv_bound_words(self, launch: Launch, budget: Budget) -> str | None:
+        from logparse.reports.advice_vllm import kv_bound_words
+
+        return kv_bound_words(launch, budget)
+
+    def reserve_line(self, ctx: Any) -> str | None:
+        from logparse.reports.advice_vllm import reserve_line
+
+        return reserve_line(ctx)
+
+    def explain(self, launch: Launch, budget: Budget, margin_gb: float | None, cfg: Any) -> Any:
+        from logparse.reports.explain_vllm import explain
+
+        return explain(launch, budget, margin_gb, cfg)
+
+    def attribution(self, a: Launch, b: Launch, budget_a: Budget, budget_b: Budget) -> dict[str, Any] | None:
+        from logparse.reports.diff_vllm import attribution
+
+        return attribution(a, b, budget_a, budget_b)
+
+    def likely_cause(self, attribution: dict[str, Any]) -> str | None:
+        from logparse.reports.diff_vllm import likely_cause
+
+        return likely_cause(attribution)
+
+    def fraction_side(self, launch: Launch, budget: Budget) -> dict[str, Any]:
+        from logparse.reports.diff_vllm import fraction_side
+
+        return fraction_side(launch, budget, self.fraction_share_of)
+
+    def kv_tokens_are_slots(self, launch: Launch) -> bool:
+        from logparse.grammar import vllm_versions
+
+        return launch.kv_tokens_definition in (None, vllm_versions.BLOCKS_DEFINITION)
+
+    def kv_tokens_count(self, launch: Launch) -> str:
+        from logparse.grammar import vllm_versions
+
+        if launch.kv_tokens_definition is None:
+            return "the token slots of the pool"
+        if launch.kv_tokens_definition == vllm_versions.BLOCKS_DEFINITION:
+            return "the token slots of the pool (blocks × block size)"
+        return f"{launch.kv_tokens_definition} (requests of the longest length that fit, not slots)"
 
     # ----------------------------------------------------------------- end of reports
 
