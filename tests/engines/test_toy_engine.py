@@ -41,7 +41,9 @@ def _read(msg: str) -> tuple[str, dict[str, Any]] | None:
     for kind, pattern in (("toy_start", _START), ("toy_weights", _WEIGHTS), ("toy_kv", _KV)):
         m = pattern.match(msg)
         if m is not None:
-            return kind, {k: (float(v) if "." in v else int(v)) if v[:1].isdigit() else v for k, v in m.groupdict().items()}
+            return kind, {
+                k: (float(v) if "." in v else int(v)) if v[:1].isdigit() else v for k, v in m.groupdict().items()
+            }
     return ("toy_ready", {}) if msg == "ready" else None
 
 
@@ -75,8 +77,8 @@ class ToyClassifier:
     def continuation(self, text: str) -> None:
         return None
 
-    prefixed = tracked = untracked = lambda self, text, m: None  # noqa: E731
-    bare = contest = message = exception = lambda self, text: None  # noqa: E731
+    prefixed = tracked = untracked = lambda self, text, m: None
+    bare = contest = message = exception = lambda self, text: None
 
     def anchored(self, text: str) -> bool:
         return False
@@ -107,6 +109,7 @@ class ToyAssembler:
 
     def finish(self, version: str | None = None, ordinal: int | None = None) -> Launch:
         launch = Launch(engine="toy", source=self.source, source_ordinal=ordinal, engine_version="1.0")
+        launch.engine_version_range, launch.version_range = "1.0", ("1.0", "1.0")
         launch.host, launch.unit, launch.boot, launch.pid = self.stream
         launch.events = self.events
         launch.first_line, launch.last_line = self.events[0].line_no, self.events[-1].line_no
