@@ -441,10 +441,10 @@ def parse_sources(
     on_source: Callable[[Any, StreamParser], None] | None = None,
 ) -> ParseResult:
     """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
-    (:mod:`logparse.grammar.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
+    (:mod:`logparse.engines.sglang.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
     callback) forces the record path; ``on_source(src, parser)`` is told of each source as its
     parse begins (progress: the source counts its bytes, the parser its lines)."""
-    from logparse.grammar import bulk as bulk_mod
+    from logparse.engines.sglang import bulk as bulk_mod
 
     result = ParseResult()
     for src in sources:

@@ -10,7 +10,7 @@ the 0.5.10.post1 ServerArgs field set (from logparse's version data) so the laun
 
 from __future__ import annotations
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 
 GiB = 1 << 30
 CELL = 61 * 576 * 2  # 70,272 bytes per token

@@ -19,7 +19,8 @@ import pytest
 from helpers import SAMPLES, cli, corpus_files
 
 from logparse.budget.model import launch_budget
-from logparse.budget.reserve import (
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.reserve import (
     ReserveInputs,
     launch_reserve,
     piecewise_sizes,
@@ -27,8 +28,7 @@ from logparse.budget.reserve import (
     rule_of,
     sglang_reserve,
 )
-from logparse.budget.vllm_reserve import VllmReserveInputs, vllm_reserve
-from logparse.grammar import versions
+from logparse.engines.vllm.reserve import VllmReserveInputs, vllm_reserve
 from logparse.pipeline import parse_paths
 from logparse.reports.advice import VLLM_FLAGS, flag_field, runtime_verdict, vllm_has
 from logparse.reports.explain import explain_launch
@@ -183,8 +183,8 @@ def test_kimi_reserve_from_the_launch_itself():
 
 def test_vllm_reserve_of_the_budget_report():
     la = _launch(VLLM / "v1-tags-in-format-0.31.0.log")
-    from logparse.budget.vllm import pool_rank
-    from logparse.budget.vllm_reserve import launch_vllm_reserve
+    from logparse.engines.vllm.formula import pool_rank
+    from logparse.engines.vllm.reserve import launch_vllm_reserve
 
     r = launch_vllm_reserve(la, pool_rank(la))
     assert r.default_fraction == 0.92 and r.graphs_in_budget

@@ -1,7 +1,7 @@
 """No recommendation and no what-if leaves less than the engine's margin (issue 27, item 1).
 
 vLLM: a recommended utilization or KV size leaves at least the production margin of
-:func:`logparse.budget.vllm_reserve.production_margin_gb` (1 GiB or more) outside the instance, and is
+:func:`logparse.engines.vllm.reserve.production_margin_gb` (1 GiB or more) outside the instance, and is
 never "low" risk when the free memory at start is assumed.  SGLang: a recommended fraction (or a what-if
 that raises it) holds back at least the engine's own reserve.  A risk label is never lower than the
 margin earns: what leaves less than the margin is "high".  Checked on every sample and corpus launch.
@@ -14,7 +14,7 @@ import re
 import pytest
 from helpers import SAMPLES, corpus_files, without_corpus
 
-from logparse.budget.vllm_reserve import MIN_MARGIN_GB, production_margin_gb
+from logparse.engines.vllm.reserve import MIN_MARGIN_GB, production_margin_gb
 from logparse.pipeline import parse_paths
 from logparse.reports.explain import explain_launch
 

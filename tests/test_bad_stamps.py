@@ -349,7 +349,7 @@ def test_the_three_checks_agree():
 
     import numpy as np
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
     from logparse.sources.timestamps import REAL_STAMP
 
     rnd = random.Random(18)

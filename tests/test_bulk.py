@@ -83,7 +83,7 @@ def test_samples_bulk_equals_record_path(name):
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso"])
 def test_worker_processes_give_the_same_result(generated, fmt):
-    from logparse.grammar.bulk import BulkReader
+    from logparse.engines.sglang.bulk import BulkReader
     from logparse.pipeline import StreamParser
 
     path = str(generated / f"sglang.{fmt}.log")
@@ -220,7 +220,7 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
 
     from store_fixture import launch_lines
 
-    from logparse.grammar import bulk
+    from logparse.engines.sglang import bulk
     from logparse.sources import text_source
     from logparse.store import Store, ingest
 
@@ -383,7 +383,7 @@ def _template_log(near_misses: list[str] | None = None) -> list[str]:
 def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, record_rows):
     """Batch and access lines proven by numpy, lines one step from a template (which polars or,
     when few, the record path reads), in blocks of several sizes: the same as the record path."""
-    from logparse.grammar import bulk as bulk_mod
+    from logparse.engines.sglang import bulk as bulk_mod
     from logparse.sources import text_source
 
     monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", record_rows)
@@ -397,7 +397,7 @@ def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, r
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "export"])
 def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
-    from logparse.grammar import bulk as bulk_mod
+    from logparse.engines.sglang import bulk as bulk_mod
     from logparse.sources import text_source
 
     monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", 0)
@@ -413,7 +413,7 @@ def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
 def test_templates_prove_the_lines_written_in_their_shape_and_no_near_miss():
     import numpy as np
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     good = [_decode(i) for i in range(50)] + [_prefill(i) for i in range(50)] + [_access(i) for i in range(50)]
     good += TEMPLATE_VARIANTS
@@ -428,8 +428,8 @@ def test_templates_prove_the_lines_written_in_their_shape_and_no_near_miss():
 def test_no_anchor_fits_in_a_proven_access_line():
     """A proven access line is counted as noise unread: no anchor may fit in its free parts (a path
     of PATH_CHARS, a listed reason) or span them."""
-    from logparse.grammar import bulk_template
-    from logparse.grammar.sglang_classify import ANCHORS
+    from logparse.engines.sglang import bulk_template
+    from logparse.engines.sglang.classify import ANCHORS
 
     path_chars = set(bulk_template.PATH_CHARS.decode())
     for anchor in ANCHORS:
@@ -446,7 +446,7 @@ def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
     the stamp numbers (mixed widths), the line's own stamp in ISO form either way."""
     import numpy as np
 
-    from logparse.grammar import bulk, bulk_template
+    from logparse.engines.sglang import bulk, bulk_template
 
     stamps = [f"2026-11-29 08:{i // 60:02d}:{i % 60:02d}" for i in range(0, 300, 7)]
     if millis != "none":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import CORPUS, needs_corpus
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 from logparse.pipeline import parse_paths
 
 pytestmark = needs_corpus

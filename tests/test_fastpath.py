@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers import CORPUS, corpus_params
 
-from logparse.grammar.sglang_classify import PREFIX_RE, fast_batch
-from logparse.grammar.sglang_line import parse_line
-from logparse.grammar.variants import VARIANTS
+from logparse.engines.sglang.classify import PREFIX_RE, fast_batch
+from logparse.engines.sglang.line import parse_line
+from logparse.engines.sglang.variants import VARIANTS
 
 BATCH_LINES = [v.sample for v in VARIANTS if v.kind in ("decode_batch", "prefill_batch") and v.sample.startswith("[")]
 

@@ -26,10 +26,10 @@ from helpers import assert_accounted
 from hypothesis import strategies as st
 from readback import expect, run
 
+from logparse.engines.sglang.line import LineParseError, parse_line
+from logparse.engines.sglang.variants import VARIANTS
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.pyliteral import LiteralParseError, parse_literal
-from logparse.grammar.sglang_line import LineParseError, parse_line
-from logparse.grammar.variants import VARIANTS
 from logparse.pipeline import parse_sources, parse_text
 from logparse.sources import FORMATS, text_source
 from logparse.sources.records import Record

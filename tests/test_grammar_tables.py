@@ -15,11 +15,15 @@ from pathlib import Path
 import pytest
 
 from logparse import figures
-from logparse.budget import formula, gpus
-from logparse.budget import vllm as vllm_budget
+from logparse.budget import gpus
 from logparse.data import tables
-from logparse.grammar import classify, noise, sglang_classify, variants, vllm_classify, vllm_variants
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.sglang import classify as sglang_classify
+from logparse.engines.sglang import formula, variants
+from logparse.engines.vllm import classify as vllm_classify
+from logparse.engines.vllm import formula as vllm_budget
+from logparse.engines.vllm import variants as vllm_variants
+from logparse.engines.vllm import versions as vv
+from logparse.grammar import classify, noise
 from logparse.grammar.variant_table import Variant, load_variants
 from logparse.sources.formats import wrappers
 

@@ -83,7 +83,7 @@ def test_parse_of_a_small_file_imports_no_other_command(tmp_path):
     others = {f"logparse.cli.{m}" for m in ("store_cmds", "report_cmds", "plan_cmd", "watch_cmd", "systemd_cmd")}
     assert mods & others == set()
     assert not any(m == "logparse.store" or m.startswith("logparse.store.") for m in mods)
-    assert "logparse.grammar.bulk_template" not in mods  # numpy's templates: large inputs only
+    assert "logparse.engines.sglang.bulk_template" not in mods  # numpy's templates: large inputs only
 
 
 @pytest.mark.parametrize("store", ["new", "existing"])
@@ -97,7 +97,7 @@ def test_ingest_of_a_small_file_takes_the_record_path(tmp_path, store):
     mods = imported(tmp_path, "ingest", "-q", "--db", db, SMALL_SGLANG)
     assert {"duckdb", "lark", "logparse.store.rows"} <= mods and db.exists()
     assert mods & {"polars", "pyarrow", "numpy", "cairosvg", "rich", "pandas"} == set()
-    assert "logparse.grammar.bulk_template" not in mods
+    assert "logparse.engines.sglang.bulk_template" not in mods
     assert not any(m.startswith("logparse.cli.") and m.endswith(("report_cmds", "plan_cmd", "watch_cmd")) for m in mods)
     con = duckdb.connect(str(db), read_only=True)  # the probe saw a real ingest
     try:
@@ -118,7 +118,7 @@ def test_read_commands_import_no_polars(tmp_path):
 def test_large_inputs_still_take_numpy_templates(tmp_path):
     """The guard against a probe that sees nothing: stdin takes the bulk path, with numpy."""
     mods = imported(tmp_path, "parse", "--json", "-", stdin=SMALL_SGLANG.read_bytes())
-    assert {"numpy", "logparse.grammar.bulk_template"} <= mods
+    assert {"numpy", "logparse.engines.sglang.bulk_template"} <= mods
 
 
 def test_every_command_is_registered_by_the_module_the_table_names():

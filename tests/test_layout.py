@@ -252,6 +252,7 @@ ENGINE_PARTS = {
     "assemble": 2,
     "figures": 2,
     "ranks": 2,
+    "kv": 4,
     "budget": 4,
     "formula": 4,
     "reserve": 4,
@@ -259,6 +260,8 @@ ENGINE_PARTS = {
     "advice": 6,
     "levers": 6,
     "explain": 6,
+    "sentences": 6,
+    "diff": 6,
 }
 
 
@@ -460,7 +463,7 @@ def test_the_scanner_on_a_snippet():
         "def f():\n"
         "    from logparse.reports.diff import _durations\n"
         "    try:\n"
-        "        import logparse.budget.formula as fm\n"
+        "        import logparse.engines.sglang.formula as fm\n"
         "    except (ValueError, ModuleNotFoundError):\n"
         "        pass\n"
     )
@@ -473,10 +476,10 @@ def test_the_scanner_on_a_snippet():
         ("logparse.grammar.events", None, False, False),
         ("logparse.cli.app", None, False, True),
         ("logparse.reports.diff", "_durations", True, False),
-        ("logparse.budget.formula", None, True, False),
+        ("logparse.engines.sglang.formula", None, True, False),
     }
     assert [(g.line, g.caught, g.imports) for g in v.guards] == [
-        (9, "ModuleNotFoundError", ("logparse.budget.formula",))
+        (9, "ModuleNotFoundError", ("logparse.engines.sglang.formula",))
     ]
 
 

@@ -219,7 +219,7 @@ OutOfResources
     ],
 )
 def test_old_crash_is_a_failed_start_with_the_traceback_error(tmp_path, text, error, release_in):
-    from logparse.grammar import versions
+    from logparse.engines.sglang import versions
 
     # the unnamed last line stays unrecognized: we cannot tell it is an exception by itself
     (launch,) = _parse(tmp_path, text, unrecognized=int(text is LOG_031_UNNAMED_TAIL))

@@ -14,12 +14,12 @@ import json
 import polars as pl
 import pytest
 
-from logparse import sglang_prefix
-from logparse.grammar import bulk
+from logparse.engines.sglang import bulk
+from logparse.engines.sglang import prefix as sglang_prefix
+from logparse.engines.sglang.assemble import role_of_word
+from logparse.engines.sglang.line import parse_line
 from logparse.grammar.classify import NOISE, LineClassifier, clean_text
 from logparse.grammar.pyliteral import parse_literal_prefix, payload_shape
-from logparse.grammar.sglang_line import parse_line
-from logparse.launches.assemble import role_of_word
 from logparse.pipeline import parse_sources
 from logparse.sources import open_inputs, text_source
 from logparse.sources.records import Record

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_pasted import both_paths
 
-from logparse import vllm_prefix
+from logparse.engines.vllm import prefix as vllm_prefix
 from logparse.grammar.pyliteral import is_abridged, parse_literal
 
 NIM = """\

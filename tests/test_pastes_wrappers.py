@@ -288,9 +288,10 @@ _OOM_LOAD = (
 def test_bare_start_and_sglang_anchor_precedence(monkeypatch, sglang_kind, vllm_parses, want):
     """A line with a vLLM bare start that SGLang's anchors also name (``out of memory``): what was
     parsed before stays parsed."""
-    from logparse.grammar import sglang_classify, vllm_classify
-    from logparse.grammar.sglang_line import LineParseError
-    from logparse.grammar.vllm_line import VllmLineParseError
+    from logparse.engines.sglang import classify as sglang_classify
+    from logparse.engines.sglang.line import LineParseError
+    from logparse.engines.vllm import classify as vllm_classify
+    from logparse.engines.vllm.line import VllmLineParseError
 
     def sglang(text):
         if sglang_kind is None:
@@ -426,8 +427,8 @@ _BARE_KINDS = {
 def test_every_vllm_variant_pasted_without_its_prefix_reads_as_the_same_event():
     """A variant's message with vLLM's layers cut: when its first words say it is vLLM's, it reads as the
     same event (the start never misleads); the kinds a launch is made of are all readable bare."""
-    from logparse.grammar.vllm_variants import VARIANTS
-    from logparse.vllm_prefix import BARE_MESSAGE_RE, split_head
+    from logparse.engines.vllm.prefix import BARE_MESSAGE_RE, split_head
+    from logparse.engines.vllm.variants import VARIANTS
 
     read = set()
     for v in VARIANTS:

@@ -17,11 +17,11 @@ from helpers import ROOT, SAMPLES, cli
 
 from logparse.budget import model_kv as mk
 from logparse.budget.model_config import gguf_type, load_model_config
+from logparse.engines.vllm.plan import profile_shape, vsettings
 from logparse.pipeline import parse_paths
 from logparse.reports.plan import PlanError, make_plan
 from logparse.reports.plan_memory import table_memory
 from logparse.reports.plan_types import PlanFlags
-from logparse.reports.plan_vllm import profile_shape, vsettings
 
 sys.path.insert(0, str(ROOT / "tools"))
 import plan_accuracy

@@ -1,8 +1,8 @@
-"""SGLang's line prefix has one definition (logparse.sglang_prefix), and every reader agrees.
+"""SGLang's line prefix has one definition (logparse.engines.sglang.prefix), and every reader agrees.
 
 The grammar (``sglang_line.lark``, rule ``prefix``) is the documented authority; the
 classifier's fast path (``PREFIX_RE``) and the bulk path (``PREFIX_PATTERN``, run by
-polars) are built from logparse.sglang_prefix.  On every variant's sample and on one line
+polars) are built from logparse.engines.sglang.prefix.  On every variant's sample and on one line
 of each prefix era, the three must find the same stamp, the same tags (and level/location)
 and the same start of the message.
 """
@@ -15,11 +15,11 @@ from importlib import resources
 import polars as pl
 import pytest
 
-from logparse import sglang_prefix
-from logparse.grammar import bulk
-from logparse.grammar.sglang_classify import PREFIX_RE, fast_batch
-from logparse.grammar.sglang_line import parse_line
-from logparse.grammar.variants import VARIANTS
+from logparse.engines.sglang import bulk
+from logparse.engines.sglang import prefix as sglang_prefix
+from logparse.engines.sglang.classify import PREFIX_RE, fast_batch
+from logparse.engines.sglang.line import parse_line
+from logparse.engines.sglang.variants import VARIANTS
 
 #: One line of every prefix era (written by us).
 ERA_SAMPLES = [

@@ -12,7 +12,7 @@ import pytest
 from helpers import CORPUS, SAMPLES, cli, corpus_files, needs_corpus
 from reports_fixture import CELL, kimi_log, kv_tokens
 
-from logparse.budget import formula as fm
+from logparse.engines.sglang import formula as fm
 from logparse.pipeline import parse_paths, parse_text
 from logparse.reports.check import Thresholds, robust_judge, run_check
 from logparse.reports.diff import diff_launches

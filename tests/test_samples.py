@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import SAMPLES
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 from logparse.pipeline import parse_paths
 
 # file -> (imitated release, outcomes, ranks per launch, workers)

@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
-from logparse.grammar import versions
-from logparse.grammar.versions import DERIVED, MISSING, REQUIRED, default_of, defaults_of
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.versions import DERIVED, MISSING, REQUIRED, default_of, defaults_of
 
 
 def _data() -> dict:
@@ -83,7 +83,7 @@ def test_markers_survive_pickling():
 
 
 def test_default_fraction_tables_of_0_1():
-    from logparse.grammar.versions import default_mem_fraction_static as f
+    from logparse.engines.sglang.versions import default_mem_fraction_static as f
 
     assert f(("0.1.12", "0.1.12"), 2) == 0.85 and f(("0.1.3", "0.1.4"), 2) == 0.80
     assert f(("0.1.21", "0.1.22"), 16) == 0.74 and f(("0.1.24", "0.1.26"), 1) == 0.89

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.assemble import apply_prefix
+from logparse.engines.sglang.line import parse_line
+from logparse.engines.sglang.prefix import PREFIX_RE
+from logparse.engines.sglang.variants import VARIANTS, match
 from logparse.grammar.events import Event
-from logparse.grammar.sglang_line import parse_line
-from logparse.grammar.variants import VARIANTS, match
-from logparse.launches.assemble import apply_prefix
-from logparse.sglang_prefix import PREFIX_RE
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
@@ -95,7 +95,7 @@ def test_nan_in_payload():
 
 
 def test_release_names_sort_as_pep_440_orders_them():
-    from logparse.grammar.versions import release_key
+    from logparse.engines.sglang.versions import release_key
 
     ordered = [
         "0.5.0rc2",
@@ -113,7 +113,7 @@ def test_release_names_sort_as_pep_440_orders_them():
 
 
 def test_a_release_name_that_is_not_pep_440_is_placed_by_its_leading_release():
-    from logparse.grammar import versions
+    from logparse.engines.sglang import versions
 
     assert versions.release_key("0.5.10-custom") == versions.release_key("0.5.10")
     assert versions.releases()[versions.index("0.5.10-custom")] == "0.5.10"  # not among the 0.4 releases

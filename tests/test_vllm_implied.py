@@ -397,7 +397,7 @@ def test_a_launch_that_turned_the_estimate_off_keeps_it_out_of_the_budget():
 
 
 def test_total_memory_from_the_graph_advice_carries_its_rounding_range():
-    from logparse.reports.explain_vllm import binding_rank, not_shown, total_gb_range
+    from logparse.engines.vllm.explain import binding_rank, not_shown, total_gb_range
 
     launch = parse_text((SAMPLES / "vllm" / "v1-defaults-0.20.2.log").read_text(encoding="utf-8")).launches[0]
     t, lo, hi = total_gb_range(launch, binding_rank(launch))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import SAMPLES
 
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
 from logparse.pipeline import parse_paths, parse_text
 
 VLLM = SAMPLES / "vllm"

@@ -1,4 +1,4 @@
-"""vLLM's line prefix has one definition (logparse.vllm_prefix), equal to the grammar's terminals."""
+"""vLLM's line prefix has one definition (logparse.engines.vllm.prefix), equal to the grammar's terminals."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from logparse import vllm_prefix
+from logparse.engines.vllm import prefix as vllm_prefix
+from logparse.engines.vllm.line import parse_line
 from logparse.grammar.lalr import grammar_text
-from logparse.grammar.vllm_line import parse_line
 
 
 def _terminal(name: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from helpers import ROOT, SAMPLES
 
 from logparse.budget.model import launch_budget
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
 from logparse.pipeline import parse_paths
 
 VLLM = SAMPLES / "vllm"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.assemble import apply_vllm_prefix
+from logparse.engines.vllm.line import VllmLineParseError, parse_line
+from logparse.engines.vllm.variants import VARIANTS, match
 from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
-from logparse.grammar.vllm_line import VllmLineParseError, parse_line
-from logparse.grammar.vllm_variants import VARIANTS, match
-from logparse.launches.vllm_assemble import apply_vllm_prefix
 from logparse.sources.records import Record
 
 
@@ -120,7 +120,7 @@ def test_line_number_table_is_the_catalogues():
 
     from helpers import ROOT, SHARED
 
-    from logparse.grammar.vllm_variants import line_numbers
+    from logparse.engines.vllm.variants import line_numbers
 
     catalogue = SHARED / "vllm-log-catalogue.md"
     if not catalogue.is_file():

@@ -28,7 +28,7 @@ Output (compact)::
 One run per stretch of consecutive releases in which the field exists with the same default:
 ``"v"`` a literal default (tuples and sets as lists), ``"d"`` derived at runtime, ``"r"``
 required (no default).  A release outside every run of a field does not have that field.
-``logparse.grammar.versions.default_of`` reads it.
+``logparse.engines.sglang.versions.default_of`` reads it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Two sources of facts:
   Give the folder of downloaded wheels (outside the repository) with ``--wheels``; releases
   the catalogue already covers are not read from it.
 
-``logparse.grammar.versions`` uses the result to order releases and to date a
+``logparse.engines.sglang.versions`` uses the result to order releases and to date a
 ``server_args=`` line.  Run it again when the catalogue grows::
 
     python tools/build_version_data.py ../shared/sglang-log-catalogue.md --wheels /work/scratch/sglang-releases/dl
@@ -70,7 +70,7 @@ def main() -> None:
             counts[v] = len(names)
             read.append(v)
         versions = read + versions
-    # Stored as per-release changes (small); logparse.grammar.versions replays them at load time.
+    # Stored as per-release changes (small); logparse.engines.sglang.versions replays them at load time.
     changes, prev = {}, set()
     for v in versions:
         cur = set(fields_by_version[v])

@@ -4,7 +4,7 @@ Run: python tools/build_vllm_line_numbers.py [../shared/vllm-log-catalogue.md]
 
 Appendix A lists, per key line, the ``[file.py:N]`` each release prints (``N@A → B, C``: line N in
 releases A to B and in C).  The JSON maps a line family to ``{"file.py:N": [[first, last], ...]}``
-(release ranges over the catalogue's release list); :mod:`logparse.grammar.vllm_variants` dates a
+(release ranges over the catalogue's release list); :mod:`logparse.engines.vllm.variants` dates a
 launch from the locations its lines show.
 """
 

@@ -19,8 +19,8 @@ sys.path.insert(0, ROOT)
 
 from logparse.budget.model import launch_budget  # noqa: E402
 from logparse.budget.model_config import ModelConfig, load_model_config  # noqa: E402
-from logparse.grammar import versions  # noqa: E402
-from logparse.grammar import vllm_versions as vv  # noqa: E402
+from logparse.engines.sglang import versions  # noqa: E402
+from logparse.engines.vllm import versions as vv  # noqa: E402
 from logparse.launches.model import Launch  # noqa: E402
 from logparse.pipeline import parse_paths  # noqa: E402
 from logparse.reports.plan import PlanError, make_plan  # noqa: E402

@@ -40,7 +40,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from logparse.grammar.versions import release_key
+from logparse.engines.sglang.versions import release_key
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 ARG_GROUPS = "sglang/srt/arg_groups/"

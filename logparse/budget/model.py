@@ -23,7 +23,7 @@ Definitions (each figure is GiB, SGLang's "GB", rounded to the two decimals SGLa
   pool; plain data parallelism gives each replica its own), else the scheduler's
   ``max_total_num_tokens`` (releases before 0.4.1.post6 print no KV pool line).
 * **Predicted KV** replays SGLang's sizing formula of the launch's era
-  (:mod:`logparse.budget.formula`).
+  (:mod:`logparse.engines.sglang.formula`).
 
 A figure that cannot be known is ``None`` and ``unknown`` maps its name to the reason, so every
 surface says the same thing about it.
@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from logparse import engines
-from logparse.budget import formula as fm
-from logparse.grammar import versions
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import versions
 from logparse.launches.figures import printed_out_of_range
 from logparse.launches.model import INTERNAL, Launch, RankMemory, declared
 
@@ -342,8 +342,8 @@ def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
 
 def vllm_launch_budget(launch: Launch) -> Budget:
     """A vLLM launch: the engine's pool is the smallest rank's; vLLM's formula of the launch's era
-    (:mod:`logparse.budget.vllm`) is replayed from the terms the binding rank printed."""
-    from logparse.budget import vllm as vb
+    (:mod:`logparse.engines.vllm.formula`) is replayed from the terms the binding rank printed."""
+    from logparse.engines.vllm import formula as vb
 
     done = launch.outcome == "ready"
     ranks = [rank_budget(t, d, setup_complete=False) for t, d in physical_ranks(launch)]

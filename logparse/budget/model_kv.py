@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from logparse.budget.model_config import ModelConfig
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 
 #: Architectures SGLang sizes with a hybrid SWA pool (full + sliding-window pools), and from when.
 SGLANG_HYBRID_SWA = {

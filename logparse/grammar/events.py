@@ -14,7 +14,7 @@ class Event:
     fields: dict[str, Any] = field(default_factory=dict)
     #: Wording of the variant within its kind (e.g. ``torch_distributed`` for ``init_begin``).
     form: str | None = None
-    #: Name of the grammar variant that matched (``logparse.grammar.variants``), for dating.
+    #: Name of the grammar variant that matched (``logparse.engines.sglang.variants``), for dating.
     variant: str | None = None
     source: str = ""
     line_no: int = 0

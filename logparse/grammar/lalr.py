@@ -1,6 +1,6 @@
 """Building the LALR parsers of the ``.lark`` grammars (``grammars/`` at the top, package ``logparse.grammars``).
 
-Each grammar module (:mod:`~logparse.grammar.sglang_line`, :mod:`~logparse.grammar.pyliteral`)
+Each grammar module (:mod:`~logparse.engines.sglang.line`, :mod:`~logparse.grammar.pyliteral`)
 builds its parser once per process through :func:`build_parser`.  Building the LALR tables
 takes about half a second and loading them about 20 ms, so lark keeps them on disk
 (:func:`table_cache_path`), keyed by the grammar text and the lark version: an edited

@@ -2,8 +2,8 @@
 
 The tables themselves are data: ``grammars/sglang_variants.toml`` and ``grammars/vllm_variants.toml``
 (one ``[[variant]]`` per wording, described at the top of each file), read by
-:func:`load_variants`.  Each engine's module (:mod:`~logparse.grammar.variants`,
-:mod:`~logparse.grammar.vllm_variants`) keeps what is its own: the signature of a wording, its
+:func:`load_variants`.  Each engine's module (:mod:`~logparse.engines.sglang.variants`,
+:mod:`~logparse.engines.vllm.variants`) keeps what is its own: the signature of a wording, its
 line grammar, its release list and its line prefixes.
 """
 

@@ -13,7 +13,7 @@ Three facts tell the kinds of change apart:
   that changed across an upgrade is ``derived``; anything else is ``set`` (the user changed it).
 
 Release defaults come from ``data/sglang_server_args_defaults.json``
-(:func:`logparse.grammar.versions.default_of`), read from each release's own source; a launch's
+(:func:`logparse.engines.sglang.versions.default_of`), read from each release's own source; a launch's
 release is the newest of its version range.
 """
 
@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 
 #: Arguments whose change between two launches of a deployment is not reported: they differ between
 #: otherwise identical launches (random seeds, ports picked at start, per-run file names) or say

@@ -1,7 +1,7 @@
 """The levers operators pull beyond the fraction: more GPUs (larger TP), fp8 weights, DP attention for a
 replicated MLA latent (SGLang), a smaller CUDA-graph batch, and fp8 KV on top of an option that starts
-a failed launch.  Each is priced by the launch's own era formula (:func:`logparse.budget.formula.predict`)
-with SGLang's own reserve for the changed arguments (:func:`logparse.budget.reserve.sglang_reserve`),
+a failed launch.  Each is priced by the launch's own era formula (:func:`logparse.engines.sglang.formula.predict`)
+with SGLang's own reserve for the changed arguments (:func:`logparse.engines.sglang.reserve.sglang_reserve`),
 or by vLLM's ``u × T − profile``; TP sizes the engine would refuse are never offered
 (:mod:`logparse.budget.refusals`).  What the log does not say (the heads, whether weights are 16-bit,
 the attention weights) comes from the model config when there is one, else it is named as an
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse import engines
-from logparse.budget import formula as fm
 from logparse.budget.gpus import startup_overhead_gb
 from logparse.budget.refusals import tp_refusal, weights_refusal
-from logparse.budget.reserve import ReserveInputs, reserve_inputs, sglang_reserve
-from logparse.grammar import versions
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.reserve import ReserveInputs, reserve_inputs, sglang_reserve
 from logparse.reports.advice_core import Ctx, Recommendation, allows, cost, not_possible, r2, risk, sglang_has, vllm_has
 
 #: fp8 weights hold 1 byte per weight for the linear layers; embeddings, lm_head and norms stay 16-bit.

@@ -223,7 +223,7 @@ class Source:
 
     def open_content(self) -> SourceContent:
         """The other way to read the input (once): its decompressed content as byte chunks,
-        for a reader that splits lines itself (:mod:`logparse.grammar.bulk`).  Use it as a
+        for a reader that splits lines itself (:mod:`logparse.engines.sglang.bulk`).  Use it as a
         context manager; call :meth:`SourceContent.end` after the last chunk."""
         return SourceContent(self, self._start_reading())
 

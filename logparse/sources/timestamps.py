@@ -140,7 +140,7 @@ def stamp_epoch(date: bytes, hms: bytes, frac: bytes | None = None, offset: int 
 
 #: :func:`civil_epoch`'s checks as a regexp (Rust's regex crate too: polars runs it over a block's
 #: batch lines): ``YYYY-MM-DD HH:MM:SS`` that names a real time, or a real ``HH:MM:SS``.
-#: ``tests/test_bad_stamps.py`` proves that it, the numpy check of :mod:`logparse.grammar.bulk_template`
+#: ``tests/test_bad_stamps.py`` proves that it, the numpy check of :mod:`logparse.engines.sglang.bulk_template`
 #: and :func:`civil_epoch` agree.
 _YEAR = r"(?:[1-9]\d{3}|0[1-9]\d\d|00[1-9]\d|000[1-9])"
 _MONTH_DAY = r"(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"

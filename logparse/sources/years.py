@@ -2,7 +2,7 @@
 
 A record of those modes comes from the line parser with ``ts = (month, day, seconds)``.
 The year is taken from the nearest SGLang timestamp (``[2026-11-29 08:09:11] ...`` at the
-start of a record's text; :mod:`logparse.sglang_prefix`): records are held back until one
+start of a record's text; :mod:`logparse.engines.sglang.prefix`): records are held back until one
 is seen (a bounded number), then dated backwards from it; after it the year is carried
 forward, +1 when the month goes from December to January.  Without any SGLang timestamp
 the reference date is used (the file's modification time, else today): a month/day after

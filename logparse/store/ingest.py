@@ -431,7 +431,7 @@ def _bulk_input(src, kind: str) -> bool:
 def _feed_bulk(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]):
     """The vectorized path; streams count their batch lines per stamp (exact merges of
     overlapping windows) and a journal keeps the cursors the record path would."""
-    from logparse.grammar import bulk as bulk_mod
+    from logparse.engines.sglang import bulk as bulk_mod
 
     def note(rec) -> None:
         if rec.cursor:
@@ -446,7 +446,7 @@ def _feed_bulk(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str
 
 def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
     """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
-    from logparse.grammar import bulk as bulk_mod
+    from logparse.engines.sglang import bulk as bulk_mod
 
     progress = _Progress(src, opts.progress, sp)
     try:

@@ -98,7 +98,7 @@ def runtime_only(data: bytes) -> bool:
 class ShiftedSource:
     """A source whose records are numbered from ``shift + 1`` (a window of a longer input), and
     whose launches from ``ordinal_base + 1``.  The vectorized reader numbers lines itself: it reads
-    ``shift`` too (:class:`logparse.grammar.bulk.BulkReader`)."""
+    ``shift`` too (:class:`logparse.engines.sglang.bulk.BulkReader`)."""
 
     def __init__(self, inner: Source, shift: int, kind: str, ordinal_base: int = 0) -> None:
         self.inner, self.shift, self.kind, self.ordinal_base = inner, shift, kind, ordinal_base

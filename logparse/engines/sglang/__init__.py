@@ -29,12 +29,12 @@ class SGLang(Engine):
     args_name = "ServerArgs"
 
     def releases(self) -> tuple[str, ...]:
-        from logparse.grammar import versions
+        from logparse.engines.sglang import versions
 
         return versions.releases()
 
     def release_line(self) -> Any:
-        from logparse.grammar import versions
+        from logparse.engines.sglang import versions
 
         return versions.sglang()
 
@@ -47,7 +47,7 @@ class SGLang(Engine):
         return sglang_budget(launch)
 
     def reserve(self, launch: Launch, budget: Budget) -> Any:
-        from logparse.budget.reserve import launch_reserve
+        from logparse.engines.sglang.reserve import launch_reserve
 
         return launch_reserve(launch, budget.pre_load_avail_gb or budget.least_free_before_weights_gb)
 
@@ -57,7 +57,7 @@ class SGLang(Engine):
     plan_sized_from_free_memory = True
 
     def plan(self, cfg: Any, flags: Any, mem: Any, launch: Launch | None, budget: Budget | None) -> Any:
-        from logparse.reports.plan_sglang import sglang_plan
+        from logparse.engines.sglang.plan import sglang_plan
 
         return sglang_plan(cfg, flags, mem, launch, budget)
 
@@ -65,42 +65,42 @@ class SGLang(Engine):
         return "mem_fraction_static" if flag == "gpu_memory_utilization" else super().plan_flag_instead(flag)
 
     def levers(self, ctx: Any) -> list[Any]:
-        from logparse.reports.advice_sglang import levers
+        from logparse.engines.sglang.advice import levers
 
         return levers(ctx)
 
     def fp8_kv_to_start(self, launch: Launch) -> str | None:
-        from logparse.reports.advice_sglang import fp8_kv_to_start
+        from logparse.engines.sglang.advice import fp8_kv_to_start
 
         return fp8_kv_to_start(launch)
 
     def kv_bound_words(self, launch: Launch, budget: Budget) -> str | None:
-        from logparse.reports.advice_sglang import kv_bound_words
+        from logparse.engines.sglang.advice import kv_bound_words
 
         return kv_bound_words(launch, budget)
 
     def reserve_line(self, ctx: Any) -> str | None:
-        from logparse.reports.advice_sglang import reserve_line
+        from logparse.engines.sglang.advice import reserve_line
 
         return reserve_line(ctx)
 
     def draft_line(self, ctx: Any) -> str | None:
-        from logparse.reports.advice_sglang import draft_line
+        from logparse.engines.sglang.advice import draft_line
 
         return draft_line(ctx)
 
     def explain(self, launch: Launch, budget: Budget, margin_gb: float | None, cfg: Any) -> Any:
-        from logparse.reports.explain_sglang import explain
+        from logparse.engines.sglang.explain import explain
 
         return explain(launch, budget, margin_gb, cfg)
 
     def attribution(self, a: Launch, b: Launch, budget_a: Budget, budget_b: Budget) -> dict[str, Any] | None:
-        from logparse.reports.diff_sglang import attribution
+        from logparse.engines.sglang.diff import attribution
 
         return attribution(a, b, budget_a, budget_b)
 
     def fraction_side(self, launch: Launch, budget: Budget) -> dict[str, Any]:
-        from logparse.reports.diff_sglang import fraction_side
+        from logparse.engines.sglang.diff import fraction_side
 
         return fraction_side(launch, budget, self.fraction_share_of)
 
@@ -159,12 +159,12 @@ class SGLang(Engine):
     # ----------------------------------------------------------------- lines and launches (the parse loop)
 
     def classifier(self) -> Any:
-        from logparse.grammar.sglang_classify import SglangClassifier
+        from logparse.engines.sglang.classify import SglangClassifier
 
         return SglangClassifier()
 
     def assembly(self) -> Any:
-        from logparse.launches.assemble import SglangAssembly
+        from logparse.engines.sglang.assemble import SglangAssembly
 
         return SglangAssembly()
 

@@ -28,12 +28,12 @@ class VLLM(Engine):
     logger_names = ("vllm",)
 
     def releases(self) -> tuple[str, ...]:
-        from logparse.grammar import vllm_versions
+        from logparse.engines.vllm import versions as vllm_versions
 
         return vllm_versions.RELEASES
 
     def release_line(self) -> Any:
-        from logparse.grammar import vllm_versions
+        from logparse.engines.vllm import versions as vllm_versions
 
         return vllm_versions.VLLM
 
@@ -56,9 +56,9 @@ class VLLM(Engine):
         return vllm_launch_budget(launch)
 
     def reserve(self, launch: Launch, budget: Budget) -> Any:
-        from logparse.budget.vllm_reserve import launch_vllm_reserve
-        from logparse.reports.advice_vllm import vllm_kv
-        from logparse.reports.explain_vllm import total_gb, total_gb_range
+        from logparse.engines.vllm.advice import vllm_kv
+        from logparse.engines.vllm.explain import total_gb, total_gb_range
+        from logparse.engines.vllm.reserve import launch_vllm_reserve
 
         rank, _ = vllm_kv(launch)
         span = total_gb_range(launch, rank)  # an inferred total: its low end, the safe side of every ceiling
@@ -76,7 +76,7 @@ class VLLM(Engine):
     }
 
     def plan(self, cfg: Any, flags: Any, mem: Any, launch: Launch | None, budget: Budget | None) -> Any:
-        from logparse.reports.plan_vllm import vllm_plan
+        from logparse.engines.vllm.plan import vllm_plan
 
         return vllm_plan(cfg, flags, mem, launch, budget)
 
@@ -85,7 +85,7 @@ class VLLM(Engine):
 
     def compare_plans(self, own: Any, other: Any) -> list[str]:
         from logparse import engines
-        from logparse.reports.plan_vllm import compared
+        from logparse.engines.vllm.plan import compared
 
         that = engines.find(other.engine)
         if that is None or not that.plan_sized_from_free_memory:
@@ -93,53 +93,53 @@ class VLLM(Engine):
         return compared(own, other, that.label)
 
     def gpu_total_gb(self, launch: Launch) -> float | None:
-        from logparse.budget.vllm import pool_rank
-        from logparse.reports.explain_vllm import total_gb
+        from logparse.engines.vllm.explain import total_gb
+        from logparse.engines.vllm.formula import pool_rank
 
         return total_gb(launch, pool_rank(launch) or (launch.ranks[0] if launch.ranks else None))
 
     def levers(self, ctx: Any) -> list[Any]:
-        from logparse.reports.advice_vllm import levers
+        from logparse.engines.vllm.advice import levers
 
         return levers(ctx)
 
     def kv_bound_words(self, launch: Launch, budget: Budget) -> str | None:
-        from logparse.reports.advice_vllm import kv_bound_words
+        from logparse.engines.vllm.advice import kv_bound_words
 
         return kv_bound_words(launch, budget)
 
     def reserve_line(self, ctx: Any) -> str | None:
-        from logparse.reports.advice_vllm import reserve_line
+        from logparse.engines.vllm.advice import reserve_line
 
         return reserve_line(ctx)
 
     def explain(self, launch: Launch, budget: Budget, margin_gb: float | None, cfg: Any) -> Any:
-        from logparse.reports.explain_vllm import explain
+        from logparse.engines.vllm.explain import explain
 
         return explain(launch, budget, margin_gb, cfg)
 
     def attribution(self, a: Launch, b: Launch, budget_a: Budget, budget_b: Budget) -> dict[str, Any] | None:
-        from logparse.reports.diff_vllm import attribution
+        from logparse.engines.vllm.diff import attribution
 
         return attribution(a, b, budget_a, budget_b)
 
     def likely_cause(self, attribution: dict[str, Any]) -> str | None:
-        from logparse.reports.diff_vllm import likely_cause
+        from logparse.engines.vllm.diff import likely_cause
 
         return likely_cause(attribution)
 
     def fraction_side(self, launch: Launch, budget: Budget) -> dict[str, Any]:
-        from logparse.reports.diff_vllm import fraction_side
+        from logparse.engines.vllm.diff import fraction_side
 
         return fraction_side(launch, budget, self.fraction_share_of)
 
     def kv_tokens_are_slots(self, launch: Launch) -> bool:
-        from logparse.grammar import vllm_versions
+        from logparse.engines.vllm import versions as vllm_versions
 
         return launch.kv_tokens_definition in (None, vllm_versions.BLOCKS_DEFINITION)
 
     def kv_tokens_count(self, launch: Launch) -> str:
-        from logparse.grammar import vllm_versions
+        from logparse.engines.vllm import versions as vllm_versions
 
         if launch.kv_tokens_definition is None:
             return "the token slots of the pool"
@@ -180,7 +180,7 @@ class VLLM(Engine):
     def implied_bytes_per_token(
         self, launch: Launch, budget: Budget
     ) -> tuple[float | None, float | None, float | None, str]:
-        from logparse.budget.vllm import implied_bytes_per_token
+        from logparse.engines.vllm.formula import implied_bytes_per_token
 
         return implied_bytes_per_token(launch, budget.kv_pool_gb, budget.kv_tokens)
 
@@ -189,12 +189,12 @@ class VLLM(Engine):
     # ----------------------------------------------------------------- lines and launches (the parse loop)
 
     def classifier(self) -> Any:
-        from logparse.grammar.vllm_classify import VllmClassifier
+        from logparse.engines.vllm.classify import VllmClassifier
 
         return VllmClassifier()
 
     def assembly(self) -> Any:
-        from logparse.launches.vllm_assemble import VllmAssembly
+        from logparse.engines.vllm.assemble import VllmAssembly
 
         return VllmAssembly()
 

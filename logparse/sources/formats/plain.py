@@ -13,7 +13,7 @@ its outer layers is SGLang's text.
 
 Free text in front of SGLang's prefix (``node3: `` above, a ``tee`` or ``nohup`` label)
 is cut here, with a note, when the rest of the line starts with SGLang's bracket
-(:mod:`logparse.sglang_prefix`): year-less journald ``short`` lines take their year from
+(:mod:`logparse.engines.sglang.prefix`): year-less journald ``short`` lines take their year from
 SGLang's stamp at the start of the record text (:mod:`logparse.sources.years`), before
 any grammar runs.  Text holding ``\\r`` or an ANSI escape in front is terminal debris
 (a tqdm bar): left for the classifier, which knows which segment to keep.
@@ -23,7 +23,7 @@ any grammar runs.  Text holding ``\\r`` or an ANSI escape in front is terminal d
 
 from __future__ import annotations
 
-from logparse.sglang_prefix import BRACKET_BYTES_RE
+from logparse.engines.sglang.prefix import BRACKET_BYTES_RE
 from logparse.sources.layers import Layers
 
 FORMATS = ("plain", "raw")

@@ -10,7 +10,7 @@ Record fields: ``pid`` = the actor's pid (it overrides an outer pid); a note wit
 name and ip; ``fmt="ray"``.  The ``[repeated Nx across cluster]`` suffix is Ray's, not
 SGLang's: it is cut off the text and kept as a note.  The ranks of one server are
 different actors, so a Ray pid does not split launches (``Record.stream_key``).  vLLM's own
-process tags (``(Worker_TP1 pid=77)``, ``(EngineCore pid=9)``: :mod:`logparse.vllm_prefix`) have the
+process tags (``(Worker_TP1 pid=77)``, ``(EngineCore pid=9)``: :mod:`logparse.engines.vllm.prefix`) have the
 same shape; they, and the Ray actors that run vLLM's workers (``RayWorkerWrapper`` …), are left to the
 vLLM grammar, which reads the ranks from them (and drops Ray's ``[repeated Nx across cluster]``).
 """
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
+from logparse.engines.vllm.prefix import RAY_ACTORS, is_vllm_process_name
 from logparse.sources.layers import Layers
-from logparse.vllm_prefix import RAY_ACTORS, is_vllm_process_name
 
 FORMATS = ("ray",)
 ALIASES: dict[str, str] = {}

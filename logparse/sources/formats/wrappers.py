@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from logparse import sglang_prefix, vllm_prefix
 from logparse.data import tables
+from logparse.engines.sglang import prefix as sglang_prefix
+from logparse.engines.vllm import prefix as vllm_prefix
 from logparse.sources.layers import Layers
 from logparse.sources.timestamps import bad_time_note, epoch_in_range, offset_seconds, stamp_epoch
 
@@ -98,8 +99,8 @@ WRAPPERS: tuple[Wrapper, ...] = tuple(_wrapper(entry) for entry in tables.entrie
 @cache
 def _engine_start_re() -> re.Pattern[bytes]:
     """Where an engine's text starts: SGLang's bracket or bare starts, vLLM's process tag, rank prefix,
-    log prefix or bare message (the prefixes' own definitions, :mod:`logparse.sglang_prefix`,
-    :mod:`logparse.vllm_prefix`).  Compiled on first use (~3 ms: most inputs have no wrapper)."""
+    log prefix or bare message (the prefixes' own definitions, :mod:`logparse.engines.sglang.prefix`,
+    :mod:`logparse.engines.vllm.prefix`).  Compiled on first use (~3 ms: most inputs have no wrapper)."""
     return re.compile(
         "|".join(
             "(?:" + re.sub(r"\(\?P<\w+>", "(?:", p) + ")"  # the prefixes' group names repeat: unnamed here

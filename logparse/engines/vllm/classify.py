@@ -1,12 +1,12 @@
 """Classifying vLLM lines: parsed, known noise, or a near miss.
 
-A line is vLLM's when vLLM's layers stand in front of its message (:mod:`logparse.vllm_prefix`):
+A line is vLLM's when vLLM's layers stand in front of its message (:mod:`logparse.engines.vllm.prefix`):
 a process tag ``(Worker_TP1 pid=77)``, torch's ``[rank0]:``, or vLLM's log prefix
 ``INFO 06-11 10:04:31 [file.py:N]``.  Every such line carries its own context, so unlike SGLang's
 bare tracebacks no state is kept: a tagged traceback frame is noise by its own shape.
 
 A bare message (the prefix cut: a paste from a notebook, a trimmed log) is vLLM's when it starts with
-one of vLLM's own first words (:data:`logparse.vllm_prefix.BARE_MESSAGE_STARTS`): :func:`classify_bare_vllm`.
+one of vLLM's own first words (:data:`logparse.engines.vllm.prefix.BARE_MESSAGE_STARTS`): :func:`classify_bare_vllm`.
 
 Only lines that mention a vLLM anchor (:data:`VLLM_ANCHORS`) reach the vLLM grammar; one that then
 does not parse is a near miss (vLLM may print a wording we do not know).  Bare lines (no layer) stay
@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 
 from logparse.data import tables
 from logparse.engines.base import STRENGTH, Claim
+from logparse.engines.vllm.line import VllmLineParseError, parse_line
+from logparse.engines.vllm.prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
 from logparse.grammar.noise import bare_noise
-from logparse.grammar.vllm_line import VllmLineParseError, parse_line
-from logparse.vllm_prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
 
 #: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive), in the
 #: order of ``grammars/anchors.toml``.

@@ -1,5 +1,5 @@
 """``logparse plan`` for vLLM: its budget ``u × T`` less what its profile charges (the vLLM catalogue §4,
-:mod:`logparse.budget.vllm`), the pool turned into the tokens vLLM prints (:func:`~logparse.budget.vllm.pool_tokens`).
+:mod:`logparse.engines.vllm.formula`), the pool turned into the tokens vLLM prints (:func:`~logparse.engines.vllm.formula.pool_tokens`).
 
 Before a launch the charged terms are estimates, each named with its range: the weights from the
 model's size, the activation peak of the profile run (``max_num_batched_tokens`` tokens through the
@@ -15,15 +15,15 @@ import math
 from dataclasses import dataclass, field
 
 from logparse.budget import model_kv as mk
-from logparse.budget import vllm as vb
 from logparse.budget.config_check import launch_kv_dtype
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
-from logparse.budget.vllm_reserve import VllmReserve, VllmReserveInputs, graphs_in_budget, vllm_reserve
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import formula as vb
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.explain import total_gb
+from logparse.engines.vllm.figures import release_of
+from logparse.engines.vllm.reserve import VllmReserve, VllmReserveInputs, graphs_in_budget, vllm_reserve
 from logparse.launches.model import Launch
-from logparse.launches.vllm_figures import release_of
-from logparse.reports.explain_vllm import total_gb
 from logparse.reports.plan_memory import GpuMemory, PlanError
 from logparse.reports.plan_types import EnginePlan, PlanFlags, r2
 

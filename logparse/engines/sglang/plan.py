@@ -1,4 +1,4 @@
-"""``logparse plan`` for SGLang: its sizing formula of the release (:mod:`logparse.budget.formula`) fed
+"""``logparse plan`` for SGLang: its sizing formula of the release (:mod:`logparse.engines.sglang.formula`) fed
 with the model's own bytes per token (:mod:`logparse.budget.model_kv`) and a GPU's memory.
 
 Without ``--from`` the free memory before the weights comes from the GPU table (or the deployment's
@@ -16,15 +16,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from logparse.budget import formula as fm
 from logparse.budget import gpus
 from logparse.budget import model_kv as mk
 from logparse.budget.config_check import launch_kv_dtype
-from logparse.budget.formula import ROUND_GB, GiB
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
-from logparse.budget.reserve import EngineReserve, ReserveInputs, reserve_inputs, sglang_reserve
-from logparse.grammar import versions
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.formula import ROUND_GB, GiB
+from logparse.engines.sglang.reserve import EngineReserve, ReserveInputs, reserve_inputs, sglang_reserve
 from logparse.launches.model import Launch
 from logparse.reports.plan_memory import GpuMemory, PlanError
 from logparse.reports.plan_types import EnginePlan, PlanFlags, r2
@@ -334,7 +334,7 @@ def engine_reserve(
     b: Budget | None = None,
 ) -> EngineReserve:
     """SGLang's own reserve for these settings (its default-fraction logic of the release): with ``--from``,
-    the launch's own reserve inputs (:func:`~logparse.budget.reserve.reserve_inputs`) with what the flags change."""
+    the launch's own reserve inputs (:func:`~logparse.engines.sglang.reserve.reserve_inputs`) with what the flags change."""
     base = (
         reserve_inputs(launch)
         if launch is not None

@@ -1,7 +1,7 @@
 """The launch-level figures of a vLLM launch, from its events (catalogue §9).
 
 * **Version**: printed by every release (``Initializing … engine (vX)``, ``vLLM API server version``,
-  the logo); else the release range the wording allows (:mod:`logparse.grammar.vllm_variants`).
+  the logo); else the release range the wording allows (:mod:`logparse.engines.vllm.variants`).
 * **Configuration**: model, ``max_seq_len`` (the effective ``max_model_len``), ``kv_cache_dtype``,
   tp/pp/dp from the engine's config line; ``gpu_memory_utilization`` and ``block_size`` only from the
   arguments (``args: Namespace(…)`` up to 0.8.5.post1, ``non-default args: {…}`` from 0.9.0, where an
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.prefix import split_head
 from logparse.grammar.events import Event
 from logparse.grammar.pyliteral import (
     LiteralParseError,
@@ -30,7 +31,6 @@ from logparse.grammar.pyliteral import (
 )
 from logparse.launches.figures import outcome_evidence
 from logparse.launches.model import Launch, RankMemory
-from logparse.vllm_prefix import split_head
 
 #: Block sizes vLLM uses on CUDA (16 by default; some attention backends choose another).
 _BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -108,7 +108,7 @@ def _logo_model(evs: list[Event]) -> str | None:
 
 # --------------------------------------------------------------------------- version and generation
 def _version(launch: Launch, evs: list[Event]) -> None:
-    from logparse.grammar.vllm_variants import evidence_for_events, line_number_evidence
+    from logparse.engines.vllm.variants import evidence_for_events, line_number_evidence
 
     printed = [e.fields["version"] for e in evs if e.kind in ("vllm_engine_init", "vllm_version")]
     rng, used = _wording_range(launch, evidence_for_events(evs))

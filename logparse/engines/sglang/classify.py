@@ -1,6 +1,6 @@
 """SGLang's part of classifying a stream's lines (:class:`SglangClassifier`).
 
-SGLang's own lines carry its prefix (:mod:`logparse.sglang_prefix`); its runtime lines (``Decode
+SGLang's own lines carry its prefix (:mod:`logparse.engines.sglang.prefix`); its runtime lines (``Decode
 batch``/``Prefill batch``) are read without lark (:func:`fast_batch`).  Only lines that mention a
 tracked anchor (:data:`ANCHORS`, ``grammars/anchors.toml``) are parsed by the grammar; one that then
 fails it is a *near miss*: SGLang may print a format variant we do not know yet.  Before 0.2.14 the
@@ -17,12 +17,12 @@ from typing import Any
 
 from logparse.data import tables
 from logparse.engines.base import STRENGTH, Claim
+from logparse.engines.sglang.line import LineParseError, batch_value, field_name, parse_line
+from logparse.engines.sglang.prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.grammar.noise import TQDM_RE, bare_noise, prefixed_noise
 from logparse.grammar.pyliteral import payload_shape
-from logparse.grammar.sglang_line import LineParseError, batch_value, field_name, parse_line
-from logparse.sglang_prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 
 #: Substrings that mark a line we extract figures from (case-sensitive), in the order of
 #: ``grammars/anchors.toml``.  A line with one of these must parse, or it is reported as a near miss.

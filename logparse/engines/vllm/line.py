@@ -2,10 +2,10 @@
 
 ``vllm_line.lark`` reads the layers in front of a message (process tags, torch's ``[rankN]:``,
 vLLM's ``LEVEL MM-DD HH:MM:SS [file.py:N]``) and the message; :class:`VllmTransformer` turns the
-tree into ``(prefix, None, (kind, fields, form))``, the shape :mod:`logparse.grammar.sglang_line`
+tree into ``(prefix, None, (kind, fields, form))``, the shape :mod:`logparse.engines.sglang.line`
 gives, with ``prefix["engine"] == "vllm"``.  Kinds are ``vllm_*``, except the few every engine
 shares (``uvicorn``, ``exception``, ``exception_start``).  The ``form`` names the wording: each
-wording has its own release range (:mod:`logparse.grammar.vllm_variants`).
+wording has its own release range (:mod:`logparse.engines.vllm.variants`).
 
 Units: every memory figure vLLM prints is GiB, even where its text says "GB" (catalogue §5); the
 fields end in ``_gb`` and hold GiB.  Token counts are read with or without thousands separators.
@@ -21,9 +21,9 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, VisitError
 
+from logparse.engines.vllm.prefix import LOG_PREFIX_RE, PROC_TAG_RE, RANK_PREFIX_RE
 from logparse.grammar.bounds import ForeignDigits, ascii_number
 from logparse.grammar.lalr import build_parser, first_line_of
-from logparse.vllm_prefix import LOG_PREFIX_RE, PROC_TAG_RE, RANK_PREFIX_RE
 
 GiB = float(1 << 30)
 

@@ -178,7 +178,7 @@ def _key_ids(block: bytes, padded: bytes, starts, ends):
     up in the table of known names and compared with the name found there."""
     import numpy as np
 
-    from logparse.grammar.bulk_template import first_byte
+    from logparse.engines.sglang.bulk_template import first_byte
 
     global _TABLE
     if _TABLE is None:

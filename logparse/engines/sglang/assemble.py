@@ -11,7 +11,7 @@ unit, boot, pid), a new launch begins when
 Events are grouped by rank (dp, pp, tp, ep) and by worker: the first model runner on
 a rank is the ``target``; a later ``Load weight begin`` on the same rank is the
 speculative-decoding ``draft`` (SGLang prints nothing else that says so).  The per-rank
-memory figures are then folded by :mod:`logparse.launches.ranks`.
+memory figures are then folded by :mod:`logparse.engines.sglang.ranks`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.prefix import PREFIX_RE, split_items
+from logparse.engines.sglang.ranks import V01_SUMMARY_FORMS, rank_memory
 from logparse.grammar.bounds import MAX_DIGITS, OUT_OF_RANGE, RANK, out_of_range_warning, shown
 from logparse.grammar.events import Event
 from logparse.grammar.kinds import GENERIC_KINDS
@@ -37,9 +39,7 @@ from logparse.grammar.pyliteral import (
 from logparse.launches.figures import check_launch, event_warnings, outcome_evidence
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
-from logparse.launches.ranks import V01_SUMMARY_FORMS, rank_memory
 from logparse.launches.times import zone_text
-from logparse.sglang_prefix import PREFIX_RE, split_items
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
 #: when the line has no rank tag (single GPU from 0.4.6.post2 on).
@@ -201,7 +201,7 @@ class RuntimeAgg:
 
     ``Decode batch``/``Prefill batch`` lines are most of a production log: they are
     reduced to these aggregates (by the per-record path here, by vectorized extraction
-    in :mod:`logparse.grammar.bulk`) instead of being kept as events.  Both paths use the same
+    in :mod:`logparse.engines.sglang.bulk`) instead of being kept as events.  Both paths use the same
     definitions, so a launch gets the same figures whichever path read it.
     """
 
@@ -610,7 +610,7 @@ class LaunchAssembler:
 
     @staticmethod
     def _version(launch: Launch, evs: list[Event], evidence: list, user_version: str | None) -> None:
-        from logparse.grammar.variants import evidence_for_events
+        from logparse.engines.sglang.variants import evidence_for_events
 
         evidence.extend(evidence_for_events(evs, launch))
         rng, used, disagreements = versions.sglang().narrow(evidence)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse.data import tables
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
 from logparse.launches.model import Launch, RankMemory
 
 

@@ -3,7 +3,7 @@
 SGLang never prints its own version.  Two things in a log narrow it down:
 
 * the wording of each line: every grammar variant carries the release range in
-  which SGLang prints it (``logparse.grammar.variants``);
+  which SGLang prints it (``logparse.engines.sglang.variants``);
 * the field set of ``server_args=``: every release has its own ServerArgs field
   set (replayed from the catalogue's Appendix A into ``data/sglang_versions.json``).
 

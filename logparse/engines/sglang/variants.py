@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 from logparse.grammar.variant_table import Variant, load_variants, signature_names, wording_evidence
 
 LAST = "0.5.23"
@@ -63,7 +63,7 @@ def _index() -> dict[tuple, list[Variant]]:
                 return {sig: [by_name[n] for n in names] for sig, names in pickle.load(fh).items()}
         except (OSError, EOFError, KeyError, pickle.UnpicklingError, ValueError, TypeError):
             pass
-    from logparse.grammar.sglang_line import parse_line
+    from logparse.engines.sglang.line import parse_line
 
     names = signature_names(VARIANTS, parse_line, signature)
     if cache:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from logparse.budget import formula as fm
-from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
-from logparse.budget.reserve import EngineReserve, reserve_inputs, sglang_reserve
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang.formula import GiB
+from logparse.engines.sglang.reserve import EngineReserve, reserve_inputs, sglang_reserve
+from logparse.engines.sglang.sentences import headroom_cell
 from logparse.launches.model import Launch
 from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
@@ -32,7 +33,6 @@ from logparse.reports.advice_core import (
     sglang_fp8_dtype,
     sglang_has,
 )  # fmt: skip
-from logparse.reports.explain_text import headroom_cell
 from logparse.reports.launch_facts import failure_kind, is_low_precision_kv
 
 

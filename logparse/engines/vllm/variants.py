@@ -2,7 +2,7 @@
 data, ``grammars/vllm_variants.toml``.
 
 Each entry: a name, the release range in which vLLM prints exactly that wording (catalogue §2, as
-``since``/``until`` over :data:`logparse.grammar.vllm_versions.RELEASES`), one sample line written
+``since``/``until`` over :data:`logparse.engines.vllm.versions.RELEASES`), one sample line written
 by us in that format (our own numbers), and the fields the sample must parse to.
 ``tests/test_vllm_variants.py`` walks the table, as ``tests/test_variants.py`` walks SGLang's.
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.prefix import split_head
 from logparse.grammar.variant_table import Variant, load_variants, signature_names, wording_evidence
-from logparse.vllm_prefix import split_head
 
 LAST = vv.LAST
 
@@ -36,7 +36,7 @@ def signature(kind: str, form: str | None, fields: dict[str, Any]) -> tuple:
 
 @lru_cache(maxsize=1)
 def _index() -> dict[tuple, list[Variant]]:
-    from logparse.grammar.vllm_line import parse_line
+    from logparse.engines.vllm.line import parse_line
 
     by_name = {v.name: v for v in VARIANTS}
     return {sig: [by_name[n] for n in ns] for sig, ns in signature_names(VARIANTS, parse_line, signature).items()}

@@ -2,7 +2,7 @@
 
 Unlike SGLang, vLLM prints its version (``Initializing … LLM engine (vX)``, ``vLLM API server version
 X`` up to 0.14.1, the logo from 0.15.0).  When a log does not show it (a pasted excerpt), the wording
-of its lines dates it (:mod:`logparse.grammar.vllm_variants`).  A range is a pair of release names
+of its lines dates it (:mod:`logparse.engines.vllm.variants`).  A range is a pair of release names
 ``(first, last)`` over :data:`RELEASES`, both inclusive; dev builds (``0.18.2rc1.dev73+g…``) sit
 between two releases.  Facts from the vLLM log catalogue (§0 release list, Appendix B wheel dates,
 §4.9 defaults).
@@ -10,10 +10,12 @@ between two releases.  Facts from the vLLM log catalogue (§0 release list, Appe
 
 from __future__ import annotations
 
-from logparse.grammar.versions import Range as Range  # re-exported: one range type and its helpers for both engines
-from logparse.grammar.versions import ReleaseLine, release_key
-from logparse.grammar.versions import format_range as format_range
-from logparse.grammar.versions import is_empty as is_empty
+from logparse.engines.sglang.versions import (
+    Range as Range,  # re-exported: one range type and its helpers for both engines
+)
+from logparse.engines.sglang.versions import ReleaseLine, release_key
+from logparse.engines.sglang.versions import format_range as format_range
+from logparse.engines.sglang.versions import is_empty as is_empty
 
 #: Every final PyPI release analysed, oldest first, with the date of its wheel (Appendix B).
 _DATED = """

@@ -12,7 +12,7 @@ the grammar or the stateful classifier:
 * lines the vectorized journal-header pattern does not match.
 
 Batch lines are reduced to per-launch runtime aggregates with vectorized regex
-extraction (the same definitions as :class:`logparse.launches.assemble.RuntimeAgg`); access
+extraction (the same definitions as :class:`logparse.engines.sglang.assemble.RuntimeAgg`); access
 lines and other prefixed lines without an anchor are counted as noise.  Results are
 identical whatever the block size (``tests/test_bulk.py``).
 """
@@ -26,11 +26,12 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
-from logparse import sglang_prefix
-from logparse.grammar import bounds, bulk_export
+from logparse.engines.sglang import bulk_export
+from logparse.engines.sglang import prefix as sglang_prefix
+from logparse.engines.sglang.classify import ANCHORS
+from logparse.grammar import bounds
 from logparse.grammar.classify import MAX_LINE
 from logparse.grammar.noise import GLOG
-from logparse.grammar.sglang_classify import ANCHORS
 from logparse.sources import timestamps
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
@@ -51,7 +52,7 @@ def block_bytes_for(fmt: str) -> int:
     return TEMPLATE_BLOCK_BYTES if fmt in TEMPLATE_FORMATS or fmt == "journal-export" else BLOCK_BYTES
 
 
-#: SGLang's prefix at the start of a message, run by polars (logparse.sglang_prefix: the same
+#: SGLang's prefix at the start of a message, run by polars (logparse.engines.sglang.prefix: the same
 #: definition as the classifier's fast path and the grammar).
 PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
@@ -194,7 +195,7 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     only the others classified by polars; None when no row of the block can be proven."""
     import numpy as np
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     b = bulk_template.Bytes(data)
     starts, ends = b.lines()
@@ -269,7 +270,7 @@ def _one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=Non
     None otherwise."""
     import numpy as np
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     parts = [r for r in (decode, prefill) if len(r.row)]
     rows = np.concatenate([r.row for r in parts])
@@ -302,7 +303,7 @@ def _stamp_frame(ts, at: list, b):
     import polars as pl
     import pyarrow as pa
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     milli = ts % 10000 > 0
     if not milli.any() or milli.all():
@@ -320,7 +321,7 @@ def _message_rows(b, data: bytes, starts, ends, fmt: str):
     """The rows whose message :mod:`.bulk_template` may read, positioned at it (None: none)."""
     import numpy as np
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     if fmt == "plain":
         return bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
@@ -528,7 +529,7 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
     import numpy as np
     import polars as pl
 
-    from logparse.grammar import bulk_template
+    from logparse.engines.sglang import bulk_template
 
     ms, me = eb.value_spans("MESSAGE")
     entries = np.flatnonzero(simple)

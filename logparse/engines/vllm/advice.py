@@ -1,5 +1,5 @@
 """vLLM's levers for one launch: gpu_memory_utilization (inside vLLM's own ceiling and the production
-margin of :mod:`logparse.budget.vllm_reserve`), --kv-cache-memory, fp8 KV and max_model_len;
+margin of :mod:`logparse.engines.vllm.reserve`), --kv-cache-memory, fp8 KV and max_model_len;
 :func:`levers` lists them with vLLM's levers of :mod:`logparse.reports.levers`.  The advice's lines on
 what sets the pool and on vLLM's own reserve are vLLM's too."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
 from logparse.budget.refusals import kv_fit_refusal
+from logparse.engines.sglang.formula import GiB
 from logparse.launches.model import Launch
 from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
@@ -31,7 +31,7 @@ from logparse.reports.advice_core import (
 
 # --------------------------------------------------------------------------- vLLM
 def vllm_kv(launch: Launch) -> tuple[Any, float | None]:
-    from logparse.reports.explain_vllm import binding_rank
+    from logparse.engines.vllm.explain import binding_rank
 
     rank = binding_rank(launch)
     return rank, (rank.kv_size_gb if rank is not None else None)
@@ -46,7 +46,7 @@ def scaled_tokens(launch: Launch, kv_gb: float | None, new_gb: float) -> int | N
 
 
 def vllm_utilization(ctx: Ctx, reserve: Any) -> list[Recommendation]:
-    from logparse.reports.explain_vllm import total_gb
+    from logparse.engines.vllm.explain import total_gb
 
     launch = ctx.launch
     rank, kv = vllm_kv(launch)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.budget import formula as fm
-from logparse.budget.formula import GiB
 from logparse.budget.model import Budget
-from logparse.grammar import versions
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import versions
+from logparse.engines.sglang.formula import GiB
 from logparse.launches.model import Launch, RankMemory
 from logparse.reports.launch_facts import quote
 

@@ -34,7 +34,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 from logparse.launches.model import Launch
 
 MIB_PER_GIB = 1024.0

@@ -1,6 +1,6 @@
 """``logparse explain`` of an SGLang launch: the waterfall of each rank's budget (the share held back,
 ``(1 − f) × M_pre``, and the rest), the questions SGLang's formula answers
-(:mod:`logparse.reports.explain_text`), data-parallel groups, the what-ifs of the fraction, the token
+(:mod:`logparse.engines.sglang.sentences`), data-parallel groups, the what-ifs of the fraction, the token
 cap and fp8 KV by the launch's own formula, and the HiCache host pool.
 
 Units: device figures are GiB (SGLang's "GB"); HiCache host figures are decimal GB (10^9).
@@ -12,15 +12,15 @@ import math
 import re
 from typing import Any
 
-from logparse.budget import formula as fm
-from logparse.budget.formula import GiB
 from logparse.budget.model import Budget, RankBudget, physical_ranks
 from logparse.budget.model_config import ModelConfig
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang.advice import fraction_result
+from logparse.engines.sglang.formula import GiB
+from logparse.engines.sglang.sentences import from_release_after, headroom_cell, sentences
 from logparse.launches.model import Launch
 from logparse.reports.advice import Advice, advise
-from logparse.reports.advice_sglang import fraction_result
 from logparse.reports.explain import DEFAULT_MARGIN_GB, Explanation, advised_what_if, unsupported
-from logparse.reports.explain_text import from_release_after, headroom_cell, sentences
 from logparse.reports.launch_facts import failure_kind, is_low_precision_kv, target_rank_count
 
 _SGLANG_MINIMUM_RE = re.compile(r"Raise --mem-fraction-static above ([0-9.]+)")

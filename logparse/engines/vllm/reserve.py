@@ -37,9 +37,9 @@ import math
 from dataclasses import dataclass
 
 from logparse.budget.gpus import startup_overhead_gb
-from logparse.budget.reserve import EngineReserve, ReserveTerm
-from logparse.budget.vllm import graph_profiling_said
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.sglang.reserve import EngineReserve, ReserveTerm
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.formula import graph_profiling_said
 
 #: vLLM's redundancy buffer in its --kv-cache-memory suggestions (0.10.2+), GiB.
 SAFETY_BUFFER_GB = 150 / 1024

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from logparse.data import tables
-from logparse.grammar import versions
+from logparse.engines.sglang import versions
 
 GiB = float(1 << 30)
 #: Half a unit of the last printed digit of a ``:.2f`` GiB figure.

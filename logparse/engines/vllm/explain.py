@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.model import Budget
-from logparse.budget.vllm import graph_estimate_in_budget, launch_era, pool_rank
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.formula import graph_estimate_in_budget, launch_era, pool_rank
 from logparse.launches.model import Launch, RankMemory
 from logparse.reports.advice import advise
 from logparse.reports.explain import Explanation, advised_what_if

@@ -1,5 +1,5 @@
 """``diff`` of two vLLM launches: the KV pool compared in GiB and what moved between their releases
-(:func:`logparse.budget.vllm.upgrade_notes`), not a replay of the formula token by token; and vLLM's
+(:func:`logparse.engines.vllm.formula.upgrade_notes`), not a replay of the formula token by token; and vLLM's
 side of a diff with another engine's launch (:func:`fraction_side`)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.model import Budget
-from logparse.budget.vllm import pool_rank, upgrade_notes
-from logparse.grammar import vllm_versions as vv
+from logparse.engines.vllm import versions as vv
+from logparse.engines.vllm.formula import pool_rank, upgrade_notes
 from logparse.launches.model import Launch
 
 

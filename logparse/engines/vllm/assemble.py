@@ -11,7 +11,7 @@ such weak lines back until an anchor shows).  Within one stream a new launch beg
 * a rank prints its weights, KV or profile figures again after the launch became ready or failed.
 
 Figures (catalogue §9): the launch fields of :class:`~logparse.launches.model.Launch` that vLLM fills
-are read by :mod:`logparse.launches.vllm_figures`; per-rank memory by :func:`vllm_rank_memory`.
+are read by :mod:`logparse.engines.vllm.figures`; per-rank memory by :func:`vllm_rank_memory`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.engines.vllm.figures import fill_launch
+from logparse.engines.vllm.prefix import RAY_ACTORS, split_head
 from logparse.grammar.bounds import RANK
 from logparse.grammar.events import Event
 from logparse.grammar.kinds import GENERIC_KINDS
@@ -26,8 +28,6 @@ from logparse.launches.figures import check_launch, event_warnings, mark_rank, s
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
 from logparse.launches.times import zone_text
-from logparse.launches.vllm_figures import fill_launch
-from logparse.vllm_prefix import RAY_ACTORS, split_head
 
 #: Kinds that are vLLM's own engine anchors: a vLLM launch needs one of them.
 OPENING_KINDS = frozenset(

@@ -1,6 +1,6 @@
 """``diff`` of two SGLang launches: why the KV pool moved, by SGLang's formula.
 
-The attribution replays SGLang's formula (:mod:`logparse.budget.formula`) from A's inputs
+The attribution replays SGLang's formula (:mod:`logparse.engines.sglang.formula`) from A's inputs
 to B's, changing one input at a time in a fixed order:
 
 1. ``mem_fraction_static``
@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from logparse import engines
-from logparse.budget import formula as fm
 from logparse.budget.model import Budget
-from logparse.grammar import versions
+from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import versions
 from logparse.launches.model import Launch
 from logparse.reports.diff import ranges_overlap
 
