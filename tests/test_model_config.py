@@ -14,6 +14,8 @@ from logparse.budget import model_kv as mk
 from logparse.budget.config_check import check_launch
 from logparse.budget.model import launch_budget
 from logparse.budget.model_config import ModelConfigError, load_model_config
+from logparse.engines.sglang import kv as sgkv
+from logparse.engines.vllm import kv as vkv
 from logparse.pipeline import parse_paths
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -57,21 +59,21 @@ LLAMA = {
     ],
 )
 def test_sglang_cell_of_the_sample_models(model, tp, want):
-    assert mk.sglang_cell(cfg(model), mk.SglangShape(tp=tp)).value == want
+    assert sgkv.sglang_cell(cfg(model), sgkv.SglangShape(tp=tp)).value == want
 
 
 def test_kv_heads_are_replicated_when_fewer_than_ranks():
     c = cfg("Meta-Llama-3.1-8B-Instruct")
-    cell = mk.sglang_cell(c, mk.SglangShape(tp=16))
+    cell = sgkv.sglang_cell(c, sgkv.SglangShape(tp=16))
     assert cell.value == 1 * 256 * 32 * 2  # 8 heads on 16 ranks: one copy on each, not half a head
     assert any("copy" in n for n in cell.notes)
-    assert mk.vllm_cell(c, mk.VllmShape(tp=16)).value == 2 * 1 * 128 * 32 * 2
+    assert vkv.vllm_cell(c, vkv.VllmShape(tp=16)).value == 2 * 1 * 128 * 32 * 2
 
 
 def test_dp_attention_splits_kv_heads_over_attention_tp_only():
     c = cfg("Qwen3-32B")
-    plain = mk.sglang_cell(c, mk.SglangShape(tp=8)).value
-    dpa = mk.sglang_cell(c, mk.SglangShape(tp=8, dp=4, dp_attention=True)).value  # attn_tp 2
+    plain = sgkv.sglang_cell(c, sgkv.SglangShape(tp=8)).value
+    dpa = sgkv.sglang_cell(c, sgkv.SglangShape(tp=8, dp=4, dp_attention=True)).value  # attn_tp 2
     assert dpa == plain * 4
 
 
@@ -80,17 +82,17 @@ def test_dp_attention_splits_kv_heads_over_attention_tp_only():
 )
 def test_kv_dtypes(dtype, factor):
     c = cfg("Meta-Llama-3.1-8B-Instruct")
-    base = mk.sglang_cell(c, mk.SglangShape()).value
-    assert mk.sglang_cell(c, mk.SglangShape(kv_dtype=dtype)).value == base * factor
+    base = sgkv.sglang_cell(c, sgkv.SglangShape()).value
+    assert sgkv.sglang_cell(c, sgkv.SglangShape(kv_dtype=dtype)).value == base * factor
 
 
 def test_fp4_is_half_plus_scales_and_unknown_dtypes_are_refused():
     c = cfg("Meta-Llama-3.1-8B-Instruct")
-    base = mk.sglang_cell(c, mk.SglangShape(kv_dtype="fp8_e4m3")).value
-    fp4 = mk.sglang_cell(c, mk.SglangShape(kv_dtype="fp4_e2m1")).value
+    base = sgkv.sglang_cell(c, sgkv.SglangShape(kv_dtype="fp8_e4m3")).value
+    fp4 = sgkv.sglang_cell(c, sgkv.SglangShape(kv_dtype="fp4_e2m1")).value
     assert base // 2 < fp4 < base
     with pytest.raises(mk.KvDtypeError):
-        mk.sglang_cell(c, mk.SglangShape(kv_dtype="int3"))
+        sgkv.sglang_cell(c, sgkv.SglangShape(kv_dtype="int3"))
 
 
 def test_nested_text_config_and_vision_tower():
@@ -111,11 +113,11 @@ def test_hybrid_swa_pool_as_sglang_sizes_it(tmp_path):
                num_key_value_heads=8, sliding_window=128, layer_types=types)  # fmt: skip
     c = load_model_config(write_cfg(tmp_path, "oss", doc))
     assert c.count("swa") == 12 and c.count("full") == 12
-    cell = mk.sglang_cell(c, mk.SglangShape(release="0.5.23"))
+    cell = sgkv.sglang_cell(c, sgkv.SglangShape(release="0.5.23"))
     per = 8 * 128 * 2
     assert cell.value == int(per * 12 + 0.8 * per * 12)
     # a release before SGLang's hybrid pool: every layer in the full pool
-    assert mk.sglang_cell(c, mk.SglangShape(release="0.4.9")).value == per * 24
+    assert sgkv.sglang_cell(c, sgkv.SglangShape(release="0.4.9")).value == per * 24
 
 
 def test_gemma3_pattern_full_pool_in_sglang_groups_in_vllm(tmp_path):
@@ -123,8 +125,8 @@ def test_gemma3_pattern_full_pool_in_sglang_groups_in_vllm(tmp_path):
                num_key_value_heads=16, head_dim=128, sliding_window=1024, sliding_window_pattern=6)  # fmt: skip
     c = load_model_config(write_cfg(tmp_path, "gemma3", doc))
     assert c.count("full") == 10 and c.count("swa") == 52
-    assert mk.sglang_cell(c, mk.SglangShape()).value == 16 * 256 * 62 * 2  # not a hybrid pool in SGLang
-    v = mk.vllm_cell(c, mk.VllmShape())
+    assert sgkv.sglang_cell(c, sgkv.SglangShape()).value == 16 * 256 * 62 * 2  # not a hybrid pool in SGLang
+    v = vkv.vllm_cell(c, vkv.VllmShape())
     assert (v.group_layers, v.groups, v.swa_groups) == (10, 7, 6)  # 52 windowed layers in 6 groups of 10
     assert v.value == 2 * 16 * 128 * 2 * 10 * 7
 
@@ -135,7 +137,7 @@ def test_mamba_hybrid_only_full_attention_layers_hold_kv(tmp_path):
                linear_key_head_dim=128, linear_num_value_heads=32, linear_value_head_dim=128, linear_conv_kernel_dim=4)  # fmt: skip
     c = load_model_config(write_cfg(tmp_path, "next", doc))
     assert c.count("full") == 12 and c.count("linear") == 36
-    cell = mk.sglang_cell(c, mk.SglangShape())
+    cell = sgkv.sglang_cell(c, sgkv.SglangShape())
     assert cell.value == 2 * 512 * 12 * 2 and any("no KV" in n for n in cell.notes)
     state = mk.mamba_state_bytes(c, tp=1)
     assert state == 36 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4)
@@ -148,12 +150,12 @@ def test_nemotron_h_pattern(tmp_path):
                mamba_num_heads=64, mamba_head_dim=64, ssm_state_size=128, n_groups=8)  # fmt: skip
     c = load_model_config(write_cfg(tmp_path, "nem", doc))
     assert (c.count("full"), c.count("linear")) == (2, 5)
-    assert mk.sglang_cell(c, mk.SglangShape()).value == 8 * 256 * 2 * 2
+    assert sgkv.sglang_cell(c, sgkv.SglangShape()).value == 8 * 256 * 2 * 2
 
 
 def test_draft_inside_the_budget_by_layer_ratio():
-    assert mk.sglang_draft_scaled(70_272, 61, 1) == int(70_272 * (1 + 1 / 61))
-    assert mk.sglang_draft_scaled(70_272, 61, 0) == 70_272
+    assert sgkv.sglang_draft_scaled(70_272, 61, 1) == int(70_272 * (1 + 1 / 61))
+    assert sgkv.sglang_draft_scaled(70_272, 61, 0) == 70_272
 
 
 # --------------------------------------------------------------------------- weights

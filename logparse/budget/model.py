@@ -18,12 +18,9 @@ Definitions (each figure is GiB, SGLang's "GB", rounded to the two decimals SGLa
 * **The launch's headroom** is the least over its ranks and workers; the rank that has it is
   the *binding rank* (``binding_rank``), whose figures are the launch-level breakdown.  Without
   a headroom, the binding rank is the one with the least free memory at the end.
-* **KV tokens** (actual) are the token count of the pool SGLang allocated, read from the rank
-  with the largest printed pool of the first pool group (every rank of a group holds the same
-  pool; plain data parallelism gives each replica its own), else the scheduler's
-  ``max_total_num_tokens`` (releases before 0.4.1.post6 print no KV pool line).
-* **Predicted KV** replays SGLang's sizing formula of the launch's era
-  (:mod:`logparse.engines.sglang.formula`).
+* **KV tokens** (actual) are the tokens of the pool the engine allocated, and **predicted KV** the
+  engine's own sizing formula of the launch's era replayed: each engine's budget
+  (:meth:`logparse.engines.base.Engine.budget`: ``logparse.engines.<engine>.budget``) says how.
 
 A figure that cannot be known is ``None`` and ``unknown`` maps its name to the reason, so every
 surface says the same thing about it.
@@ -36,16 +33,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from logparse import engines
-from logparse.engines.sglang import formula as fm
-from logparse.engines.sglang import versions
-from logparse.launches.figures import printed_out_of_range
+from logparse.budget import pools
 from logparse.launches.model import INTERNAL, Launch, RankMemory, declared
 
 #: Budget figures are rounded to what SGLang prints (two decimals of GiB).
 GB_DIGITS = 2
 
 
-def _gb(v: float | None) -> float | None:
+def gb(v: float | None) -> float | None:
     return None if v is None else round(float(v), GB_DIGITS)
 
 
@@ -82,11 +77,11 @@ class RankBudget:
         return (self.dp_rank, self.pp_rank, self.tp_rank, self.ep_rank)
 
 
-def _pool_gb(rank: RankMemory | None, page: int = 1) -> float | None:
+def pool_gb(rank: RankMemory | None, page: int = 1) -> float | None:
     if rank is None:
         return None
-    total, _, tokens, _ = fm.pool_figures(rank)
-    if fm.resized_after_capture(rank):
+    total, _, tokens, _ = pools.pool_figures(rank)
+    if pools.resized_after_capture(rank):
         # 0.5.16 prints the resized pool's tokens only: its size is theirs at the pre-capture line's bytes
         # per token (the same layout), pool rows = tokens + one padding page
         if total is None or not tokens or not rank.kv_tokens:
@@ -138,14 +133,14 @@ def rank_budget(
     shown = t or d
     label = shown.label() if shown is not None else "?"
     after_load = t.avail_after_load_gb if t else None
-    kv = _pool_gb(t, page_size)
+    kv = pool_gb(t, page_size)
     other_pools = None
     if kv is None and pools_split is not None:
         kv, other_pools = pools_split
     elif after_load is not None and t is not None and t.avail_after_pool_gb is not None:
         other_pools = max(after_load - (kv or 0.0) - t.avail_after_pool_gb, 0.0)
     graph = t.graph_gb if t else None
-    dweights, dkv, dgraph = (d.weights_gb, _pool_gb(d), d.graph_gb) if d else (None, None, None)
+    dweights, dkv, dgraph = (d.weights_gb, pool_gb(d), d.graph_gb) if d else (None, None, None)
     lowest = _lowest_free(t, d)
     other = None
     if after_load is not None and lowest is not None:
@@ -153,7 +148,7 @@ def rank_budget(
         other = after_load - lowest - spent
         if abs(other) < 0.005:
             other = 0.0
-    bpt = fm.bytes_per_token(t, page_size) if t is not None else None
+    bpt = pools.bytes_per_token(t, page_size) if t is not None else None
     anchor = t or d
     return RankBudget(
         rank=label,
@@ -161,19 +156,19 @@ def rank_budget(
         pp_rank=anchor.pp_rank if anchor else None,
         tp_rank=anchor.tp_rank if anchor else None,
         ep_rank=anchor.ep_rank if anchor else None,
-        free_before_weights_gb=_gb(t.avail_before_load_gb if t else None),
-        weights_gb=_gb(_weights(t)),
-        free_after_weights_gb=_gb(after_load),
+        free_before_weights_gb=gb(t.avail_before_load_gb if t else None),
+        weights_gb=gb(_weights(t)),
+        free_after_weights_gb=gb(after_load),
         kv_tokens=t.kv_tokens if t else None,
-        kv_pool_gb=_gb(kv),
-        other_pools_gb=_gb(other_pools),
-        graph_gb=_gb(graph),
-        draft_weights_gb=_gb(dweights),
-        draft_kv_gb=_gb(dkv),
-        draft_graph_gb=_gb(dgraph),
-        other_gb=_gb(other),
-        lowest_free_gb=_gb(lowest),
-        headroom_gb=_gb(lowest) if setup_complete else None,
+        kv_pool_gb=gb(kv),
+        other_pools_gb=gb(other_pools),
+        graph_gb=gb(graph),
+        draft_weights_gb=gb(dweights),
+        draft_kv_gb=gb(dkv),
+        draft_graph_gb=gb(dgraph),
+        other_gb=gb(other),
+        lowest_free_gb=gb(lowest),
+        headroom_gb=gb(lowest) if setup_complete else None,
         bytes_per_token=None if bpt is None or bpt.value is None else round(bpt.value, 1),
     )
 
@@ -257,8 +252,9 @@ class Budget:
     #: figure name -> why it is not known
     unknown: dict[str, str] = field(default_factory=dict)
     # Computation state for the reports' what-ifs (not stored, not in to_dict).
-    inputs: fm.LaunchInputs | None = field(default=None, repr=False, compare=False, metadata=INTERNAL)
-    prediction: fm.Prediction | None = field(default=None, repr=False, compare=False, metadata=INTERNAL)
+    #: the engine's own inputs of its formula and their prediction (SGLang: ``LaunchInputs``, ``Prediction``)
+    inputs: Any = field(default=None, repr=False, compare=False, metadata=INTERNAL)
+    prediction: Any = field(default=None, repr=False, compare=False, metadata=INTERNAL)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in declared(Budget) if k != "ranks"}
@@ -308,95 +304,7 @@ def launch_budget(launch: Launch) -> Budget:
     return engines.of(launch).budget(launch)
 
 
-def sglang_budget(launch: Launch) -> Budget:
-    """An SGLang launch's budget (see the module documentation)."""
-    done = setup_complete(launch)
-    page = _page_size(launch)
-    ranks = [
-        rank_budget(t, d, setup_complete=done, page_size=page, pools_split=fm.kv_pool_from_pool_end(launch, t))
-        for t, d in physical_ranks(launch)
-    ]
-    b = Budget(launch.launch_id, launch.outcome, memory_kind(launch), done, ranks)
-    _binding(b)
-    _timings(b, launch)
-    _actual_kv(b, launch)
-    _formula(b, launch)
-    _pool_from_pool_end(b, launch)
-    _unknowns(b, launch)
-    return b
-
-
-def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
-    """A release that prints no KV pool size (before 0.4.1.post6): the pool is what the binding rank's
-    pools took less the request table (the rank budgets' split), said in the formula notes."""
-    binding = b.rank(b.binding_rank)
-    if b.kv_pool_gb is not None or binding is None or binding.kv_pool_gb is None or fm.prints_kv_pool_size(launch):
-        return
-    b.kv_pool_gb = binding.kv_pool_gb
-    b.formula_notes.append(
-        f"this release prints no KV pool size: the pool is the memory the pools took on {binding.rank} "
-        f"('Load weight end' − 'Memory pool end') less ≈{binding.other_pools_gb or 0.0:.2f} GiB of request "
-        f"table = {b.kv_pool_gb:.2f} GiB"
-    )
-
-
-def vllm_launch_budget(launch: Launch) -> Budget:
-    """A vLLM launch: the engine's pool is the smallest rank's; vLLM's formula of the launch's era
-    (:mod:`logparse.engines.vllm.formula`) is replayed from the terms the binding rank printed."""
-    from logparse.engines.vllm import formula as vb
-
-    done = launch.outcome == "ready"
-    ranks = [rank_budget(t, d, setup_complete=False) for t, d in physical_ranks(launch)]
-    b = Budget(launch.launch_id, launch.outcome, "gpu", done, ranks)
-    pool = vb.pool_rank(launch)
-    binding = b.rank(pool.label()) if pool is not None else (ranks[0] if ranks else None)
-    if binding is not None:
-        b.binding_rank = binding.rank
-        for name in BINDING_FIGURES:
-            setattr(b, name, getattr(binding, name))
-    _timings(b, launch)
-    b.kv_tokens = launch.kv_tokens
-    if launch.kv_tokens is not None:
-        b.kv_tokens_source = vb.tokens_source(launch)
-    b.kv_pool_gb = _gb(pool.kv_size_gb) if pool is not None else None
-    era = vb.launch_era(launch)
-    if era is not None:
-        b.era, b.era_label, b.formula = "vllm-" + era.key, era.label, era.formula
-        b.formula_notes = [f"this era prints {era.printed} at INFO level"]
-    b.assumed_version = launch.engine_version
-    if pool is not None:
-        b.predicted_kv_gb, b.derivation = vb.replay(pool, launch, era)
-    u = b.unknown
-    u["headroom_gb"] = (
-        "the start failed before its memory setup finished"
-        if launch.outcome == "failed"
-        else "vLLM prints no free memory after its setup: the headroom is not in its log"
-    )
-    if b.kv_tokens is None:
-        u["kv_tokens"] = (
-            "the start failed before the KV cache was sized"
-            if launch.outcome == "failed"
-            else _OUT_OF_RANGE_WHY
-            if printed_out_of_range(launch, "kv_tokens", "gpu_blocks", "num_gpu_blocks")
-            else "no KV size line"
-        )
-    if b.kv_pool_gb is None:
-        u["kv_pool_gb"] = (
-            _OUT_OF_RANGE_WHY
-            if printed_out_of_range(launch, "kv_size_gb", "kv_gb")
-            else "no KV pool size in GiB (vLLM prints it from 0.9.1, or in V0 0.6.4–0.10.2's profile)"
-        )
-    u["predicted_kv_tokens"] = "vLLM's pool is replayed in GiB (predicted_kv_gb), not in tokens"
-    return b
-
-
-def _page_size(launch: Launch) -> int:
-    sa = launch.server_args or {}
-    page = launch.page_size or sa.get("page_size")
-    return page if isinstance(page, int) and not isinstance(page, bool) and page > 0 else 1
-
-
-def _binding(b: Budget) -> None:
+def bind(b: Budget) -> None:
     """The binding rank: least headroom (else least free at the end, else least free before weights)."""
     if not b.ranks:
         return
@@ -415,7 +323,7 @@ def _binding(b: Budget) -> None:
         setattr(b, name, getattr(worst, name))
 
 
-def _timings(b: Budget, launch: Launch) -> None:
+def timings(b: Budget, launch: Launch) -> None:
     targets = [r for r in launch.ranks if r.worker == "target"]
     pre = [r.free_before_weights_gb for r in b.ranks if r.free_before_weights_gb is not None]
     b.least_free_before_weights_gb = min(pre) if pre else None
@@ -438,172 +346,5 @@ def seconds_between(a: str | None, b: str | None) -> float | None:
         return None
 
 
-def _actual_kv(b: Budget, launch: Launch) -> None:
-    groups = fm.groups(launch)
-    pool_rank = fm.pool_rank(groups[0].targets) if groups else None
-    resize = fm.capture_resize(launch)
-    if resize is not None:
-        # post-capture sizing: the pool is the last count, the one after the CUDA-graph capture
-        resized = pool_rank or next(r for r in groups[0].targets if (r.extra or {}).get("post_capture"))
-        b.kv_tokens = resize[1]
-        b.kv_tokens_source = (
-            f"Post-capture KV sizing line of {resized.label()} (the pool resized after the CUDA-graph capture)"
-        )
-    elif pool_rank is not None and pool_rank.kv_tokens is not None:
-        b.kv_tokens = pool_rank.kv_tokens
-        b.kv_tokens_source = f"KV pool line of {pool_rank.label()}"
-    elif launch.max_total_num_tokens is not None:
-        b.kv_tokens = launch.max_total_num_tokens
-        b.kv_tokens_source = "max_total_num_tokens (scheduler summary)"
-    elif groups and (counted := [r for r in groups[0].targets if r.kv_tokens is not None]):
-        # a pool line whose size is not known (printed out of range): its token count still holds
-        least = min(counted, key=lambda r: r.kv_tokens)
-        b.kv_tokens = least.kv_tokens
-        b.kv_tokens_source = f"KV pool line of {least.label()} (its size is not known)"
-    sized = pool_rank or next((r for r in (groups[0].targets if groups else []) if r.kv_size_gb is not None), None)
-    b.kv_pool_gb = _gb(_pool_gb(sized, _page_size(launch)))  # a pool whose token count is not known still has its size
-
-
-def _formula(b: Budget, launch: Launch) -> None:
-    """Replay SGLang's sizing formula for the launch's era (group 0: DP0, or every rank)."""
-    groups = fm.groups(launch)
-    li = fm.best_inputs(launch, groups[0] if groups else None)
-    feat, inp = li.features, li.inputs
-    b.inputs = li
-    b.era, b.era_label, b.assumed_version = feat.era.key, feat.era.label, feat.version
-    b.formula, b.formula_features = feat.era.formula, feat.describe()
-    b.formula_notes = list(feat.notes) + list(li.notes)
-    b.mem_fraction_static = inp.f if inp else launch.mem_fraction_static
-    b.mem_fraction_static_source = li.f_source
-    b.bytes_per_token = None if li.bpt.value is None else round(li.bpt.value, 1)
-    b.bytes_per_token_source = li.bpt.source
-    b.draft_bytes_per_token = None if li.draft_bpt.value is None else round(li.draft_bpt.value, 1)
-    if inp is None:
-        return
-    checked = inp.with_(capture_delta_gb=0.0)  # what the log's pre-capture figures are checked against
-    pred = fm.predict(checked, feat)
-    # the what-ifs' base: after a post-capture resize, the pool as it was resized
-    b.prediction = fm.predict(inp, feat) if inp.capture_delta_gb else pred
-    b.pre_load_avail_gb, b.pre_load_source = _gb(inp.m_pre_gb), li.m_pre_source
-    b.post_load_avail_gb, b.post_load_source = _gb(inp.m_post_gb), li.m_post_source
-    b.reserved_gb, b.rest_gb = _gb(pred.reserved_gb), _gb(pred.rest_gb)
-    b.derivation = list(pred.steps)
-    if inp.cell is not None:
-        b.predicted_kv_tokens = pred.tokens
-    lo, hi = fm.token_interval(checked, feat, li.bpt)
-    b.predicted_kv_tokens_lo, b.predicted_kv_tokens_hi = lo, hi
-    if pred.tokens is not None and pred.tokens > 0 and li.bpt.value is not None:
-        b.predicted_kv_gb = _gb(fm.pool_gb(pred.tokens, inp.page_size, li.bpt.value))
-    compared = _compared_tokens(b, launch)
-    if compared is not None and b.predicted_kv_tokens is not None:
-        b.kv_tokens_diff = compared - b.predicted_kv_tokens
-        if b.predicted_kv_tokens:
-            b.kv_tokens_diff_pct = round(b.kv_tokens_diff / b.predicted_kv_tokens * 100.0, 3)
-        b.within_rounding = lo is not None and hi is not None and lo <= compared <= hi
-    _cap(b, launch, li, pred)
-
-
-def _compared_tokens(b: Budget, launch: Launch) -> int | None:
-    """The token count the formula's prediction is compared with: the pool, except after post-capture
-    sizing, where the formula sizes the reservation made before the capture (and only that is compared)."""
-    resize = fm.capture_resize(launch)
-    if resize is None:
-        return b.kv_tokens
-    pre, post = resize
-    b.formula_notes.append(
-        "post-capture KV sizing (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING): this formula sizes the reservation made "
-        "before the CUDA-graph capture"
-        + (f" ({pre:,} tokens)" if pre else " (not printed)")
-        + f"; after the capture SGLang resized the pool to {post:,} tokens from the memory then free, "
-        "less M_pre*(1-f) and its headrooms: the prediction is compared with the reservation"
-        + (
-            " (0.5.16 prints no size for the resized pool: its GiB are its tokens at the pre-capture line's bytes "
-            "per token)"
-            if any(fm.resized_after_capture(r) for r in launch.ranks)
-            else ""
-        )
-    )
-    return pre
-
-
-def _cap(b: Budget, launch: Launch, li: fm.LaunchInputs, pred: fm.Prediction) -> None:
-    """Is the pool set by --max-total-tokens?  Works with bounds when bytes per token are unmeasurable."""
-    cap, inp, feat = launch.max_total_tokens, li.inputs, li.features
-    if cap is None or inp is None:
-        return
-    hi_cell = li.bpt.hi or None
-    if feat.draft_in_budget and li.draft_bpt.hi:
-        hi_cell = (hi_cell or 0) + li.draft_bpt.hi
-    if hi_cell:
-        low = inp.with_(
-            max_total_tokens=None,
-            cell=hi_cell,
-            m_post_gb=inp.m_post_gb - fm.ROUND_GB,
-            m_pre_gb=inp.m_pre_gb + fm.ROUND_GB,
-        )
-        p_lo = fm.predict(low, feat)
-        t_min = p_lo.tokens_spec if p_lo.tokens_spec is not None else p_lo.tokens
-        b.uncapped_kv_tokens_at_least = t_min
-        b.bytes_per_token_at_most = round(hi_cell, 1)
-        page = inp.page_size or 1
-        cap_rounded = cap // page * page if feat.page_rounding else cap
-        if t_min is not None and t_min >= cap and b.kv_tokens in (cap, cap_rounded):
-            b.capped_by_max_total_tokens = True
-    if pred.capped and inp.cell is not None:
-        b.capped_by_max_total_tokens = True
-        b.uncapped_kv_tokens = pred.tokens_spec
-
-
 #: Why a figure is not known when the log printed it out of range (logparse.grammar.bounds).
-_OUT_OF_RANGE_WHY = "the log printed it out of range: see the warnings"
-_FIGURES_OF = ("kv_tokens", "kv_size_gb", "avail_after_pool_gb", "avail_after_graph_gb")
-
-
-def _reservation_only(launch: Launch) -> str | None:
-    """Why a post-capture launch cut before its resize has no pool: it printed only the reservation."""
-    va = [p for r in launch.ranks for p in (r.extra or {}).get("pools", []) if p.get("va_upper_bound")]
-    if not va:
-        return None
-    return (
-        f"the log ends before the post-capture resize: only the reservation made before the CUDA-graph "
-        f"capture (KV Cache VA upper bound, {va[0].get('tokens') or 0:,} tokens) was printed, not the pool"
-    )
-
-
-def _unknowns(b: Budget, launch: Launch) -> None:
-    """Why each headline figure is missing, worded once for every surface."""
-    u = b.unknown
-    aside = {name for name in _FIGURES_OF if printed_out_of_range(launch, name)}
-    if b.headroom_gb is None:
-        if launch.outcome == "failed":
-            u["headroom_gb"] = "the start failed before its memory setup finished"
-        elif not b.setup_complete:
-            u["headroom_gb"] = "the log ends before the memory setup finished (no summary or ready line)"
-        elif aside & {"avail_after_pool_gb", "avail_after_graph_gb"}:
-            u["headroom_gb"] = _OUT_OF_RANGE_WHY
-        else:
-            u["headroom_gb"] = "no free-memory figure was printed"
-    if b.kv_tokens is None:
-        u["kv_tokens"] = (
-            "the start failed before the KV pool was allocated"
-            if launch.outcome == "failed"
-            else _OUT_OF_RANGE_WHY
-            if "kv_tokens" in aside
-            else _reservation_only(launch) or "no KV pool line and no max_total_num_tokens line"
-        )
-    if b.kv_pool_gb is None:
-        if "kv_size_gb" in aside:
-            u["kv_pool_gb"] = _OUT_OF_RANGE_WHY
-        elif b.kv_tokens is None:
-            u["kv_pool_gb"] = u["kv_tokens"]
-        elif launch.version_range and versions.index(launch.version_range[1]) < versions.index("0.4.1.post6"):
-            u["kv_pool_gb"] = "this release prints no KV pool size (before 0.4.1.post6)"
-        else:
-            u["kv_pool_gb"] = "no KV pool size line in the log"
-    if b.predicted_kv_tokens is None:
-        if b.inputs is None or b.inputs.inputs is None:
-            u["predicted_kv_tokens"] = (
-                "the log lacks the figures the formula needs (Load weight begin/end and mem_fraction_static)"
-            )
-        else:
-            u["predicted_kv_tokens"] = "bytes per token unknown (no measurable KV pool line)"
+OUT_OF_RANGE_WHY = "the log printed it out of range: see the warnings"

@@ -25,7 +25,7 @@ from typing import Any
 
 from logparse import engines
 from logparse.data import tables
-from logparse.engines.sglang.versions import release_key
+from logparse.grammar.releases import release_key
 
 _FILE = "refusals.toml"
 

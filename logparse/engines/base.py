@@ -285,6 +285,12 @@ class Engine:
         """Does the engine refuse to start when its KV cache holds no request of the longest length?"""
         return False
 
+    def arg_default(self, field: str, release: str) -> Any:
+        """The default of launch argument ``field`` in ``release``: a value, or one of the markers of
+        :mod:`logparse.grammar.releases` (``DERIVED``, ``MISSING``, ``REQUIRED``); ``ValueError`` when the
+        engine's defaults for that release are not known."""
+        raise ValueError(f"{self.label}: no argument defaults known")
+
     def json_line_tag(self, proc: Any, pid: Any) -> str | None:
         """The layer the engine prints in front of a line a JSON logging record carries (its process
         tag), or None when the record's fields do not name one."""

@@ -12,9 +12,9 @@ Three facts tell the kinds of change apart:
   and filled in from the GPU, the model, other arguments: ``mem_fraction_static`` in recent releases)
   that changed across an upgrade is ``derived``; anything else is ``set`` (the user changed it).
 
-Release defaults come from ``data/sglang_server_args_defaults.json``
-(:func:`logparse.engines.sglang.versions.default_of`), read from each release's own source; a launch's
-release is the newest of its version range.
+Release defaults are the engine's (:meth:`logparse.engines.base.Engine.arg_default`: SGLang's
+``data/sglang_server_args_defaults.json``, read from each release's own source); a launch's release is
+the newest of its version range.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ import json
 import math
 from typing import Any
 
-from logparse.engines.sglang import versions
+from logparse import engines
+from logparse.grammar.releases import DERIVED as DERIVED_DEFAULT
+from logparse.grammar.releases import MISSING, REQUIRED
 
 #: Arguments whose change between two launches of a deployment is not reported: they differ between
 #: otherwise identical launches (random seeds, ports picked at start, per-run file names) or say
@@ -103,24 +105,25 @@ def _same(a: Any, b: Any) -> bool:
     return norm(a) == norm(b)
 
 
-def origin(field: str, value: Any, version_range: tuple[str, str] | None) -> str:
-    """``default``, ``derived``, ``set`` or ``unknown`` (release or field unknown) for a printed value."""
+def origin(field: str, value: Any, version_range: tuple[str, str] | None, engine: str | None = None) -> str:
+    """``default``, ``derived``, ``set`` or ``unknown`` (release or field unknown) for a value ``engine``
+    printed (None: a launch that names no engine)."""
     if not version_range:
         return UNKNOWN
     try:
-        default = versions.default_of(field, version_range[1])
+        default = engines.get(engine).arg_default(field, version_range[1])
     except ValueError:
         return UNKNOWN
-    if default is versions.DERIVED:
+    if default is DERIVED_DEFAULT:
         return DERIVED
-    if default is versions.MISSING or default is versions.REQUIRED:
-        return SET if default is versions.REQUIRED else UNKNOWN
+    if default is MISSING or default is REQUIRED:
+        return SET if default is REQUIRED else UNKNOWN
     return DEFAULT if _same(value, default) else SET
 
 
-def change_kind(field: str, a: Any, range_a, b: Any, range_b) -> str:
+def change_kind(field: str, a: Any, range_a, b: Any, range_b, engine: str | None = None) -> str:
     """Why a field printed by both launches differs: ``set``, ``default_moved`` or ``derived``."""
-    oa, ob = origin(field, a, range_a), origin(field, b, range_b)
+    oa, ob = origin(field, a, range_a, engine), origin(field, b, range_b, engine)
     if oa == DEFAULT and ob == DEFAULT:
         return "default_moved"
     release_changed = (range_a or ()) != (range_b or ())

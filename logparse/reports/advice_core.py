@@ -12,8 +12,8 @@ from typing import Any
 from logparse import engines
 from logparse.budget.model import Budget
 from logparse.budget.refusals import kv_dtype_refusal
+from logparse.budget.reserve import EngineReserve
 from logparse.engines.sglang import versions
-from logparse.engines.sglang.reserve import EngineReserve
 from logparse.engines.vllm import versions as vv
 from logparse.launches.model import Launch
 

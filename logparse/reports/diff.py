@@ -44,7 +44,7 @@ def args_diff(a, b) -> dict[str, Any]:
             continue
         if k in fa and k in fb:
             if fa[k] != fb[k]:
-                kind = change_kind(k.split(".")[0], fa[k], a.version_range, fb[k], b.version_range)
+                kind = change_kind(k.split(".")[0], fa[k], a.version_range, fb[k], b.version_range, a.engine)
                 changed.append({"arg": k, "a": fa[k], "b": fb[k], "kind": kind})
         elif k in fb:
             added.append({"arg": k, "b": fb[k]})

@@ -286,18 +286,22 @@ def runtime_rows(launches: list[Launch], metas: list[LaunchMeta] | None = None) 
     return _coerced(cols, _text_kinds("runtime_stats"))
 
 
-def arg_rows(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> dict[str, list]:
+#: A launch's arguments as the store keeps them: (launch id, arguments, release range, engine).
+ArgsOfLaunch = tuple[str, dict | None, tuple[str, str] | None, str | None]
+
+
+def arg_rows(launches: Iterable[ArgsOfLaunch]) -> dict[str, list]:
     """One row per (launch, server argument): the value as JSON text, and its origin (release default,
-    derived by SGLang, or set) for the launch's release."""
+    derived by the engine, or set) for the launch's release."""
     cols: dict[str, list] = {"launch_id": [], "name": [], "value": [], "origin": []}
-    for launch_id, args, version_range in launches:
+    for launch_id, args, version_range, engine in launches:
         if not isinstance(args, dict):
             continue
         for k, v in args.items():
             cols["launch_id"].append(launch_id)
             cols["name"].append(str(k))
             cols["value"].append(to_json(v) if v is not None else "null")
-            cols["origin"].append(arg_origin(str(k), v, version_range))
+            cols["origin"].append(arg_origin(str(k), v, version_range, engine))
     return cols
 
 
@@ -309,7 +313,7 @@ def table_rows(launches: list[Launch], metas: list[LaunchMeta]) -> dict[str, dic
         "rank_memory": rank_rows(launches, budgets),
         "events": event_rows(launches, metas),
         "runtime_stats": runtime_rows(launches, metas),
-        "launch_args": arg_rows((x.launch_id, x.server_args, x.version_range) for x in launches),
+        "launch_args": arg_rows((x.launch_id, x.server_args, x.version_range, x.engine) for x in launches),
         "launch_budget": budget_rows(budgets),
         "rank_budget": rank_budget_rows(budgets),
     }
@@ -337,7 +341,7 @@ def to_frame(table: str, cols: dict[str, list]) -> pl.DataFrame:
     return df
 
 
-def args_frame(launches: Iterable[tuple[str, dict | None, tuple[str, str] | None]]) -> pl.DataFrame:
+def args_frame(launches: Iterable[ArgsOfLaunch]) -> pl.DataFrame:
     return to_frame("launch_args", arg_rows(launches))
 
 

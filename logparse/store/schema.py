@@ -80,7 +80,7 @@ def _m2_args_and_views(con) -> None:
     if rows:  # (polars only for a store that has launches)
         from logparse.store.frames import args_frame
 
-        frame = args_frame([(lid, json.loads(sa), None) for lid, sa in rows])
+        frame = args_frame([(lid, json.loads(sa), None, None) for lid, sa in rows])
         if frame.height:
             con.register("_args", frame.to_arrow())
             con.execute("INSERT INTO launch_args (launch_id, name, value) SELECT launch_id, name, value FROM _args")

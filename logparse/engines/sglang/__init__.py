@@ -38,11 +38,16 @@ class SGLang(Engine):
 
         return versions.sglang()
 
+    def arg_default(self, field: str, release: str) -> Any:
+        from logparse.engines.sglang import versions
+
+        return versions.default_of(field, release)
+
     def version_text(self, launch: Launch) -> str:
         return f"SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}"
 
     def budget(self, launch: Launch) -> Budget:
-        from logparse.budget.model import sglang_budget
+        from logparse.engines.sglang.budget import sglang_budget
 
         return sglang_budget(launch)
 
@@ -134,9 +139,9 @@ class SGLang(Engine):
         return f"SGLang {report.get('sglang_version_range') or 'unknown'}"
 
     def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
-        from logparse.budget import model_kv as mk
+        from logparse.engines.sglang import kv as sgkv
 
-        shape = mk.SglangShape(
+        shape = sgkv.SglangShape(
             tp=launch.tp_size or 1,
             dp=launch.dp_size or 1,
             pp=launch.pp_size or 1,
@@ -144,7 +149,7 @@ class SGLang(Engine):
             kv_dtype=kv_dtype,
             release=budget.assumed_version,
         )
-        return mk.sglang_cell(cfg, shape)
+        return sgkv.sglang_cell(cfg, shape)
 
     def implied_bytes_per_token(
         self, launch: Launch, budget: Budget

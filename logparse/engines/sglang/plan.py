@@ -22,6 +22,7 @@ from logparse.budget.config_check import launch_kv_dtype
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import kv as sgkv
 from logparse.engines.sglang import versions
 from logparse.engines.sglang.formula import ROUND_GB, GiB
 from logparse.engines.sglang.reserve import EngineReserve, ReserveInputs, reserve_inputs, sglang_reserve
@@ -60,8 +61,8 @@ class Settings:
     def features(self) -> fm.Features:
         return fm.features_for(self.release, self.spec)
 
-    def shape(self) -> mk.SglangShape:
-        return mk.SglangShape(self.tp, self.dp, self.pp, self.dp_attention, self.kv_dtype, self.release)
+    def shape(self) -> sgkv.SglangShape:
+        return sgkv.SglangShape(self.tp, self.dp, self.pp, self.dp_attention, self.kv_dtype, self.release)
 
 
 def _spec(value: str | None) -> str | None:
@@ -112,13 +113,13 @@ def draft_layers(cfg: ModelConfig, s: Settings) -> int:
 
 def cells(cfg: ModelConfig, s: Settings) -> tuple[float, float, float]:
     """(the cell the formula divides by, the target's own, the draft's) in bytes per token."""
-    cell = mk.sglang_cell(cfg, s.shape())
+    cell = sgkv.sglang_cell(cfg, s.shape())
     target = float(cell.value)
     layers = sum(cell.layers.values()) or 1
     n_draft = draft_layers(cfg, s)
     draft = target / layers * n_draft if n_draft else 0.0
     if s.features.draft_in_budget and n_draft:
-        return float(mk.sglang_draft_scaled(cell.value, layers, n_draft)), target, draft
+        return float(sgkv.sglang_draft_scaled(cell.value, layers, n_draft)), target, draft
     return target, target, draft
 
 
@@ -150,7 +151,7 @@ def _mamba_gb(cfg: ModelConfig, m_post: float, m_pre: float, f: float) -> float:
     if not cfg.count("linear"):
         return 0.0
     rest = max(m_post - m_pre * (1 - f), 0.0)
-    r = mk.MAMBA_FULL_MEMORY_RATIO
+    r = sgkv.MAMBA_FULL_MEMORY_RATIO
     return rest * r / (1 + r)
 
 

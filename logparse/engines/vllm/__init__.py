@@ -51,7 +51,7 @@ class VLLM(Engine):
         return f"({proc} pid={pid}) " if isinstance(proc, str) and isinstance(pid, int) else None
 
     def budget(self, launch: Launch) -> Budget:
-        from logparse.budget.model import vllm_launch_budget
+        from logparse.engines.vllm.budget import vllm_launch_budget
 
         return vllm_launch_budget(launch)
 
@@ -170,12 +170,12 @@ class VLLM(Engine):
         return any(e.kind.startswith("vllm_") for e in events)
 
     def config_cell(self, cfg: Any, launch: Launch, budget: Budget, kv_dtype: str) -> Any:
-        from logparse.budget import model_kv as mk
+        from logparse.engines.vllm import kv as vkv
 
-        shape = mk.VllmShape(
+        shape = vkv.VllmShape(
             tp=launch.tp_size or 1, pp=launch.pp_size or 1, kv_dtype=kv_dtype, block_size=launch.block_size or 16
         )
-        return mk.vllm_cell(cfg, shape)
+        return vkv.vllm_cell(cfg, shape)
 
     def implied_bytes_per_token(
         self, launch: Launch, budget: Budget

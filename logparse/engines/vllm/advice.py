@@ -9,7 +9,7 @@ from typing import Any
 
 from logparse.budget.model import Budget
 from logparse.budget.refusals import kv_fit_refusal
-from logparse.engines.sglang.formula import GiB
+from logparse.budget.pools import GiB
 from logparse.launches.model import Launch
 from logparse.reports import levers as lv
 from logparse.reports.advice_core import (

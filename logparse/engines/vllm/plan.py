@@ -19,6 +19,7 @@ from logparse.budget.config_check import launch_kv_dtype
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
 from logparse.engines.vllm import formula as vb
+from logparse.engines.vllm import kv as vkv
 from logparse.engines.vllm import versions as vv
 from logparse.engines.vllm.explain import total_gb
 from logparse.engines.vllm.figures import release_of
@@ -144,7 +145,7 @@ def vsettings(cfg: ModelConfig, flags: PlanFlags, launch: Launch | None) -> VSet
 
 def vcell(cfg: ModelConfig, s: VSettings) -> mk.Cell:
     try:
-        return mk.vllm_cell(cfg, mk.VllmShape(s.tp, s.pp, s.kv_dtype, s.block_size))
+        return vkv.vllm_cell(cfg, vkv.VllmShape(s.tp, s.pp, s.kv_dtype, s.block_size))
     except mk.KvDtypeError as exc:
         raise PlanError(f"--kv-cache-dtype: {exc}") from None
 

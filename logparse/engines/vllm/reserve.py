@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 from logparse.budget.gpus import startup_overhead_gb
-from logparse.engines.sglang.reserve import EngineReserve, ReserveTerm
+from logparse.budget.reserve import EngineReserve, ReserveTerm
 from logparse.engines.vllm import versions as vv
 from logparse.engines.vllm.formula import graph_profiling_said
 

@@ -10,12 +10,10 @@ between two releases.  Facts from the vLLM log catalogue (§0 release list, Appe
 
 from __future__ import annotations
 
-from logparse.engines.sglang.versions import (
-    Range as Range,  # re-exported: one range type and its helpers for both engines
-)
-from logparse.engines.sglang.versions import ReleaseLine, release_key
-from logparse.engines.sglang.versions import format_range as format_range
-from logparse.engines.sglang.versions import is_empty as is_empty
+from logparse.grammar.releases import Range as Range  # re-exported: one range type for both engines
+from logparse.grammar.releases import ReleaseLine, release_key
+from logparse.grammar.releases import format_range as format_range
+from logparse.grammar.releases import is_empty as is_empty
 
 #: Every final PyPI release analysed, oldest first, with the date of its wheel (Appendix B).
 _DATED = """
