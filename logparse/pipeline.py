@@ -432,6 +432,16 @@ class StreamParser:
             self.warnings.append(msg)
 
 
+def fast_reader(src: Any, sp: StreamParser, **options: Any) -> Any:
+    """The vectorized reader of the first engine that reads ``src`` in bulk
+    (:meth:`logparse.engines.base.Engine.fast_reader`), or None: the record path reads it."""
+    for engine in engines.all():
+        reader = engine.fast_reader(src, sp, **options)
+        if reader is not None:
+            return reader
+    return None
+
+
 def parse_sources(
     sources: Iterable,
     sglang_version: str | None = None,
@@ -440,20 +450,21 @@ def parse_sources(
     block_bytes: int | None = None,
     on_source: Callable[[Any, StreamParser], None] | None = None,
 ) -> ParseResult:
-    """Parse sources.  ``bulk`` lets large plain/journal inputs take the vectorized path
-    (:mod:`logparse.engines.sglang.bulk`; ``"force"``: whatever their size); ``on_record`` (a per-record
+    """Parse sources.  ``bulk`` lets large plain/journal inputs take an engine's vectorized path
+    (:func:`fast_reader`; ``"force"``: whatever their size); ``on_record`` (a per-record
     callback) forces the record path; ``on_source(src, parser)`` is told of each source as its
     parse begins (progress: the source counts its bytes, the parser its lines)."""
-    from logparse.engines.sglang import bulk as bulk_mod
-
     result = ParseResult()
     for src in sources:
         sp = StreamParser(src.name, sglang_version)
         sp.mtime = getattr(src, "mtime", None)
         if on_source is not None:
             on_source(src, sp)
-        if bulk and on_record is None and bulk_mod.supported(src, force=bulk == "force"):
-            bulk_mod.BulkReader(src, sp, block_bytes).run()
+        reader = (
+            fast_reader(src, sp, force=bulk == "force", block_bytes=block_bytes) if bulk and not on_record else None
+        )
+        if reader is not None:
+            reader.run()
         else:
             for rec in src.records():
                 if on_record is not None:

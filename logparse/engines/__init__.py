@@ -12,9 +12,11 @@ new engine is a new folder and nothing else; a test (or a plugin) may :func:`reg
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from logparse.engines.base import Assembler, Claim, Classifier, Engine
 
@@ -26,6 +28,7 @@ __all__ = [
     "UnknownEngine",
     "all",
     "default",
+    "derived",
     "get",
     "names",
     "of",
@@ -35,6 +38,23 @@ __all__ = [
 
 _registry: dict[str, Engine] = {}
 _found = False
+#: what other modules derived from the registered engines (cleared when an engine comes or goes)
+_derived: list[Any] = []
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def derived(fn: F) -> F:
+    """Cache ``fn``'s result (something built from every engine: a pattern, a table) until an engine
+    is registered or unregistered."""
+    cached = functools.cache(fn)
+    _derived.append(cached)
+    return cached  # type: ignore[return-value]
+
+
+def _changed() -> None:
+    for cached in _derived:
+        cached.cache_clear()
 
 
 class UnknownEngine(KeyError):
@@ -64,12 +84,14 @@ def register(engine: Engine) -> Engine:
     if engine.names_unnamed and any(e.names_unnamed for e in _registry.values()):
         raise ValueError(f"engine {engine.name!r}: only one engine names the launches that name none")
     _registry[engine.name] = engine
+    _changed()
     return engine
 
 
 def unregister(name: str) -> None:
     """Remove an engine :func:`register` added (a test's engine)."""
-    _registry.pop(name, None)
+    if _registry.pop(name, None) is not None:
+        _changed()
 
 
 def all() -> list[Engine]:

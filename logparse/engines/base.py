@@ -296,6 +296,22 @@ class Engine:
         tag), or None when the record's fields do not name one."""
         return None
 
+    # ----------------------------------------------------------------- its lines, as the sources see them
+    def line_start_patterns(self) -> tuple[str, ...]:
+        """Regular expressions (Python ``re`` sources) of where the engine's text starts: its prefixes
+        and its bare messages' first words (a wrapper layer is peeled only when one follows it)."""
+        return ()
+
+    def glued_start(self) -> tuple[bytes, Any] | None:
+        """Text glued in front of the engine's prefix is cut by the sources (a ``node3: `` label): the
+        prefix's first byte and its compiled bytes pattern, or None when the engine cuts it itself."""
+        return None
+
+    def owns_process_tag(self, name: str) -> bool:
+        """Is a ``(NAME pid=N)`` tag in front of a line the engine's own process tag (not a Ray actor's
+        layer to peel)?"""
+        return False
+
     # ----------------------------------------------------------------- lines and launches
     def classifier(self) -> Classifier:
         """A new classifier of this engine's lines for one stream."""
@@ -304,6 +320,13 @@ class Engine:
     def assembly(self) -> Assembly:
         """How the engine's events become launches (one per parse)."""
         raise NotImplementedError(f"{self.name}: no assembly")
+
+    def fast_reader(self, src: Any, parser: Any, **options: Any) -> Any:
+        """A reader (``.run()``) that feeds ``src`` to ``parser`` (a :class:`logparse.pipeline.StreamParser`)
+        with the engine's vectorized fast path, or None when the engine has none for this input.
+        Options: ``force`` (whatever its size), ``block_bytes``, ``stamps`` (count batch lines per
+        stamp), ``on_record`` (told of the records the fast path reads itself)."""
+        return None
 
     def owns_events(self, events: list[Event]) -> bool:
         """Are these stored events (a launch's lines) this engine's?"""

@@ -21,7 +21,6 @@ that opened them.  The engines' own lines are read by each engine's classifier
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from logparse import engines
@@ -60,7 +59,7 @@ def _line_start(text: str, exact: bool) -> int | None:
     return None
 
 
-@cache
+@engines.derived
 def _line_start_engines() -> tuple[tuple[str, Any], ...]:
     return tuple((e.name, e.classifier().line_start) for e in engines.all())
 

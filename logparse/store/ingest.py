@@ -428,31 +428,32 @@ def _bulk_input(src, kind: str) -> bool:
     return False
 
 
-def _feed_bulk(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]):
-    """The vectorized path; streams count their batch lines per stamp (exact merges of
-    overlapping windows) and a journal keeps the cursors the record path would."""
-    from logparse.engines.sglang import bulk as bulk_mod
+def _fast_reader(src, sp, kind: str, cursor_by_line: dict[int, str]) -> Any:
+    """The vectorized path of a large input, or None; a stream counts its batch lines per stamp (exact
+    merges of overlapping windows) and a journal notes the cursors of the lines it reads itself."""
+    from logparse.pipeline import fast_reader
 
     def note(rec) -> None:
         if rec.cursor:
             cursor_by_line[rec.line_no] = rec.cursor
 
+    if not _bulk_input(src, kind):
+        return None
     stream = kind != "file"
-    bulk_mod.BulkReader(src, sp, stamps=stream, on_record=note if stream else None).run()
-    if stream:
-        for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
-            cursors[(host or opts.host, unit)] = cursor
+    return fast_reader(src, sp, stamps=stream, on_record=note if stream else None)
 
 
 def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
     """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
-    from logparse.engines.sglang import bulk as bulk_mod
-
     progress = _Progress(src, opts.progress, sp)
     try:
-        if _bulk_input(src, kind) and bulk_mod.supported(src):
+        reader = _fast_reader(src, sp, kind, cursor_by_line)
+        if reader is not None:
             # Large files and streams: the vectorized path (batch lines arrive as aggregates).
-            _feed_bulk(src, sp, opts, kind, cursors, cursor_by_line)
+            reader.run()
+            if kind != "file":
+                for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
+                    cursors[(host or opts.host, unit)] = cursor
         else:
             for rec in src.records():
                 progress.tick()

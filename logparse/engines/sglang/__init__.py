@@ -46,6 +46,16 @@ class SGLang(Engine):
     def version_text(self, launch: Launch) -> str:
         return f"SGLang {launch.sglang_version or launch.sglang_version_range or 'unknown version'}"
 
+    def line_start_patterns(self) -> tuple[str, ...]:
+        from logparse.engines.sglang import prefix
+
+        return (prefix.BRACKET, prefix.BARE_STARTS)
+
+    def glued_start(self) -> tuple[bytes, Any] | None:
+        from logparse.engines.sglang import prefix
+
+        return b"[", prefix.BRACKET_BYTES_RE
+
     def budget(self, launch: Launch) -> Budget:
         from logparse.engines.sglang.budget import sglang_budget
 
@@ -167,6 +177,13 @@ class SGLang(Engine):
         from logparse.engines.sglang.classify import SglangClassifier
 
         return SglangClassifier()
+
+    def fast_reader(self, src: Any, parser: Any, **options: Any) -> Any:
+        from logparse.engines.sglang import bulk
+
+        if not bulk.supported(src, force=bool(options.pop("force", False))):
+            return None
+        return bulk.BulkReader(src, parser, **options)
 
     def assembly(self) -> Any:
         from logparse.engines.sglang.assemble import SglangAssembly

@@ -50,6 +50,17 @@ class VLLM(Engine):
     def json_line_tag(self, proc: Any, pid: Any) -> str | None:
         return f"({proc} pid={pid}) " if isinstance(proc, str) and isinstance(pid, int) else None
 
+    def line_start_patterns(self) -> tuple[str, ...]:
+        from logparse.engines.vllm import prefix
+
+        return (prefix.PROC_TAG, prefix.RANK_PREFIX, prefix.LOG_PREFIX, prefix.BARE_MESSAGE)
+
+    def owns_process_tag(self, name: str) -> bool:
+        from logparse.engines.vllm import prefix
+
+        # vLLM's own process tag, or the Ray actor of a vLLM worker: the vLLM grammar reads the rank from it
+        return prefix.is_vllm_process_name(name) or name in prefix.RAY_ACTORS
+
     def budget(self, launch: Launch) -> Budget:
         from logparse.engines.vllm.budget import vllm_launch_budget
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.budget.model import Budget
-from logparse.budget.refusals import kv_fit_refusal
 from logparse.budget.pools import GiB
+from logparse.budget.refusals import kv_fit_refusal
 from logparse.launches.model import Launch
 from logparse.reports import levers as lv
 from logparse.reports.advice_core import (

@@ -23,7 +23,9 @@ any grammar runs.  Text holding ``\\r`` or an ANSI escape in front is terminal d
 
 from __future__ import annotations
 
-from logparse.engines.sglang.prefix import BRACKET_BYTES_RE
+from typing import Any
+
+from logparse import engines
 from logparse.sources.layers import Layers
 
 FORMATS = ("plain", "raw")
@@ -32,15 +34,25 @@ ALIASES: dict[str, str] = {}
 NOTE_FREE_TEXT = "text before the SGLang prefix removed: "
 
 
+@engines.derived
+def _glued_starts() -> tuple[tuple[bytes, Any], ...]:
+    """Each engine's prefix the sources cut glued text in front of (its first byte, its pattern)."""
+    return tuple(g for e in engines.all() if (g := e.glued_start()) is not None)
+
+
 def peel_free_text(line: Layers) -> bool:
-    """Cut text in front of an SGLang prefix; False when there is none (or it is debris)."""
+    """Cut text in front of an engine's prefix; False when there is none (or it is debris)."""
+    return any(_peel_before(line, first, pattern) for first, pattern in _glued_starts())
+
+
+def _peel_before(line: Layers, first: bytes, pattern: Any) -> bool:
     raw, pos = line.raw, line.pos
-    if raw[pos : pos + 1] == b"[":
+    if raw[pos : pos + 1] == first:
         return False
-    i = raw.find(b"[", pos)
+    i = raw.find(first, pos)
     if i < 0:
         return False
-    m = BRACKET_BYTES_RE.search(raw, i)
+    m = pattern.search(raw, i)
     if m is None:
         return False
     before = raw[pos : m.start()]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from logparse.engines.vllm.prefix import RAY_ACTORS, is_vllm_process_name
+from logparse import engines
 from logparse.sources.layers import Layers
 
 FORMATS = ("ray",)
@@ -37,9 +37,8 @@ def peel(line: Layers) -> bool:
     if m is None:
         return False
     actor_name = (m.group("actor") or b"").decode("ascii", "replace")
-    if is_vllm_process_name(actor_name) or actor_name in RAY_ACTORS:
-        # vLLM's own process tag, or the Ray actor of a vLLM worker: the vLLM grammar reads the rank from it
-        return False
+    if any(e.owns_process_tag(actor_name) for e in engines.all()):
+        return False  # an engine's own process tag: its grammar reads the rank from it
     line.pid = int(m.group("pid"))
     actor, ip = m.group("actor"), m.group("ip")
     if actor is not None or ip is not None:

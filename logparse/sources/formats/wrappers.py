@@ -33,12 +33,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
+from logparse import engines
 from logparse.data import tables
-from logparse.engines.sglang import prefix as sglang_prefix
-from logparse.engines.vllm import prefix as vllm_prefix
 from logparse.sources.layers import Layers
 from logparse.sources.timestamps import bad_time_note, epoch_in_range, offset_seconds, stamp_epoch
 
@@ -96,22 +94,16 @@ def _wrapper(entry: dict[str, Any]) -> Wrapper:
 WRAPPERS: tuple[Wrapper, ...] = tuple(_wrapper(entry) for entry in tables.entries("wrappers.toml", "wrapper"))
 
 
-@cache
+@engines.derived
 def _engine_start_re() -> re.Pattern[bytes]:
-    """Where an engine's text starts: SGLang's bracket or bare starts, vLLM's process tag, rank prefix,
-    log prefix or bare message (the prefixes' own definitions, :mod:`logparse.engines.sglang.prefix`,
-    :mod:`logparse.engines.vllm.prefix`).  Compiled on first use (~3 ms: most inputs have no wrapper)."""
+    """Where an engine's text starts: each engine's prefixes and bare messages' first words
+    (:meth:`logparse.engines.base.Engine.line_start_patterns`: the prefixes' own definitions).
+    Compiled on first use (~3 ms: most inputs have no wrapper)."""
     return re.compile(
         "|".join(
             "(?:" + re.sub(r"\(\?P<\w+>", "(?:", p) + ")"  # the prefixes' group names repeat: unnamed here
-            for p in (
-                sglang_prefix.BRACKET,
-                sglang_prefix.BARE_STARTS,
-                vllm_prefix.PROC_TAG,
-                vllm_prefix.RANK_PREFIX,
-                vllm_prefix.LOG_PREFIX,
-                vllm_prefix.BARE_MESSAGE,
-            )
+            for e in engines.all()
+            for p in e.line_start_patterns()
         ).encode()
     )
 
