@@ -28,9 +28,10 @@ from logparse.engines.sglang.reserve import (
     rule_of,
     sglang_reserve,
 )
+from logparse.engines.vllm.flags import VLLM_FLAGS, vllm_has
 from logparse.engines.vllm.reserve import VllmReserveInputs, vllm_reserve
 from logparse.pipeline import parse_paths
-from logparse.reports.advice import VLLM_FLAGS, flag_field, runtime_verdict, vllm_has
+from logparse.reports.advice import flag_field, runtime_verdict
 from logparse.reports.explain import explain_launch
 
 KIMI = SAMPLES / "kimi-k25" / "launch-1-baseline.log"

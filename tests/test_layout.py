@@ -253,6 +253,7 @@ ENGINE_PARTS = {
     "figures": 2,
     "ranks": 2,
     "kv": 4,
+    "flags": 4,
     "budget": 4,
     "formula": 4,
     "reserve": 4,

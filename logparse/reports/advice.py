@@ -29,20 +29,17 @@ from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FAILURE_WORDS,
     RISK_ORDER,
-    VLLM_FLAGS,
     Advice,
     Ctx,
     Recommendation,
     allows,
     flag_field,
     runtime_verdict,
-    vllm_has,
 )  # fmt: skip
 from logparse.reports.launch_facts import failure_kind
 
 __all__ = [
-    "VLLM_FLAGS", "Advice", "Recommendation", "advise", "allows", "bound_by", "flag_field", "rank",
-    "runtime_verdict", "vllm_has",
+    "Advice", "Recommendation", "advise", "allows", "bound_by", "flag_field", "rank", "runtime_verdict",
 ]  # fmt: skip
 
 

@@ -11,10 +11,7 @@ from typing import Any
 
 from logparse import engines
 from logparse.budget.model import Budget
-from logparse.budget.refusals import kv_dtype_refusal
 from logparse.budget.reserve import EngineReserve
-from logparse.engines.sglang import versions
-from logparse.engines.vllm import versions as vv
 from logparse.launches.model import Launch
 
 RISK_ORDER = {"low": 0, "medium": 1, "high": 2}
@@ -133,59 +130,6 @@ def not_possible(kind: str, action: str, flags: list[str], why: str, reason: str
         kind, action, flags, None, None, None, cost(None, None, "", ""), risk("high", "not possible: " + why),
         reason=reason or why, possible=False,
     )  # fmt: skip
-
-
-# --------------------------------------------------------------------------- flags per release
-#: vLLM flags and the first release that has them (the vLLM log catalogue §2.1.3, §2.3.4, §4.9).
-VLLM_FLAGS = {
-    "--gpu-memory-utilization": "0.4.0",
-    "--max-model-len": "0.4.0",
-    "--kv-cache-dtype": "0.4.0",
-    "--max-num-seqs": "0.4.0",
-    "--kv-cache-memory": "0.10.2",
-    "--tensor-parallel-size": "0.4.0",
-    "--quantization": "0.4.0",
-    "--cpu-offload-gb": "0.5.4",
-}
-
-
-def sglang_has(launch: Launch, field_name: str) -> bool:
-    """Does every release the launch may be have the ServerArgs field (the newest when undated)?"""
-    rng = launch.version_range
-    sets = versions.field_sets()
-    if not rng or versions.is_empty(rng):
-        return field_name in sets[versions.last()]
-    lo, hi = versions.index(rng[0]), versions.index(rng[1])
-    return all(field_name in sets[v] for v in versions.releases()[lo : hi + 1])
-
-
-def sglang_from(launch: Launch, release: str) -> bool:
-    """Is every release the launch may be at least ``release``?"""
-    rng = launch.version_range
-    first = rng[0] if rng and not versions.is_empty(rng) else versions.last()
-    return versions.index(first) >= versions.index(release)
-
-
-def sglang_fp8_dtype(launch: Launch) -> str | None:
-    """The 8-bit KV dtype every release the launch may be accepts (e4m3 first), by the engines'
-    refusals table (:mod:`logparse.budget.refusals`); None when none does."""
-    rng = launch.version_range
-    first = rng[0] if rng and not versions.is_empty(rng) else versions.last()
-    return next((d for d in ("fp8_e4m3", "fp8_e5m2") if kv_dtype_refusal("sglang", d, first) is None), None)
-
-
-def vllm_release(launch: Launch) -> str | None:
-    if launch.engine_version and vv.is_release(launch.engine_version):
-        return launch.engine_version
-    rng = launch.version_range
-    return rng[0] if rng and not vv.is_empty(rng) else None
-
-
-def vllm_has(launch: Launch, flag: str) -> bool:
-    """Does the launch's (earliest possible) vLLM release have the flag?"""
-    rel = vllm_release(launch)
-    first = VLLM_FLAGS.get(flag)
-    return first is not None and rel is not None and vv.at_least(rel, first)
 
 
 def flag_field(flag: str) -> str:

@@ -120,7 +120,7 @@ class SGLang(Engine):
         return fraction_side(launch, budget, self.fraction_share_of)
 
     def unquantized_load_line(self, launch: Launch) -> str | None:
-        from logparse.reports.advice_core import sglang_from
+        from logparse.engines.sglang.flags import sglang_from
 
         if not sglang_from(launch, "0.5.10"):
             return None

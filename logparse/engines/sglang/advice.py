@@ -11,11 +11,12 @@ from typing import Any
 
 from logparse.budget.model import Budget
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import levers as lv
+from logparse.engines.sglang.flags import sglang_fp8_dtype, sglang_has
 from logparse.engines.sglang.formula import GiB
 from logparse.engines.sglang.reserve import EngineReserve, reserve_inputs, sglang_reserve
 from logparse.engines.sglang.sentences import headroom_cell
 from logparse.launches.model import Launch
-from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FP8_ACCURACY,
     FP8_FORMATS,
@@ -30,8 +31,6 @@ from logparse.reports.advice_core import (
     r2,
     reserve_words,
     risk,
-    sglang_fp8_dtype,
-    sglang_has,
 )  # fmt: skip
 from logparse.reports.launch_facts import failure_kind, is_low_precision_kv
 

@@ -10,8 +10,9 @@ from typing import Any
 from logparse.budget.model import Budget
 from logparse.budget.pools import GiB
 from logparse.budget.refusals import kv_fit_refusal
+from logparse.engines.vllm import levers as lv
+from logparse.engines.vllm.flags import vllm_has, vllm_release
 from logparse.launches.model import Launch
-from logparse.reports import levers as lv
 from logparse.reports.advice_core import (
     FP8_ACCURACY,
     Ctx,
@@ -24,8 +25,6 @@ from logparse.reports.advice_core import (
     r2,
     reserve_words,
     risk,
-    vllm_has,
-    vllm_release,
 )  # fmt: skip
 
 
