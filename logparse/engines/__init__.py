@@ -128,6 +128,12 @@ def find(name: str | None) -> Engine | None:
         return None
 
 
+@derived
+def kinds_of_every(attribute: str) -> frozenset[str]:
+    """The kinds an attribute of every engine names (``runtime_kinds``, ``opening_kinds``), together."""
+    return frozenset().union(*(getattr(e, attribute) for e in all()))
+
+
 def of(launch: Any) -> Engine:
     """The engine of a launch (anything with an ``engine`` attribute or key)."""
     name = launch.get("engine") if isinstance(launch, dict) else getattr(launch, "engine", None)

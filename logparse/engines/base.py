@@ -248,6 +248,11 @@ class Engine:
     args_name: ClassVar[str] = "argument"
     #: The event kinds the engine's grammar emits (every comparison of a kind names one of these).
     kinds: ClassVar[Any] = None
+    #: The kinds of the engine's runtime lines (they repeat; not part of a launch's identity).
+    runtime_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: The kinds of line a start of the engine begins with: a stored piece of lines holding none of them
+    #: continues a launch that began before it.
+    opening_kinds: ClassVar[frozenset[str]] = frozenset()
     #: The Python logger names of the engine's own lines (JSON logging records: ``vllm.engine``).
     logger_names: ClassVar[tuple[str, ...]] = ()
 

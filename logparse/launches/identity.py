@@ -30,9 +30,6 @@ from logparse import engines
 
 #: How many startup lines make the content part of the identity.
 CONTENT_LINES = 3
-#: Event kinds that are not part of a launch's content (runtime lines repeat, and a window of
-#: the journal may begin in the middle of them).
-RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch", "retract"})
 #: Version of the id scheme (bumped when the parts change; stores migrate their ids once).
 SCHEME = "v2"
 
@@ -64,8 +61,11 @@ def content_digest(events: Iterable[Any]) -> str:
     """The first startup lines' text (the message, not its time or outer prefix), hashed."""
     h = hashlib.sha256()
     n = 0
+    # runtime lines are not part of a launch's content: they repeat, and a window of the journal may
+    # begin in the middle of them
+    runtime = engines.kinds_of_every("runtime_kinds")
     for ev in events:
-        if ev.kind in RUNTIME_KINDS:
+        if ev.kind in runtime:
             continue
         h.update(b"\n")
         h.update(_without_stamp(ev.text).encode("utf-8", "replace"))

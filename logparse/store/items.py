@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from logparse import engines
 from logparse.grammar.events import Event
 from logparse.launches.model import Launch
 from logparse.store.meta import LaunchMeta
@@ -12,9 +13,6 @@ from logparse.store.runtime import BatchSpan
 
 #: (source id, journal cursor) of an event: which input it was read from.
 Origin = tuple[str | None, str | None]
-
-#: Event kinds that open a launch: a piece of a launch without one is a continuation.
-OPENING_KINDS = frozenset({"server_args", "init_begin", "launch_dp"})
 
 
 @dataclass
@@ -48,4 +46,7 @@ class Item:
 
 
 def is_continuation(events: Sequence[Event]) -> bool:
-    return not any(e.kind in OPENING_KINDS for e in events)
+    """Does a piece of lines continue a launch that began before it (it holds no line a start of an
+    engine begins with: :attr:`logparse.engines.base.Engine.opening_kinds`)?"""
+    opening = engines.kinds_of_every("opening_kinds")
+    return not any(e.kind in opening for e in events)

@@ -32,7 +32,7 @@ from logparse.launches.model import Launch
 from logparse.store import pending, rebuild, sequence
 from logparse.store import runtime as rtm
 from logparse.store.frames import event_keys, line_hash, table_rows, to_frame
-from logparse.store.items import OPENING_KINDS, Item, Origin
+from logparse.store.items import Item, Origin
 from logparse.store.meta import LaunchMeta
 from logparse.store.rows import as_lists, insert_small, values_sql
 from logparse.store.runtime import BatchSpan
@@ -170,7 +170,7 @@ def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
         "l.source_ordinal, l.started_at_text, NOT EXISTS (SELECT 1 FROM events s WHERE "
         "s.launch_id = l.launch_id AND s.kind IN (SELECT unnest(?::VARCHAR[]))), m.shared, m.same_record "
         "FROM m JOIN launches l ON l.launch_id = m.launch_id",
-        [probe_item, probe_hash, probe_record, sorted(OPENING_KINDS)],
+        [probe_item, probe_hash, probe_record, sorted(engines.kinds_of_every("opening_kinds"))],
     ).fetchall()
     candidates: dict[int, list[tuple]] = {}
     for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started, headless, shared, same_record in found:

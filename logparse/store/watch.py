@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from logparse.launches.identity import CONTENT_LINES, RUNTIME_KINDS
+from logparse import engines
+from logparse.launches.identity import CONTENT_LINES
 from logparse.sources import Source, text_source
 from logparse.sources.follow import ENDED, FileFollower, Growth, JournalFollower
 from logparse.store import Store
@@ -223,10 +224,11 @@ class StoreWriter:
 
 def young(ps: ParsedSource) -> bool:
     """Does a launch that starts in this input show fewer startup lines than its identity takes?"""
+    runtime = engines.kinds_of_every("runtime_kinds")
     for it in ps.items:
         if it.launch is None or it.continuation:
             continue
-        startup = [e for e in it.events if e.kind not in RUNTIME_KINDS]
+        startup = [e for e in it.events if e.kind not in runtime]
         if len(startup) < CONTENT_LINES:
             return True
     return False

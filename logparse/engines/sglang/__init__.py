@@ -27,6 +27,8 @@ class SGLang(Engine):
     context_flag = "context_length"
     fp8_kv_dtype = "fp8_e4m3"
     args_name = "ServerArgs"
+    runtime_kinds = frozenset({"decode_batch", "prefill_batch", "retract"})
+    opening_kinds = frozenset({"server_args", "init_begin", "launch_dp"})
 
     def releases(self) -> tuple[str, ...]:
         from logparse.engines.sglang import versions
