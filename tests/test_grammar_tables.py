@@ -97,8 +97,8 @@ def test_vllm_entries_field_by_field():
 
 def test_last_is_resolved_and_only_last_is():
     for table, last, filename in (
-        (variants.VARIANTS, variants.LAST, "sglang_variants.toml"),
-        (vllm_variants.VARIANTS, vv.LAST, "vllm_variants.toml"),
+        (variants.VARIANTS, variants.LAST, "sglang/variants.toml"),
+        (vllm_variants.VARIANTS, vv.LAST, "vllm/variants.toml"),
     ):
         raw = tomllib.loads((ROOT / "grammars" / filename).read_text())["variant"]
         assert len(raw) == len(table)
@@ -114,20 +114,20 @@ def test_an_unknown_key_in_an_entry_is_an_error(monkeypatch):
         tables, "entries", lambda filename, key: [{"name": "x", "since": "a", "until": "b", "smaple": ""}]
     )
     with pytest.raises(TypeError):
-        load_variants("sglang_variants.toml", "0.5.23")
+        load_variants("sglang/variants.toml", "0.5.23")
 
 
 def test_the_disk_cache_is_keyed_by_the_file_and_survives_garbage(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    want = tomllib.loads((ROOT / "grammars" / "vllm_variants.toml").read_text())
+    want = tomllib.loads((ROOT / "grammars" / "vllm/variants.toml").read_text())
     tables.table.cache_clear()
     try:
-        assert tables.table("vllm_variants.toml") == want
-        (stored,) = (tmp_path / "logparse").glob("table-vllm_variants.toml-*.pickle")
+        assert tables.table("vllm/variants.toml") == want
+        (stored,) = (tmp_path / "logparse").glob("table-vllm-variants.toml-*.pickle")
         assert pickle.loads(stored.read_bytes()) == want
         stored.write_bytes(b"not a pickle")
         tables.table.cache_clear()
-        assert tables.table("vllm_variants.toml") == want
+        assert tables.table("vllm/variants.toml") == want
         assert pickle.loads(stored.read_bytes()) == want  # written again
     finally:
         tables.table.cache_clear()

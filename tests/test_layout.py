@@ -241,7 +241,7 @@ def _stage(mod: str) -> str | None:
 #: its engine, and imports as the stage it belongs to does.
 ENGINE_PARTS = {
     "prefix": -1,
-    "kinds": -1,
+    "kinds": 1,
     "line": 1,
     "classify": 1,
     "variants": 1,

@@ -18,18 +18,13 @@ import pytest
 from helpers import IN_CI
 
 ROOT = Path(__file__).resolve().parent.parent
-GRAMMARS = {"sglang_line.lark", "vllm_line.lark", "pyliteral.lark"}
-#: The declarative tables (``logparse.data.tables`` reads them).
-TABLES = {
-    "sglang_variants.toml",
-    "vllm_variants.toml",
-    "noise.toml",
-    "wrappers.toml",
-    "figures.toml",
-    "gpus.toml",
-    "eras.toml",
-    "anchors.toml",
-    "refusals.toml",
+GRAMMARS = {"pyliteral.lark"}
+#: The declarative tables every engine shares (``logparse.data.tables`` reads them).
+TABLES = {"noise.toml", "wrappers.toml", "figures.toml", "gpus.toml", "refusals.toml"}
+#: Each engine's own data, in its folder of ``grammars/``.
+ENGINE_DATA = {
+    "sglang": {"line.lark", "variants.toml", "anchors.toml", "eras.toml", "versions.json", "server_args_defaults.json"},
+    "vllm": {"line.lark", "variants.toml", "anchors.toml", "eras.toml", "line_numbers.json"},
 }
 #: The store's statements (``logparse.store.schema`` executes them).
 SQL = {
@@ -69,12 +64,15 @@ def test_the_grammars_are_at_the_top_and_nowhere_else():
     assert {p.name for p in (ROOT / "grammars").glob("*.toml")} == TABLES
     assert not list((ROOT / "logparse").rglob("*.toml"))
     assert {p.name for p in (ROOT / "grammars" / "sql").glob("*")} == SQL
+    for engine, names in ENGINE_DATA.items():
+        assert {p.name for p in (ROOT / "grammars" / engine).glob("*")} == names
+    assert not list((ROOT / "logparse").rglob("*.json"))
 
 
 def test_the_running_package_reads_the_top_level_grammars():
     from logparse.grammar.lalr import grammar_text
 
-    assert grammar_text("sglang_line.lark") == (ROOT / "grammars" / "sglang_line.lark").read_text()
+    assert grammar_text("sglang/line.lark") == (ROOT / "grammars" / "sglang" / "line.lark").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +90,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_carries_the_grammars(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"logparse/grammars/{g}" for g in GRAMMARS | TABLES} <= names
+    assert {f"logparse/grammars/{e}/{n}" for e, ns in ENGINE_DATA.items() for n in ns} <= names
     assert {f"logparse/grammars/sql/{q}" for q in SQL} <= names
     assert not any(n.startswith("grammars/") for n in names)
 
@@ -104,10 +103,10 @@ def test_an_installed_copy_parses_with_its_own_grammars(wheel, tmp_path):
         timeout=300,
     )
     probe = (
-        "import logparse, logparse.grammars as g; from logparse.grammar import sglang_line as s;"
+        "import logparse, logparse.grammars as g; from logparse.engines.sglang import line as s;"
         "print(logparse.__file__); print(g.__file__);"
         "print(s.parse_line('[2026-03-01 14:03:22 TP0] Load weight begin. avail mem=77.31 GB'));"
-        "from logparse.grammar import variants, vllm_variants; print(len(variants.VARIANTS), len(vllm_variants.VARIANTS));"
+        "from logparse.engines.sglang import variants; from logparse.engines.vllm import variants as vllm_variants; print(len(variants.VARIANTS), len(vllm_variants.VARIANTS));"
         "import duckdb; from logparse.store import schema; con = duckdb.connect(); schema.create_current(con);"
         "print(con.execute('SELECT count(*) FROM duckdb_views() WHERE NOT internal').fetchone()[0])"
     )

@@ -1,6 +1,6 @@
 """SGLang's line prefix has one definition (logparse.engines.sglang.prefix), and every reader agrees.
 
-The grammar (``sglang_line.lark``, rule ``prefix``) is the documented authority; the
+The grammar (``grammars/sglang/line.lark``, rule ``prefix``) is the documented authority; the
 classifier's fast path (``PREFIX_RE``) and the bulk path (``PREFIX_PATTERN``, run by
 polars) are built from logparse.engines.sglang.prefix.  On every variant's sample and on one line
 of each prefix era, the three must find the same stamp, the same tags (and level/location)
@@ -143,7 +143,7 @@ def test_bulk_classification_uses_the_same_prefix():
 def _lark_terminal(name: str) -> str:
     """A terminal of sglang_line.lark as one Python regexp: ``/a/ | /b/`` -> ``a|b``, with
     capturing groups written non-capturing and ``\\/`` unescaped."""
-    text = resources.files("logparse.grammars").joinpath("sglang_line.lark").read_text()
+    text = resources.files("logparse.grammars").joinpath("sglang", "line.lark").read_text()
     m = re.search(rf"^{name}: (.+)$", text, re.M)
     assert m, name
     alternatives = re.findall(r"/((?:[^/\\]|\\.)+)/", m.group(1))
@@ -165,7 +165,7 @@ def test_module_pieces_are_the_grammars_terminals():
 
 def test_prefix_rule_shape():
     """The grammar's prefix rule is the shape the module composes: bracket, tags, level_loc."""
-    text = resources.files("logparse.grammars").joinpath("sglang_line.lark").read_text()
+    text = resources.files("logparse.grammars").joinpath("sglang", "line.lark").read_text()
     assert 'prefix: "[" STAMP tag* "] " level_loc?' in text
     assert 'tag: " " TAG' in text
     assert '| " " BRACKET_WORD' in text

@@ -1,4 +1,4 @@
-"""ServerArgs defaults per SGLang release (data/sglang_server_args_defaults.json) and their accessor."""
+"""ServerArgs defaults per SGLang release (grammars/sglang/server_args_defaults.json) and their accessor."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from logparse.engines.sglang.versions import DERIVED, MISSING, REQUIRED, default
 
 
 def _data() -> dict:
-    with resources.files("logparse.data").joinpath("sglang_server_args_defaults.json").open() as fh:
+    with resources.files("logparse.grammars").joinpath("sglang", "server_args_defaults.json").open() as fh:
         return json.load(fh)
 
 

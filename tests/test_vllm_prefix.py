@@ -12,7 +12,7 @@ from logparse.grammar.lalr import grammar_text
 
 
 def _terminal(name: str) -> str:
-    m = re.search(rf"^{name}: /(.*)/$", grammar_text("vllm_line.lark"), re.M)
+    m = re.search(rf"^{name}: /(.*)/$", grammar_text("vllm/line.lark"), re.M)
     assert m, name
     return m.group(1).replace("\\/", "/")
 

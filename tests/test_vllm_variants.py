@@ -115,7 +115,7 @@ def test_a_paste_indented_as_a_code_block():
 
 
 def test_line_number_table_is_the_catalogues():
-    """data/vllm_line_numbers.json is tools/build_vllm_line_numbers.py's reading of Appendix A."""
+    """grammars/vllm/line_numbers.json is tools/build_vllm_line_numbers.py's reading of Appendix A."""
     import importlib.util
 
     from helpers import ROOT, SHARED

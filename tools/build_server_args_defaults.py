@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build logparse/data/sglang_server_args_defaults.json: the ServerArgs default of every field,
+"""Build grammars/sglang/server_args_defaults.json: the ServerArgs default of every field,
 per SGLang release, read from each release's own source with ``ast``.
 
 Usage::
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sglang_release_src import Unreadable, json_value, read_server_args, wheels
 
-DEST = Path(__file__).resolve().parent.parent / "logparse" / "data" / "sglang_server_args_defaults.json"
+DEST = Path(__file__).resolve().parent.parent / "grammars" / "sglang" / "server_args_defaults.json"
 
 
 def build(wheel_dir: str) -> dict:

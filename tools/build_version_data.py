@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build logparse/data/sglang_versions.json: every SGLang release in order, with its ServerArgs field set.
+"""Build grammars/sglang/versions.json: every SGLang release in order, with its ServerArgs field set.
 
 Two sources of facts:
 
@@ -84,7 +84,7 @@ def main() -> None:
         "declared_count": counts,
         "changes": changes,
     }
-    dest = Path(__file__).resolve().parent.parent / "logparse" / "data" / "sglang_versions.json"
+    dest = Path(__file__).resolve().parent.parent / "grammars" / "sglang" / "versions.json"
     dest.write_text(json.dumps(out, separators=(",", ":")) + "\n")
     print(f"{len(versions)} releases written to {dest} ({len(read)} read from wheels); count mismatches: {mismatch}")
 

@@ -1,4 +1,4 @@
-"""Build logparse/data/vllm_line_numbers.json from the vLLM log catalogue's Appendix A.
+"""Build grammars/vllm/line_numbers.json from the vLLM log catalogue's Appendix A.
 
 Run: python tools/build_vllm_line_numbers.py [../shared/vllm-log-catalogue.md]
 
@@ -17,7 +17,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, "logparse", "data", "vllm_line_numbers.json")
+OUT = os.path.join(ROOT, "grammars", "vllm", "line_numbers.json")
 
 #: Appendix A's headings -> the family names the code uses.
 FAMILIES = {

@@ -39,8 +39,8 @@ def cache_folder() -> str:
 
 @cache
 def table(filename: str) -> dict[str, Any]:
-    """The parsed TOML file ``grammars/<filename>`` (cached: parsed once per process; do not mutate it)."""
-    raw = resources.files("logparse.grammars").joinpath(filename).read_bytes()
+    """The parsed TOML file ``grammars/<filename>`` (an engine's in its folder: ``sglang/variants.toml``; cached: parsed once per process; do not mutate it)."""
+    raw = resources.files("logparse.grammars").joinpath(*filename.split("/")).read_bytes()
     digest = hashlib.sha256(raw).hexdigest()[:16]
     stored = os.path.join(cache_folder(), f"table-{filename.replace('/', '-')}-{digest}.pickle")
     try:

@@ -21,15 +21,15 @@ from logparse.data.tables import cache_folder
 
 
 def grammar_text(filename: str) -> str:
-    """The text of one of logparse's grammar files, e.g. ``sglang_line.lark``."""
-    return resources.files("logparse.grammars").joinpath(filename).read_text()
+    """The text of one of logparse's grammar files, e.g. ``sglang/line.lark`` (an engine's in its folder)."""
+    return resources.files("logparse.grammars").joinpath(*filename.split("/")).read_text()
 
 
 def table_cache_path(grammar_name: str) -> str:
     """Where lark keeps the LALR tables of ``<grammar_name>.lark``."""
     text = grammar_text(f"{grammar_name}.lark")
     digest = hashlib.sha256((text + lark.__version__).encode()).hexdigest()[:16]
-    return os.path.join(cache_folder(), f"lark-{grammar_name}-{digest}.pickle")
+    return os.path.join(cache_folder(), f"lark-{grammar_name.replace('/', '-')}-{digest}.pickle")
 
 
 def build_parser(grammar_name: str, **options: Any) -> Lark:

@@ -1,6 +1,6 @@
 """What SGLang's and vLLM's variant tables share: the record, its loader, the signature index, the dating.
 
-The tables themselves are data: ``grammars/sglang_variants.toml`` and ``grammars/vllm_variants.toml``
+The tables themselves are data: ``grammars/sglang/variants.toml`` and ``grammars/vllm/variants.toml``
 (one ``[[variant]]`` per wording, described at the top of each file), read by
 :func:`load_variants`.  Each engine's module (:mod:`~logparse.engines.sglang.variants`,
 :mod:`~logparse.engines.vllm.variants`) keeps what is its own: the signature of a wording, its

@@ -13,7 +13,7 @@ Three facts tell the kinds of change apart:
   that changed across an upgrade is ``derived``; anything else is ``set`` (the user changed it).
 
 Release defaults are the engine's (:meth:`logparse.engines.base.Engine.arg_default`: SGLang's
-``data/sglang_server_args_defaults.json``, read from each release's own source); a launch's release is
+``grammars/sglang/server_args_defaults.json``, read from each release's own source); a launch's release is
 the newest of its version range.
 """
 

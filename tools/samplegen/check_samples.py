@@ -1,7 +1,7 @@
 """Re-derive the key figures of every sample log from its text (run: python tools/samplegen/check_samples.py).
 
 Independent of make_samples.py: it only reads the .log files, the model dimensions below and
-logparse/data/sglang_versions.json.  Checks, per launch:
+grammars/sglang/versions.json.  Checks, per launch:
   * the bytes: UTF-8, '\\n' line ends, no ANSI escapes, <= 300 lines;
   * server_args= has exactly the field set of the imitated release;
   * timestamps never go back;
@@ -33,7 +33,7 @@ SAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples")
 ROOT = os.path.dirname(SAMPLES)
 GiB = 1 << 30
 
-with open(os.path.join(ROOT, "logparse", "data", "sglang_versions.json")) as fh:
+with open(os.path.join(ROOT, "grammars", "sglang", "versions.json")) as fh:
     VERS = json.load(fh)
 
 

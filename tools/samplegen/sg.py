@@ -22,7 +22,7 @@ GiB = 1 << 30
 # ServerArgs field sets
 # --------------------------------------------------------------------------
 
-with open(os.path.join(ROOT, "logparse", "data", "sglang_versions.json")) as _fh:
+with open(os.path.join(ROOT, "grammars", "sglang", "versions.json")) as _fh:
     VERSIONS = json.load(_fh)
 with open(os.path.join(HERE, "serverargs_ref.json")) as _fh:
     REF = json.load(_fh)

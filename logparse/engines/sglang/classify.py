@@ -2,7 +2,7 @@
 
 SGLang's own lines carry its prefix (:mod:`logparse.engines.sglang.prefix`); its runtime lines (``Decode
 batch``/``Prefill batch``) are read without lark (:func:`fast_batch`).  Only lines that mention a
-tracked anchor (:data:`ANCHORS`, ``grammars/anchors.toml``) are parsed by the grammar; one that then
+tracked anchor (:data:`ANCHORS`, ``grammars/<engine>/anchors.toml``) are parsed by the grammar; one that then
 fails it is a *near miss*: SGLang may print a format variant we do not know yet.  Before 0.2.14 the
 lines carry no prefix, so SGLang also reads bare lines by its anchors.
 
@@ -25,8 +25,8 @@ from logparse.grammar.noise import TQDM_RE, bare_noise, prefixed_noise
 from logparse.grammar.pyliteral import payload_shape
 
 #: Substrings that mark a line we extract figures from (case-sensitive), in the order of
-#: ``grammars/anchors.toml``.  A line with one of these must parse, or it is reported as a near miss.
-ANCHORS: tuple[str, ...] = tuple(tables.table("anchors.toml")["sglang"])
+#: ``grammars/<engine>/anchors.toml``.  A line with one of these must parse, or it is reported as a near miss.
+ANCHORS: tuple[str, ...] = tuple(tables.table("sglang/anchors.toml")["anchors"])
 _ANCHOR_RE = re.compile("|".join(re.escape(a) for a in ANCHORS))
 
 #: Any line longer than this that is not a ``server_args`` line (tens of KB in practice) is kept as

@@ -68,8 +68,8 @@ class Era:
         return f"Era {self.key} ({self.first}–{self.last})"
 
 
-#: SGLang's sizing eras, in release order: ``grammars/eras.toml``.
-ERAS: tuple[Era, ...] = tuple(Era(**entry) for entry in tables.entries("eras.toml", "sglang_era"))
+#: SGLang's sizing eras, in release order: ``grammars/<engine>/eras.toml``.
+ERAS: tuple[Era, ...] = tuple(Era(**entry) for entry in tables.entries("sglang/eras.toml", "era"))
 
 
 def _idx(v: str) -> int:

@@ -1,4 +1,4 @@
-"""The event kinds SGLang's grammar emits (``grammars/sglang_line.lark``, :mod:`logparse.engines.sglang.line`).
+"""The event kinds SGLang's grammar emits (``grammars/sglang/line.lark``, :mod:`logparse.engines.sglang.line`).
 
 Every comparison of an event's kind in SGLang's modules and every kind the engine tells others about
 (:attr:`logparse.engines.base.Engine.runtime_kinds`, ...) names one of these.

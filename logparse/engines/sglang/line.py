@@ -1,6 +1,6 @@
 """The line grammar: one SGLang line to one event.
 
-``sglang_line.lark`` reads the line prefix (timestamp, rank tags) and the message;
+``grammars/sglang/line.lark`` reads the line prefix (timestamp, rank tags) and the message;
 :class:`LineTransformer` turns the tree into ``(prefix, gpu_tag, (kind, fields, form))``.
 The ``server_args=`` payload is kept as text here and read by :mod:`logparse.grammar.pyliteral`.
 """
@@ -26,7 +26,7 @@ class LineParseError(ValueError):
 
 @lru_cache(maxsize=1)
 def line_parser() -> Lark:
-    return build_parser("sglang_line", propagate_positions=False)
+    return build_parser("sglang/line", propagate_positions=False)
 
 
 # --------------------------------------------------------------------------- helpers

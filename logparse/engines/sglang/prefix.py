@@ -20,7 +20,7 @@ disaggregation role of a prefill/decode server, a node name): any other word of 
 when it is one entirely (:data:`TAG_RE`), else a word.  The 0.1.x ``Rank N: `` prefix is
 read by the grammar alone: it has no stamp and only old logs carry it.
 
-**Authority.**  The grammar (``grammars/sglang_line.lark``, rule ``prefix``) is
+**Authority.**  The grammar (``grammars/sglang/line.lark``, rule ``prefix``) is
 the documented definition.  :data:`STAMP`, :data:`TAG`, :data:`LOG_LEVEL` and
 :data:`PYLOC` below are its terminals written as Python regexps (non-capturing groups,
 ``/`` unescaped); ``tests/test_prefix.py`` fails when they differ from the grammar's by

@@ -1,4 +1,4 @@
-"""Every format variant SGLang prints: the table is data, ``grammars/sglang_variants.toml``.
+"""Every format variant SGLang prints: the table is data, ``grammars/sglang/variants.toml``.
 
 Each entry: a name, the release range in which SGLang prints exactly that wording
 (from the log catalogue), one sample line written by us in that format, and the
@@ -24,8 +24,8 @@ from logparse.grammar.variant_table import Variant, load_variants, signature_nam
 
 LAST = "0.5.23"
 
-#: The table, in file order: ``grammars/sglang_variants.toml`` (one ``[[variant]]`` per wording).
-VARIANTS: list[Variant] = load_variants("sglang_variants.toml", LAST)
+#: The table, in file order: ``grammars/sglang/variants.toml`` (one ``[[variant]]`` per wording).
+VARIANTS: list[Variant] = load_variants("sglang/variants.toml", LAST)
 
 #: Kinds whose wording does not date a log (their shapes overlap across many releases).
 _UNDATED_KINDS = ("decode_batch", "prefill_batch", "retract", "uvicorn", "server_args")
@@ -85,7 +85,7 @@ def _index_cache_path() -> str:
     from logparse.grammar.lalr import grammar_text
 
     digest = hashlib.sha256(
-        repr([(v.name, v.sample, v.dates) for v in VARIANTS]).encode() + grammar_text("sglang_line.lark").encode()
+        repr([(v.name, v.sample, v.dates) for v in VARIANTS]).encode() + grammar_text("sglang/line.lark").encode()
     ).hexdigest()[:16]
     return os.path.join(cache_folder(), f"variants-{digest}.pickle")
 

@@ -5,7 +5,7 @@ SGLang never prints its own version.  Two things in a log narrow it down:
 * the wording of each line: every grammar variant carries the release range in
   which SGLang prints it (``logparse.engines.sglang.variants``);
 * the field set of ``server_args=``: every release has its own ServerArgs field
-  set (replayed from the catalogue's Appendix A into ``data/sglang_versions.json``).
+  set (replayed from the catalogue's Appendix A into ``grammars/sglang/versions.json``).
 
 A range is a pair of release names ``(first, last)`` over the ordered PyPI list,
 both inclusive.  Dev builds fall between releases; then the field set matches no
@@ -46,7 +46,7 @@ from logparse.grammar.releases import (
 
 @lru_cache(maxsize=1)
 def _data() -> dict:
-    with resources.files("logparse.data").joinpath("sglang_versions.json").open("r") as fh:
+    with resources.files("logparse.grammars").joinpath("sglang", "versions.json").open("r") as fh:
         return json.load(fh)
 
 
@@ -167,7 +167,7 @@ def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> fl
 
 @lru_cache(maxsize=1)
 def _defaults_data() -> dict:
-    with resources.files("logparse.data").joinpath("sglang_server_args_defaults.json").open("r") as fh:
+    with resources.files("logparse.grammars").joinpath("sglang", "server_args_defaults.json").open("r") as fh:
         return json.load(fh)
 
 
@@ -186,7 +186,7 @@ def default_of(field: str, release: str):
 
     Returns the literal default as JSON gives it (tuples and sets as lists), or
     :data:`DERIVED`, :data:`MISSING` (no such field in that release) or :data:`REQUIRED`.
-    Data: ``data/sglang_server_args_defaults.json``, built from every release's own
+    Data: ``grammars/sglang/server_args_defaults.json``, built from every release's own
     ``server_args.py`` by ``tools/build_server_args_defaults.py``.  Raises ``ValueError``
     for a release that was not read.
     """

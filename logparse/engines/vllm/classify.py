@@ -27,8 +27,8 @@ from logparse.engines.vllm.prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, 
 from logparse.grammar.noise import bare_noise
 
 #: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive), in the
-#: order of ``grammars/anchors.toml``.
-VLLM_ANCHORS: tuple[str, ...] = tuple(tables.table("anchors.toml")["vllm"])
+#: order of ``grammars/<engine>/anchors.toml``.
+VLLM_ANCHORS: tuple[str, ...] = tuple(tables.table("vllm/anchors.toml")["anchors"])
 
 
 class _Patterns(NamedTuple):

@@ -43,8 +43,8 @@ def _era(entry: dict[str, Any]) -> VllmEra:
     return VllmEra(**{**entry, "last": vv.LAST if entry["last"] == "last" else entry["last"]})
 
 
-#: vLLM's sizing eras, per generation in release order: ``grammars/eras.toml`` (``"last"``: :data:`vv.LAST`).
-VLLM_ERAS: tuple[VllmEra, ...] = tuple(_era(entry) for entry in tables.entries("eras.toml", "vllm_era"))
+#: vLLM's sizing eras, per generation in release order: ``grammars/<engine>/eras.toml`` (``"last"``: :data:`vv.LAST`).
+VLLM_ERAS: tuple[VllmEra, ...] = tuple(_era(entry) for entry in tables.entries("vllm/eras.toml", "era"))
 
 
 def era_of(generation: str | None, version: str | None) -> VllmEra | None:

@@ -1,4 +1,4 @@
-"""The event kinds vLLM's grammar emits (``grammars/vllm_line.lark``, :mod:`logparse.engines.vllm.line`).
+"""The event kinds vLLM's grammar emits (``grammars/vllm/line.lark``, :mod:`logparse.engines.vllm.line`).
 
 vLLM's own kinds are prefixed ``vllm_``; every comparison of an event's kind in vLLM's modules and
 every kind the engine tells others about names one of these.

@@ -1,6 +1,6 @@
 """The vLLM line grammar: one vLLM line to one event.
 
-``vllm_line.lark`` reads the layers in front of a message (process tags, torch's ``[rankN]:``,
+``grammars/vllm/line.lark`` reads the layers in front of a message (process tags, torch's ``[rankN]:``,
 vLLM's ``LEVEL MM-DD HH:MM:SS [file.py:N]``) and the message; :class:`VllmTransformer` turns the
 tree into ``(prefix, None, (kind, fields, form))``, the shape :mod:`logparse.engines.sglang.line`
 gives, with ``prefix["engine"] == "vllm"``.  Kinds are ``vllm_*``, except the few every engine
@@ -34,7 +34,7 @@ class VllmLineParseError(ValueError):
 
 @lru_cache(maxsize=1)
 def line_parser() -> Lark:
-    return build_parser("vllm_line", propagate_positions=False)
+    return build_parser("vllm/line", propagate_positions=False)
 
 
 def _num(tok: Any) -> int | float:

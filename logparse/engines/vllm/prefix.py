@@ -17,7 +17,7 @@ with ``VLLM_LOGGING_LEVEL=DEBUG`` (``v1/worker/gpu_worker.py``, ``model_executor
 A message that spans several physical lines repeats the whole prefix on each (``\\r\\n`` between
 them); the first and last lines of the 0.15+ version logo are the prefix alone.
 
-**Authority.**  The grammar (``grammars/vllm_line.lark``, terminals ``PROC_TAG``,
+**Authority.**  The grammar (``grammars/vllm/line.lark``, terminals ``PROC_TAG``,
 ``RANK_PREFIX`` and ``VLOG``) is the documented definition; :data:`PROC_TAG`, :data:`RANK_PREFIX`
 and :data:`LOG_PREFIX` below are the same terminals written as Python regexps, and
 ``tests/test_vllm_prefix.py`` fails when they differ by one character.  They sit at the bottom

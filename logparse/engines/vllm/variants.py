@@ -1,5 +1,5 @@
 """Every vLLM line variant that carries a figure or an outcome (the vLLM log catalogue): the table is
-data, ``grammars/vllm_variants.toml``.
+data, ``grammars/vllm/variants.toml``.
 
 Each entry: a name, the release range in which vLLM prints exactly that wording (catalogue §2, as
 ``since``/``until`` over :data:`logparse.engines.vllm.versions.RELEASES`), one sample line written
@@ -25,8 +25,8 @@ from logparse.grammar.variant_table import Variant, load_variants, signature_nam
 LAST = vv.LAST
 
 
-#: The table, in file order: ``grammars/vllm_variants.toml`` (one ``[[variant]]`` per wording).
-VARIANTS: list[Variant] = load_variants("vllm_variants.toml", LAST)
+#: The table, in file order: ``grammars/vllm/variants.toml`` (one ``[[variant]]`` per wording).
+VARIANTS: list[Variant] = load_variants("vllm/variants.toml", LAST)
 
 
 def signature(kind: str, form: str | None, fields: dict[str, Any]) -> tuple:
@@ -122,12 +122,12 @@ _FAMILY_OF: dict[tuple[str, str | None], str] = {
 
 @lru_cache(maxsize=1)
 def line_numbers() -> dict[str, dict[str, list[list[str]]]]:
-    """Appendix A of the vLLM catalogue (``data/vllm_line_numbers.json``, built by
+    """Appendix A of the vLLM catalogue (``grammars/vllm/line_numbers.json``, built by
     ``tools/build_vllm_line_numbers.py``): family -> ``file.py:N`` -> release ranges."""
     import json
     from importlib import resources
 
-    with resources.files("logparse.data").joinpath("vllm_line_numbers.json").open("r", encoding="utf-8") as fh:
+    with resources.files("logparse.grammars").joinpath("vllm", "line_numbers.json").open("r", encoding="utf-8") as fh:
         return json.load(fh)
 
 
