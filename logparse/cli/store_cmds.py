@@ -9,9 +9,6 @@ option or refused query with code 2.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Optional
 
 import typer
@@ -31,70 +28,10 @@ from logparse.cli.app import (
 from logparse.cli.cells import for_terminal, terminal_text
 from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, dumps, output_options
+from logparse.cli.store_options import db_option, open_store, parse_labels, plot_path, store_errors
 from logparse.grammar.bounds import OUT_OF_RANGE
 from logparse.launches.times import iso_time
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
-from logparse.store.db import default_db_path
-
-DB_HELP = f"History store (default: $LOGPARSE_DB, else {default_db_path()})."
-
-
-def _db_opt():
-    return typer.Option(None, "--db", help=DB_HELP)
-
-
-def _input_error() -> type[BaseException]:
-    """:class:`logparse.sources.InputError` when the sources were imported (only they raise it),
-    else an exception nothing raises: a read command need not import every input format."""
-    errors = sys.modules.get("logparse.sources.errors")
-    return errors.InputError if errors is not None else _NeverRaised
-
-
-class _NeverRaised(Exception):
-    pass
-
-
-@contextmanager
-def store_errors() -> Iterator[None]:
-    """Library errors -> one line on stderr and the documented exit code."""
-    from logparse.store import QueryRefused, StoreError
-    from logparse.store.refs import RefError
-
-    try:
-        yield
-    except StoreError as exc:
-        raise fail(str(exc), EXIT_STORE) from None
-    except (RefError, QueryRefused) as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
-    except _input_error() as exc:
-        raise fail(str(exc), EXIT_USAGE) from None
-    except OSError as exc:  # disk full, read-only file system, permissions on the store's folder
-        where = f": {exc.filename}" if exc.filename else ""
-        raise fail(f"store: {exc.strerror or exc}{where}", EXIT_STORE) from None
-    except Exception as exc:  # duckdb.Error and friends: the transaction was rolled back
-        import duckdb
-
-        if not isinstance(exc, duckdb.Error):
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-        raise fail(f"store error: {first}", EXIT_STORE) from None
-
-
-def _store(db: Optional[str], lock_timeout: float | None = None):
-    from logparse.store import Store
-
-    return Store(db) if lock_timeout is None else Store(db, lock_timeout=lock_timeout)
-
-
-def parse_labels(labels: list[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in labels or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise fail(f"--label {item!r}: expected key=value", EXIT_USAGE)
-        out[key.strip()] = value.strip()
-    return out
-
 
 # ---------------------------------------------------------------------------- ingest
 
@@ -150,7 +87,7 @@ def ingest(
     ),
     sglang_version: Optional[str] = sglang_version_option(),
     input_format: Optional[str] = typer.Option(None, "--input-format", help="Force the input format (see README)."),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     lock_timeout: float = typer.Option(
         30.0,
         "--lock-timeout",
@@ -170,7 +107,7 @@ def ingest(
     from logparse.cli.parse_cmd import journal_options_used
 
     opts = {"host": host, "labels": parse_labels(label), "sglang_version": sglang_version, "input_format": input_format}
-    store = _store(db, lock_timeout)
+    store = open_store(db, lock_timeout)
     use_journal = journal_options_used(journal, unit, since, until, directory, jfile)
     inputs = _ingest_paths(paths, use_journal)
     _text_only(out, "--history" if history_after else "--summary" if summary_after else None)
@@ -282,14 +219,14 @@ def launches_cmd(
     outcome: Optional[str] = typer.Option(None, "--outcome", help="ready, failed or incomplete."),
     deployment: Optional[str] = deployment_option(),
     limit: Optional[int] = limit_option(),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     *,
     out: Output,
 ) -> None:
     """List stored launches, one line each, oldest first (figures from each launch's budget)."""
     if outcome and outcome not in ("ready", "failed", "incomplete"):
         raise fail(f"--outcome {outcome!r}: expected ready, failed or incomplete", EXIT_USAGE)
-    store = _store(db)
+    store = open_store(db)
     with store_errors():
         try:
             rows = store.launches(
@@ -403,7 +340,7 @@ def show(
         help="launch id prefix, @latest, @-N (@-1 the newest), HOST@latest, or a log file (FILE#N, FILE#-1).",
     ),
     events: str = typer.Option("startup", "--events", help="Timeline: startup (default), all, or none."),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     *,
     out: Output,
 ) -> None:
@@ -545,18 +482,6 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot, ax
         typer.echo("no launches in the store match", err=True)
         return
     out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
-
-
-def plot_path(plot: str | None) -> str | None:
-    """``--plot FILE``: a kind of file logparse can write here (.svg always; .png/.pdf with the extra), or exit 2."""
-    if plot:
-        from logparse.cli.charts import PlotUnavailable, check_plot_path
-
-        try:
-            check_plot_path(plot)
-        except PlotUnavailable as exc:
-            raise fail(f"--plot {plot}: {exc}", EXIT_USAGE) from None
-    return plot
 
 
 def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
@@ -763,7 +688,7 @@ def history(
         help="x axis of --plot: time (dated; launches need start times), launch (launch order), "
         "auto (time where every launch has a start time).",
     ),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     *,
     out: Output,
 ) -> None:
@@ -771,7 +696,7 @@ def history(
     if axis not in ("auto", "time", "launch"):
         raise fail(f"--axis {axis}: use auto, time or launch", EXIT_USAGE)
     plot = plot_path(plot)  # before any work: a file kind that cannot be written is exit 2 at once
-    _print_history(_store(db), metric, deployment, host, model, out, plot, axis)
+    _print_history(open_store(db), metric, deployment, host, model, out, plot, axis)
     if not plot:
         allow_quick_exit()
     raise typer.Exit(EXIT_OK)
@@ -799,7 +724,7 @@ def query(
         help="Memory the query may use (4GB, 512MiB, 25%% of the RAM; default 25%%); past it (and past a "
         "spill of a quarter of the free disk by the store): exit 5.",
     ),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     *,
     out: Output,
 ) -> None:
@@ -816,7 +741,7 @@ def query(
     except ValueError as exc:
         raise fail(f"--memory-limit: {exc}", EXIT_USAGE) from None
     limits = QueryLimits(timeout_s=timeout or None, memory_bytes=memory)
-    store = _store(db)
+    store = open_store(db)
     with store_errors():
         try:
             rows = store.query(sql, write=write, as_rows=True, limits=limits)
@@ -835,7 +760,7 @@ def query(
 @app.command()
 def export(
     directory: str = typer.Argument(..., metavar="DIR", help="Directory to write (hive-partitioned Parquet)."),
-    db: Optional[str] = _db_opt(),
+    db: Optional[str] = db_option(),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar and no summary line."),
 ) -> None:
     """Export every table as Parquet, partitioned by host and month (DuckDB and polars read it as is)."""
@@ -843,7 +768,7 @@ def export(
 
     if directory == "-":  # '-' is stdout everywhere else: a tree of files cannot go there
         raise fail("export writes a directory of Parquet files: give a directory, not '-'", EXIT_USAGE)
-    store = _store(db)
+    store = open_store(db)
     with store_errors(), Bar("export", quiet=quiet, unit="rows", show_bytes=False) as bar:
         try:
             counts = store.export(directory, on_table=lambda _t, n: bar.advance(0, n))
@@ -860,10 +785,10 @@ def export(
 
 @app.command()
 @output_options(formats=("table", "json", "ndjson"), tables=False, pager=False)
-def doctor(db: Optional[str] = _db_opt(), *, out: Output) -> None:
+def doctor(db: Optional[str] = db_option(), *, out: Output) -> None:
     """Check the store: schema version, every table and index read in full, referential integrity, counts.
     Exit 0 when healthy, 3 otherwise (each problem says which table or index)."""
-    store = _store(db)
+    store = open_store(db)
     with store_errors():
         rep = store.doctor()
     if out.fmt in ("json", "ndjson"):
