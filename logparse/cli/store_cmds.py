@@ -13,7 +13,6 @@ from typing import Any, Optional
 
 import typer
 
-from logparse import engines
 from logparse.cli.app import (
     EXIT_OK,
     EXIT_STORE,
@@ -29,8 +28,8 @@ from logparse.cli.cells import for_terminal, terminal_text
 from logparse.cli.options import deployment_option, limit_option, sglang_version_option, undated_note
 from logparse.cli.output import DOCUMENT_FORMATS, TABLE_FORMATS, Output, dumps, output_options
 from logparse.cli.store_options import db_option, open_store, parse_labels, plot_path, store_errors
+from logparse.cli.store_tables import HISTORY_TABLE_COLUMNS, history_table, launch_table
 from logparse.grammar.bounds import OUT_OF_RANGE
-from logparse.launches.times import iso_time
 from logparse.store.bounds import DEFAULT_TIMEOUT_S
 
 # ---------------------------------------------------------------------------- ingest
@@ -242,71 +241,8 @@ def launches_cmd(
         except ValueError as exc:
             raise fail(str(exc), EXIT_USAGE) from None
         undated_note(store, since, until, host=host, model=model, outcome=outcome, deployment=deployment)
-    out.rows(rows.columns, rows.rows, render_table=_launch_table)
+    out.rows(rows.columns, rows.rows, render_table=launch_table)
     allow_quick_exit()
-
-
-def _launch_columns() -> list:
-    """The launches table's columns: the figures of the ``launches_table`` surface, their labels."""
-    from logparse import figures
-    from logparse.cli.layout import Col
-
-    return [
-        Col(
-            f.label,
-            right=f.fmt in ("int", "gib", "share", "percent"),
-            shorten="middle" if f.fmt in ("path", "model") else None,
-            importance=f.importance,
-        )
-        for f in figures.on("launches_table")
-    ]
-
-
-def _launch_cells(columns: list[str], rows: list[tuple]) -> list[list[str]]:
-    """Per launch: its cells as text, one per figure of the ``launches_table`` surface."""
-    from logparse import figures
-    from logparse.cli.cells import figure_cell
-
-    shown = figures.on("launches_table")
-    out = []
-    for values in rows:
-        r = dict(zip(columns, values))
-        out.append(
-            [_launch_cell(f, r) if f.name in _LAUNCH_OWN_CELLS else figure_cell(f, r.get(f.name)) for f in shown]
-        )
-    return out
-
-
-#: Cells of the launches table that read more than their own figure.
-_LAUNCH_OWN_CELLS = ("launch_id", "started_at", "version", "mem_fraction_static", "outcome")
-
-
-def _launch_cell(fig, r: dict[str, Any]) -> str:
-    if fig.name == "launch_id":
-        return r["launch_id"][:12]
-    if fig.name == "outcome":
-        return r.get("outcome") or "?"
-    if fig.name == "started_at":  # with its zone, when the input printed one (logparse.launches.times)
-        return iso_time(r.get("started_at"), r.get("time_zone"), mark=False) or "—"
-    if fig.name == "version":
-        return _version_cell(r.get("version"), r.get("engine"))
-    # one column, each engine's own fraction (vLLM's of total memory, SGLang's of free memory)
-    flag = engines.of(r).fraction_flag
-    mf = r.get(flag) if flag else None
-    return "—" if mf is None else f"{mf:g}"
-
-
-def _launch_table(columns: list[str], rows: list[tuple], console) -> None:
-    from rich.text import Text
-
-    from logparse.cli.render import OUTCOME_STYLE, print_fitted
-
-    def styled(_i: int, cells: dict[str, Any]) -> dict[str, Any]:
-        if "outcome" in cells:
-            cells["outcome"] = Text(cells["outcome"], style=OUTCOME_STYLE.get(cells["outcome"], ""))
-        return cells
-
-    print_fitted(console, f"{len(rows)} launch(es)", _launch_columns(), _launch_cells(columns, rows), styled=styled)
 
 
 # ---------------------------------------------------------------------------- show
@@ -467,7 +403,7 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot, ax
     from logparse.store import resolve_metric
 
     # the table shows a few of the columns: only those are read (thousands of rows become Python values)
-    columns = _HISTORY_TABLE_COLUMNS if out.fmt == "table" and not plot else None
+    columns = HISTORY_TABLE_COLUMNS if out.fmt == "table" and not plot else None
     with store_errors():
         try:
             rows = store.history(
@@ -481,7 +417,7 @@ def _print_history(store, metric, deployment, host, model, out: Output, plot, ax
     if out.fmt == "table" and not rows.rows:
         typer.echo("no launches in the store match", err=True)
         return
-    out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: _history_table(c, r, m, console))
+    out.rows(rows.columns, rows.rows, render_table=lambda c, r, console: history_table(c, r, m, console))
 
 
 def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
@@ -500,175 +436,6 @@ def _plot_history(rows, metric: str, plot: str, axis: str) -> None:
     shown = len(chart.series)
     what = f"{shown} deployment(s)" if shown == chart.deployments else left_out(shown, chart.deployments).strip(" ()")
     typer.echo(f"wrote {plot} ({what}, {chart.launches} launch(es))", err=True)
-
-
-def _short_changes(text: str | None, limit: int = 60) -> str:
-    """``a: x -> y; b: ...`` with each change cut to ``limit`` characters (a whole config dict is noise here)."""
-    if text is not None and len(text) <= limit:
-        return text
-    parts = [p if len(p) <= limit else p[: limit - 1] + "…" for p in (text or "").split("; ")]
-    return "; ".join(parts)
-
-
-def _version_cell(version: str | None, engine: str | None) -> str:
-    """The release as the table shows it (:meth:`~logparse.engines.base.Engine.version_cell`)."""
-    return engines.get(engine).version_cell(version)
-
-
-#: The ``history`` columns :func:`_what_changed_pieces` reads, in its arguments' order.
-_WHAT_CHANGED_COLUMNS = (
-    "engine",
-    "version_changed",
-    "version_change",
-    "kv_tokens_definition_change",
-    "args_changed",
-    "arg_changes",
-    "derived_changes",
-    "defaults_moved",
-    "release_fields_change",
-    "prev_launch_id",
-)
-
-
-#: The columns of ``history`` its table shows (``metric``: the metric chosen).
-_HISTORY_TABLE_COLUMNS = (
-    "deployment",
-    "launch_no",
-    "launch_id",
-    "started_at",
-    "time_zone",
-    "outcome",
-    "version",
-    "metric",
-    "metric_change",
-    *_WHAT_CHANGED_COLUMNS,
-)
-
-
-def _history_cells(columns: list[str], rows: list[tuple], m: str) -> list[tuple[list, bool]]:
-    """Per row: its cells as plain text (the change and what changed as (text, style) pieces),
-    and whether it ends its deployment's section.  Rows are read by
-    position: ``history`` of a large store is thousands of them."""
-    from operator import itemgetter
-
-    from logparse.cli.cells import cell
-    from logparse.launches.deployment import short_label
-
-    at = {c: i for i, c in enumerate(columns)}
-    dep = at["deployment"]
-    shown = itemgetter(*(at[c] for c in ("launch_no", "launch_id", "started_at", "time_zone", "outcome", "version", m)))
-    change_at, engine_at = at[f"{m}_change"], at["engine"]
-    what = itemgetter(*(at[c] for c in _WHAT_CHANGED_COLUMNS))
-    out = []
-    n = len(rows)
-    for i, row in enumerate(rows):
-        first = i == 0 or rows[i - 1][dep] != row[dep]
-        last = i == n - 1 or rows[i + 1][dep] != row[dep]
-        no, lid, started, zone, outcome, version, value = shown(row)
-        change = row[change_at]
-        ctext = "—" if change is None else (f"{change:+,}" if isinstance(change, int) else f"{change:+.2f}")
-        pieces = _what_changed_pieces(*what(row))
-        cells = [
-            short_label(row[dep]) if first else "",
-            str(no),
-            lid[:12],
-            iso_time(started, zone, mark=False) or "—",
-            outcome or "",
-            _version_cell(version, row[engine_at]),
-            cell(value),
-        ]
-        cells += [(ctext, "" if not change else ("green" if change > 0 else "red")), pieces]
-        out.append((cells, last and i < n - 1))
-    return out
-
-
-def _what_changed_pieces(
-    engine: str | None,
-    version_changed: bool | None,
-    version_change: str | None,
-    kv_tokens_definition_change: str | None,
-    args_changed: bool | None,
-    arg_changes: str | None,
-    derived_changes: str | None,
-    defaults_moved: str | None,
-    release_fields_change: str | None,
-    prev_launch_id: str | None,
-) -> list[tuple[str, str]]:
-    """What changed since the previous launch, as (text, style) pieces, joined by ``; ``."""
-    pieces: list[tuple[str, str]] = []
-    eng = engines.get(engine)
-    if version_changed:
-        pieces.append((f"{eng.label} {version_change}", "bold magenta"))
-    if kv_tokens_definition_change:
-        pieces.append((kv_tokens_definition_change, "bold yellow"))
-    if args_changed:
-        pieces.append((_short_changes(arg_changes), "cyan"))
-    if derived_changes:
-        pieces.append((f"derived by {eng.label}: " + _short_changes(derived_changes), "dim"))
-    if defaults_moved:
-        pieces.append(("release default moved: " + _short_changes(defaults_moved), "dim"))
-    if release_fields_change:
-        pieces.append((release_fields_change, "dim"))
-    if args_changed is None and prev_launch_id and eng.args_unknown_note:
-        pieces.append((eng.args_unknown_note, "dim"))
-    if len(pieces) < 2:
-        return pieces
-    out = [pieces[0]]
-    said = bool(pieces[0][0])
-    for text, style in pieces[1:]:
-        if said and style == "cyan":  # the separator before the argument changes is unstyled
-            out.append(("; ", ""))
-        elif said:
-            text = "; " + text
-        out.append((text, style))
-        said = said or bool(text)
-    return out
-
-
-def _text(pieces: list[tuple[str, str]]) -> str:
-    return "".join(t for t, _ in pieces)
-
-
-def _history_columns(m: str) -> list:
-    """The history table's columns (``m``: the metric, headed by its label in :mod:`logparse.figures`)."""
-    from logparse.cli.layout import Col
-    from logparse.figures import label
-
-    return [
-        Col("deployment", shorten="middle", floor=28),
-        Col("#", right=True, importance=4),
-        Col("launch"),
-        Col("started", importance=3),
-        Col("outcome", importance=4),
-        Col("version", importance=2),
-        Col(label(m), right=True),
-        Col("change", right=True, importance=2),
-        Col("what changed", wrap=True, floor=20),
-    ]
-
-
-def _history_table(columns: list[str], rows: list[tuple], m: str, console) -> None:
-    """The history table, fitted to the width: the change coloured, what changed styled piece by piece."""
-    from rich.text import Text
-
-    from logparse.cli.render import print_fitted
-
-    cells = _history_cells(columns, rows, m)
-    plain = [[*row[:7], row[7][0], _text(row[8])] for row, _ in cells]
-
-    def styled(i: int, shown: dict[str, Any]) -> dict[str, Any]:
-        row = cells[i][0]
-        if "change" in shown:
-            shown["change"] = Text(row[7][0], style=row[7][1])
-        if "what changed" in shown:
-            what = Text("")
-            for text, style in row[8]:
-                what.append(text, style=style or None)
-            shown["what changed"] = what
-        return shown
-
-    title = f"{m} over launches, by deployment"
-    print_fitted(console, title, _history_columns(m), plain, styled=styled, sections=[end for _, end in cells])
 
 
 @app.command()
