@@ -80,7 +80,8 @@ def test_parse_of_a_small_file_imports_neither_polars_nor_numpy_nor_duckdb(tmp_p
 def test_parse_of_a_small_file_imports_no_other_command(tmp_path):
     mods = imported(tmp_path, "parse", "--json", SMALL_SGLANG)
     assert "logparse.cli.parse_cmd" in mods and "logparse.pipeline" in mods
-    others = {f"logparse.cli.{m}" for m in ("store_cmds", "report_cmds", "plan_cmd", "watch_cmd", "systemd_cmd")}
+    store = ("ingest_cmd", "launches_cmd", "show_cmd", "history_cmd", "store_cmds")
+    others = {f"logparse.cli.{m}" for m in (*store, "report_cmds", "plan_cmd", "watch_cmd", "systemd_cmd")}
     assert mods & others == set()
     assert not any(m == "logparse.store" or m.startswith("logparse.store.") for m in mods)
     assert "logparse.engines.sglang.bulk_template" not in mods  # numpy's templates: large inputs only

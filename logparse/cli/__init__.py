@@ -28,7 +28,11 @@ del globals()["app"]
 #: The module that registers each command, in the order of the help's list of commands.
 COMMAND_MODULES = {
     "parse": "parse_cmd",
-    **dict.fromkeys(("ingest", "launches", "show", "history", "query", "export", "doctor"), "store_cmds"),
+    "ingest": "ingest_cmd",
+    "launches": "launches_cmd",
+    "show": "show_cmd",
+    "history": "history_cmd",
+    **dict.fromkeys(("query", "export", "doctor"), "store_cmds"),
     **dict.fromkeys(("explain", "diff", "check", "report"), "report_cmds"),
     "plan": "plan_cmd",
     "systemd-units": "systemd_cmd",

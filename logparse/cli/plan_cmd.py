@@ -11,7 +11,7 @@ from logparse.cli.app import EXIT_OK, EXIT_USAGE, allow_quick_exit, app, fail
 from logparse.cli.options import engine_names, plan_release
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.report_cmds import load_config_option, resolve
-from logparse.cli.store_cmds import DB_HELP
+from logparse.cli.store_options import DB_HELP
 
 
 def _opt(flag: str, metavar: str | None, help_: str, default=None):

@@ -14,7 +14,7 @@ import typer
 
 from logparse.cli.app import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, allow_quick_exit, app, fail, say
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
-from logparse.cli.store_cmds import DB_HELP, plot_path, store_errors
+from logparse.cli.store_options import DB_HELP, plot_path, store_errors
 
 
 def resolve(ref: str, db: str | None):

@@ -18,7 +18,7 @@ import typer
 from logparse.cli.app import EXIT_OK, EXIT_STORE, EXIT_USAGE, app, fail, say
 from logparse.cli.options import sglang_version_option
 from logparse.cli.output import Output, dumps, output_options
-from logparse.cli.store_cmds import DB_HELP, parse_labels, store_errors
+from logparse.cli.store_options import DB_HELP, parse_labels, store_errors
 
 WATCH_FORMATS = ("table", "ndjson")
 #: ``watch`` writes one object per line as launches finish: NDJSON, which it called json until 0.1.

@@ -253,6 +253,9 @@ class Engine:
     #: The kinds of line a start of the engine begins with: a stored piece of lines holding none of them
     #: continues a launch that began before it.
     opening_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: The kinds of line a start prints its whole arguments on, once per start: two starts whose lines
+    #: differ there are different launches, whatever other lines they share.
+    start_args_kinds: ClassVar[frozenset[str]] = frozenset()
     #: The Python logger names of the engine's own lines (JSON logging records: ``vllm.engine``).
     logger_names: ClassVar[tuple[str, ...]] = ()
 

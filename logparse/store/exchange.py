@@ -322,7 +322,7 @@ def _foreign_links(fcon) -> list[tuple]:
 def _import_links(con, links: list[tuple], final_of: dict[str, str]) -> None:
     """Link the merged launches to their sources, with their line ranges (under the id each launch
     ended up with: a later batch may have merged it again, its earlier id then an alias)."""
-    from logparse.store.merge import merge_ranges, write_ranges
+    from logparse.store.launch_sources import merge_ranges, write_ranges
 
     if not links:
         return

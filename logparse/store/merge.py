@@ -16,51 +16,35 @@ A piece of a launch whose start is in no input stored so far (a journal window t
 before the window with its start was ingested) is kept in ``pending_pieces``
 (:mod:`logparse.store.pending`) and joins its launch when an input that shares lines with it (or,
 in the journal, names the same process) is ingested.  Pieces sharing lines are kept as one.
+
+The steps, a module each: :mod:`logparse.store.matching` finds which stored launch each item is
+(:func:`~logparse.store.matching.groups`), :mod:`logparse.store.copies` makes the copies of one
+launch one, :mod:`logparse.store.launch_sources` keeps each launch's lines per input.  This module
+applies them (:func:`apply_items`, :class:`Merger`): per group, a launch added, a stored one
+updated or left unchanged, or a piece kept, and the rows written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from logparse import engines
 from logparse.grammar.events import Event
 from logparse.launches.identity import identity
 from logparse.launches.model import Launch
 from logparse.store import pending, rebuild, sequence
 from logparse.store import runtime as rtm
+from logparse.store.copies import canonical_stream, known_zone, merged_span, reassemble, same_span
 from logparse.store.frames import event_keys, line_hash, table_rows, to_frame
 from logparse.store.items import Item, Origin
+from logparse.store.launch_sources import Range, merge_ranges, stored_ranges, write_ranges
+from logparse.store.matching import groups
 from logparse.store.meta import LaunchMeta
-from logparse.store.rows import as_lists, insert_small, values_sql
+from logparse.store.rows import insert_small
 from logparse.store.runtime import BatchSpan
 from logparse.store.tally import Step
 from logparse.store.union import Ranking, unite
-
-
-def reassemble(events: list[Event], stream: tuple, version: str | None, ordinal: int | None = None) -> Launch:
-    """The launch a parse of these lines assembles.  What an earlier assembly wrote on the events is
-    cleared first: the variant that dates a wording is noted on the first line of it in the launch,
-    which a line read from a piece may have been and no longer is."""
-    for ev in events:
-        ev.variant = None
-    return events_engine(events).reassemble(events, stream, version, ordinal)
-
-
-def events_engine(events: list[Event]) -> engines.Engine:
-    """The engine whose lines these are: the first that owns them (:meth:`Engine.owns_events`, in the
-    registry's order), else the default engine (lines no engine claims are the default's)."""
-    return next((e for e in engines.all() if e.owns_events(events)), engines.default())
-
-
-def known_zone(final: Launch, copies: Sequence[Launch | None]) -> str | None:
-    """The zone of a launch united from several copies: the zone of a copy that starts at the same
-    time (stored lines keep no zone of their own: a rendering that printed one knows it)."""
-    return next(
-        (c.time_zone for c in copies if c is not None and c.time_zone and c.started_at == final.started_at), None
-    )
 
 
 class Options(Protocol):
@@ -70,255 +54,8 @@ class Options(Protocol):
     sglang_version: str | None
 
 
-# ---------------------------------------------------------------------------- matching
-
-
-class _UnionFind:
-    def __init__(self):
-        self.parent: dict = {}
-
-    def find(self, x):
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-
-
-def _record_start(item: Item) -> str | None:
-    return next((e.record_ts for e in item.events if e.record_ts), None)
-
-
-def _compatible(item: Item, host, pid, boot, record_started_at: str | None = None, headless: bool = False) -> bool:
-    """Can this item be (part of) the stored launch?  Every identity part both know must agree.
-
-    Two starts can print the same text (a journal that holds a start three times): the record's
-    own time tells them apart; a piece that continues a launch cannot begin before it, and the start
-    of a launch stored without its start (``headless``) cannot begin after it."""
-    ih, _, iboot, ipid = item.stream
-    ih = item.host or ih
-    if ih and host and ih != host:
-        return False
-    if ipid is not None and pid is not None and ipid != pid:
-        return False
-    if iboot and boot and iboot != boot:
-        return False
-    mine = _record_start(item)
-    if not mine or not record_started_at:
-        return True
-    if headless:
-        return item.continuation or mine <= record_started_at
-    return mine >= record_started_at if item.continuation else mine == record_started_at
-
-
-def _days_between(a: str, b: str) -> float:
-    try:
-        return abs((datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()) / 86400.0
-    except ValueError:
-        return 0.0
-
-
-def _match_ids(con, items: list[Item]) -> list[tuple[int, str]]:
-    """Items whose id is a stored launch's id, or an alias of one."""
-    ids = sorted({it.launch_id for it in items if it.launch_id})
-    if not ids:
-        return []
-    known = dict(
-        con.execute(
-            "SELECT launch_id, launch_id FROM launches WHERE launch_id IN (SELECT unnest(?::VARCHAR[])) "
-            "UNION ALL SELECT alias, launch_id FROM launch_aliases WHERE alias IN (SELECT unnest(?::VARCHAR[]))",
-            [ids, ids],
-        ).fetchall()
-    )
-    return [(i, known[it.launch_id]) for i, it in enumerate(items) if it.launch_id in known]
-
-
-def _server_args_hash(item: Item) -> str | None:
-    return next((line_hash(e.ts, e.text) for e in item.events if e.kind == "server_args"), None)
-
-
-def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
-    """Items sharing lines (same time and text) with a stored launch they are compatible with."""
-    probe_item, probe_hash, probe_record = [], [], []
-    for i, it in enumerate(items):
-        for ev in it.events:
-            if ev.ts:
-                probe_item.append(i)
-                probe_hash.append(line_hash(ev.ts, ev.text))
-                probe_record.append(ev.record_ts)
-    if not probe_item:
-        return []
-    probe = values_sql({"item": "int", "line_hash": "str", "record_ts": "str"})
-    # the same line: the same time and text, and where both copies have one, the same record time
-    # to the second (a start a journal holds twice prints the same text at two record times)
-    found = con.execute(
-        f"WITH _probe AS ({probe}), "
-        "p AS (SELECT DISTINCT item, line_hash, date_trunc('second', TRY_CAST(record_ts AS TIMESTAMP)) AS rt "
-        "FROM _probe), "
-        "m AS (SELECT p.item, e.launch_id, list(DISTINCT p.line_hash) AS shared, "
-        "bool_or(p.rt IS NOT NULL AND e.record_ts IS NOT NULL) AS same_record "
-        "FROM p JOIN events e ON e.line_hash = p.line_hash "
-        "AND (p.rt IS NULL OR e.record_ts IS NULL OR p.rt = date_trunc('second', e.record_ts)) "
-        "GROUP BY p.item, e.launch_id) "
-        "SELECT m.item, l.launch_id, l.host, l.pid, l.boot, l.record_started_at, "
-        "(SELECT min(s.line_hash) FROM events s WHERE s.launch_id = l.launch_id AND s.kind = 'server_args'), "
-        "l.source_ordinal, l.started_at_text, NOT EXISTS (SELECT 1 FROM events s WHERE "
-        "s.launch_id = l.launch_id AND s.kind IN (SELECT unnest(?::VARCHAR[]))), m.shared, m.same_record "
-        "FROM m JOIN launches l ON l.launch_id = m.launch_id",
-        [probe_item, probe_hash, probe_record, sorted(engines.kinds_of_every("opening_kinds"))],
-    ).fetchall()
-    candidates: dict[int, list[tuple]] = {}
-    for i, lid, host, pid, boot, record_start, sa_hash, ordinal, started, headless, shared, same_record in found:
-        # Two starts print one server_args line each: different ones are different launches,
-        # whatever other lines they share (the nodes of a multi-node launch start in step).
-        mine = _server_args_hash(items[i])
-        if mine and sa_hash and mine != sa_hash:
-            continue
-        # lines read at the same record time are the same lines, whatever the pieces begin with
-        if _compatible(items[i], host, pid, boot, None if same_record else record_start, headless):
-            exact = record_start is not None and record_start == _record_start(items[i])
-            candidates.setdefault(i, []).append((headless, not exact, started or "", ordinal or 0, lid, set(shared)))
-    return _assign(items, candidates)
-
-
-def _assign(items: list[Item], candidates: dict[int, list[tuple]]) -> list[tuple[int, str]]:
-    """The stored launches each item is part of.  Launches stored without their start that share a
-    line with the item are pieces of its launch.  Of those with a start (an opening line), the best
-    candidate (the same record time, else the earliest), and the others that hold other lines of the
-    item (pieces of it, each opened by its own line: server_args in one, the init lines in another);
-    two that hold the same line of the item are two copies of one start, of which the item is one
-    (matched in order: one stored launch per starting item, while pieces that continue a launch may
-    share one)."""
-    claimed: set[str] = set()
-    pairs = []
-    for i in sorted(candidates):
-        ranked = sorted(candidates[i], key=lambda c: c[:-1])
-        pairs += [(i, c[-2]) for c in ranked if c[0]]
-        held: set[str] = set()
-        for c in ranked:
-            lid, shared = c[-2], c[-1]
-            if c[0] or shared & held or (not items[i].continuation and lid in claimed):
-                continue
-            held |= shared
-            if not items[i].continuation:
-                claimed.add(lid)
-            pairs.append((i, lid))
-    return pairs
-
-
-def _match_process(con, item: Item) -> str | None:
-    """A continuation without shared lines: the latest stored launch of the same process."""
-    host, _unit, boot, pid = item.stream
-    host = item.host or host
-    if pid is None and not boot:
-        return None  # no process identity (a plain file): only shared lines can tell
-    rows = con.execute(
-        "SELECT launch_id, started_at_text, unit, boot FROM launches WHERE host IS NOT DISTINCT FROM ? "
-        "AND pid IS NOT DISTINCT FROM ? ORDER BY started_at DESC NULLS LAST, started_at_text DESC NULLS LAST",
-        [host, pid],
-    ).fetchall()
-    first = item.first_ts()
-    for lid, started, _u, b in rows:
-        if _same_process_before(item, boot, b, started, first):
-            return lid
-    return None
-
-
-def _same_process_before(item: Item, boot, other_boot, started: str | None, first: str | None) -> bool:
-    """Can a launch of the item's host and pid (boot ``other_boot``, started at ``started``) be the one
-    the item continues?  Boot must agree when both know it.  The unit is not compared: a short
-    journal rendering names the syslog identifier (python3) unless systemd's "Started" line is in
-    the window.  Without a boot id, a pid is trusted for 30 days (pids are reused)."""
-    if boot and other_boot and other_boot != boot:
-        return False
-    if first is not None and started is not None and started > first:
-        return False
-    return not (not (boot and other_boot) and first and started and _days_between(started, first) > 30)
-
-
-def _match(con, items: list[Item]) -> list[tuple[int, str]]:
-    """(item index, stored launch_id) pairs: the same launch."""
-    pairs = _match_ids(con, items) + _match_lines(con, items)
-    matched = {i for i, _ in pairs}
-    for i, it in enumerate(items):
-        if i not in matched and it.continuation:
-            lid = _match_process(con, it)
-            if lid is not None:
-                pairs.append((i, lid))
-    return pairs
-
-
-def _item_links(items: list[Item]) -> list[tuple[int, int]]:
-    """Pairs of items that are one launch: a kept piece (``pending_id``) and the other items sharing a
-    line with it; without one, in the journal, the latest launch of its process that started before
-    it, and the other pieces of that process."""
-    kept = [i for i, it in enumerate(items) if it.pending_id is not None]
-    if not kept:
-        return []
-    hashes = [{line_hash(e.ts, e.text) for e in it.events if e.ts} for it in items]
-    pairs = []
-    for k in kept:
-        piece = items[k]
-        sharing = [
-            i
-            for i, it in enumerate(items)
-            if i != k and hashes[k] & hashes[i] and _compatible(piece, it.host, it.stream[3], it.stream[2])
-        ]
-        pairs += [(k, i) for i in sharing or _same_process(items, k)]
-    return pairs
-
-
-def _same_process(items: list[Item], k: int) -> list[int]:
-    """The items a kept piece joins by process: the latest launch of its host and pid that started
-    before it, and the other pieces without a start of that process."""
-    piece = items[k]
-    host, _u, boot, pid = piece.stream
-    if pid is None and not boot:
-        return []
-    first = piece.first_ts()
-    same = [i for i, it in enumerate(items) if i != k and it.host == (piece.host or host) and it.stream[3] == pid]
-    starts = [
-        i
-        for i in same
-        if items[i].launch is not None
-        and not items[i].continuation
-        and _same_process_before(piece, boot, items[i].stream[2], items[i].launch.started_at, first)  # type: ignore[union-attr]
-    ]
-    latest = max(starts, key=lambda i: items[i].launch.started_at or "", default=None)  # type: ignore[union-attr]
-    pieces = [i for i in same if items[i].continuation and items[i].launch is None]
-    return pieces + ([latest] if latest is not None else [])
-
-
-def groups(con, items: list[Item]) -> list[tuple[list[str], list[int]]]:
-    """Items and stored launches that are one launch: (stored ids, item indexes) per group."""
-    uf = _UnionFind()
-    for i in range(len(items)):
-        uf.find(("i", i))
-    for i, lid in _match(con, items):
-        uf.union(("i", i), ("s", lid))
-    for a, b in _item_links(items):
-        uf.union(("i", a), ("i", b))
-    found: dict[Any, list] = {}
-    for node in list(uf.parent):
-        found.setdefault(uf.find(node), []).append(node)
-    return [
-        (sorted(n[1] for n in nodes if n[0] == "s"), sorted(n[1] for n in nodes if n[0] == "i"))
-        for nodes in found.values()
-    ]
-
-
-# ---------------------------------------------------------------------------- applying
-
 #: Tables an ingest rewrites for a launch (``launch_sources`` is rewritten from the merged ranges).
 WRITTEN_TABLES = ("rank_memory", "events", "runtime_stats", "launch_args", "launch_budget", "rank_budget", "launches")
-
-#: A source's lines of one launch: (first line, last line) in that source; None where it holds none.
-Range = tuple[int | None, int | None]
 
 
 @dataclass
@@ -332,57 +69,6 @@ class Result:
     #: each launch written or left unchanged, with the stored launches it replaces (see :mod:`.tally`)
     lineage: list[Step] = field(default_factory=list)
     final_of: dict[str, str] = field(default_factory=dict)  # an input launch id -> its id in the store
-
-
-def canonical_stream(streams: Sequence[tuple]) -> tuple:
-    """The richest process identity of several views of one launch: each part any of them knows (the
-    views agree where two know it; a unit name before a syslog identifier such as python3)."""
-    out = []
-    for n in range(4):
-        known = [s[n] for s in streams if len(s) > n and s[n] not in (None, "")]
-        if n == 1:
-            known.sort(key=lambda u: ("." not in str(u), str(u)))
-        else:
-            known.sort(key=str)
-        out.append(known[0] if known else None)
-    return tuple(out)
-
-
-def merge_ranges(*many: dict[str, Range]) -> dict[str, Range]:
-    """Ranges of several views of one launch, per source: the first and the last line any view holds."""
-    out: dict[str, Range] = {}
-    for ranges in many:
-        for sid, (lo, hi) in ranges.items():
-            olo, ohi = out.get(sid, (None, None))
-            out[sid] = (_min(olo, lo), _max(ohi, hi))
-    return out
-
-
-def _min(a, b):
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _max(a, b):
-    return b if a is None else a if b is None else max(a, b)
-
-
-def span_key(span: BatchSpan) -> tuple:
-    return (span.first or "", span.last or "")
-
-
-def merged_span(stored: Sequence[BatchSpan], pieces: Sequence[BatchSpan]) -> BatchSpan:
-    """The batch lines of one launch: what the store has, then each new piece in time order (a piece
-    counted line by line, with its stamps, adds exactly what the store lacks)."""
-    span = BatchSpan()
-    for s in sorted(stored, key=span_key):
-        span = rtm.merge(span, s)
-    for s in sorted(pieces, key=span_key):
-        span = rtm.merge(span, s)
-    return span
-
-
-def same_span(a: BatchSpan, b: BatchSpan) -> bool:
-    return a.lines == b.lines and a.first == b.first and a.last == b.last and a.peaks == b.peaks
 
 
 @dataclass
@@ -440,7 +126,7 @@ class Merger:
         if self.source_id:
             lines[self.source_id] = source_lines or 0
         self.ranking.source_lines = lines
-        self.stored_ranges = _stored_ranges(self.con, ids)
+        self.stored_ranges = stored_ranges(self.con, ids)
 
     def origin(self, ev: Event) -> Origin:
         o = self.origins.get(id(ev))
@@ -696,20 +382,6 @@ def _imported_ingest(items: list[Item]) -> datetime | None:
     return min(times) if times else None
 
 
-def _stored_ranges(con, ids: list[str]) -> dict[str, dict[str, Range]]:
-    if not ids:
-        return {}
-    rows = con.execute(
-        "SELECT launch_id, source_id, first_line, last_line FROM launch_sources "
-        "WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))",
-        [sorted(ids)],
-    ).fetchall()
-    out: dict[str, dict[str, Range]] = {}
-    for lid, sid, lo, hi in rows:
-        out.setdefault(lid, {})[sid] = (lo, hi)
-    return out
-
-
 def _delete_launch_rows(con, ids: list[str], linked: list[str]) -> None:
     """The rows of the launches rewritten (``ids``), and the source links of those and of the
     launches left unchanged whose sources change (``linked``)."""
@@ -719,26 +391,6 @@ def _delete_launch_rows(con, ids: list[str], linked: list[str]) -> None:
     for table in WRITTEN_TABLES:
         con.execute(f"DELETE FROM {table} WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [rewritten])
     con.execute("DELETE FROM launch_sources WHERE launch_id IN (SELECT unnest(?::VARCHAR[]))", [linked])
-
-
-def write_ranges(con, ranges: dict[str, dict[str, Range]]) -> None:
-    """``launch_sources`` rows of these launches (each source's first and last line of it), and each
-    of those sources' count of launches."""
-    rows = [(lid, sid, lo, hi) for lid, per in sorted(ranges.items()) for sid, (lo, hi) in sorted(per.items())]
-    if not rows:
-        return
-    links = values_sql({"launch_id": "str", "source_id": "str", "first_line": "int", "last_line": "int"})
-    cols = as_lists(rows, 4)
-    con.execute(
-        f"DELETE FROM launch_sources WHERE (launch_id, source_id) IN (SELECT (launch_id, source_id) FROM ({links}))",
-        cols,
-    )
-    con.execute(f"INSERT INTO launch_sources BY NAME {links}", cols)
-    con.execute(
-        "UPDATE sources SET n_launches = c.n FROM (SELECT source_id, count(*)::INTEGER AS n FROM launch_sources "
-        "WHERE source_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY source_id) c WHERE sources.source_id = c.source_id",
-        [sorted(set(cols[1]))],
-    )
 
 
 def apply_items(

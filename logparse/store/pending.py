@@ -4,7 +4,7 @@ A journal window that begins mid-run, or the second half of a log ingested befor
 lines of a launch the store does not have yet.  They are not dropped: the piece is kept in
 ``pending_pieces`` (its lines as events, their origins and each source's line range, its batch-line
 span, its process identity) and joins its launch when an input arrives that shares a line with it
-or, in the journal, names the same process (:func:`logparse.store.merge.groups`).  So a launch ends
+or, in the journal, names the same process (:func:`logparse.store.matching.groups`).  So a launch ends
 the same whatever order its pieces were ingested in.  Pieces that share lines are kept as one; a
 piece that neither holds a line that could be shared nor names a process cannot join anything and
 is counted as dropped instead.

@@ -29,6 +29,7 @@ class SGLang(Engine):
     args_name = "ServerArgs"
     runtime_kinds = frozenset({"decode_batch", "prefill_batch", "retract"})
     opening_kinds = frozenset({"server_args", "init_begin", "launch_dp"})
+    start_args_kinds = frozenset({"server_args"})
 
     def releases(self) -> tuple[str, ...]:
         from logparse.engines.sglang import versions
