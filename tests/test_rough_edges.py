@@ -188,3 +188,18 @@ def test_ctrl_c_during_a_parse_is_one_line():
     assert proc.returncode == 130, (proc.returncode, err)
     assert "Traceback" not in err and "Exception ignored" not in err
     assert err.strip().endswith("logparse: interrupted")
+
+
+def test_explain_of_a_failed_start_without_its_arguments(tmp_path):
+    """Found by ``make fuzz`` (seed 2042954279): a failed start whose log lost its ``server_args`` line
+    has no mem_fraction_static; explain's "smallest that starts" what-if took it from nowhere and
+    crashed.  It now reads the fraction SGLang's error names (``under --mem-fraction-static=0.5``)."""
+    sample = SAMPLES / "sglang-0.5" / "fail-weights-leave-no-memory-0.5.16.log"
+    log = tmp_path / "no-args.log"
+    log.write_text("".join(ln for ln in sample.read_text().splitlines(True) if "server_args=" not in ln))
+    res = cli("explain", log, "--json")
+    assert res.code == 0, res.err
+    (start,) = [w for w in json.loads(res.out)["what_if"] if "smallest that starts" in w["change"]]
+    assert start["change"] == "mem_fraction_static 0.5 → 0.554 (smallest that starts)"
+    text = cli("explain", log)
+    assert text.code == 0 and "mem_fraction_static 0.5 → 0.554" in text.out, text.err

@@ -25,6 +25,8 @@ from logparse.reports.launch_facts import failure_kind, is_low_precision_kv, tar
 
 _SGLANG_MINIMUM_RE = re.compile(r"Raise --mem-fraction-static above ([0-9.]+)")
 _MIN_VIABLE_RE = re.compile(r"minimum viable = 1 - available/pre = ([0-9.]+)")
+#: The fraction SGLang's error says the start was made with (``... under --mem-fraction-static=0.5.``).
+_UNDER_FRACTION_RE = re.compile(r"under --mem-fraction-static=([0-9]*\.?[0-9]+)")
 
 
 def _r(v: float | None, nd: int = 2) -> float | None:
@@ -245,6 +247,15 @@ def _unless_failed(launch: Launch, what_ifs: list[dict[str, Any]]) -> list[dict[
     return [] if launch.outcome == "failed" else what_ifs
 
 
+def _current_fraction(launch: Launch, inp: Any) -> str:
+    """The fraction the start was made with: the formula's, the launch's, or the one SGLang's error names."""
+    current = inp.f if inp is not None else launch.mem_fraction_static
+    if current is None:
+        under = _UNDER_FRACTION_RE.search(launch.error or "")
+        current = float(under.group(1)) if under else None
+    return f"{current:g}" if current is not None else "(not in the log)"
+
+
 def _smallest_start(launch: Launch, b: Budget) -> list[dict[str, Any]]:
     """The smallest fraction that starts (KV budget of one page), agreeing with SGLang's own advice."""
     li = b.inputs
@@ -261,9 +272,8 @@ def _smallest_start(launch: Launch, b: Budget) -> list[dict[str, Any]]:
     f_min = float(said.group(1)) if said else ours
     if f_min is None:
         return []
-    current = inp.f if inp is not None else launch.mem_fraction_static
     item: dict[str, Any] = {
-        "change": f"mem_fraction_static {current:g} → {f_min:g} (smallest that starts)",
+        "change": f"mem_fraction_static {_current_fraction(launch, inp)} → {f_min:g} (smallest that starts)",
         "mem_fraction_static": f_min,
         "kv_tokens": None,
         "kv_gb": None,
