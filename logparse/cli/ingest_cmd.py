@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import typer
 
+from logparse import engines
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail, say
 from logparse.cli.options import sglang_version_option
 from logparse.cli.output import Output, dumps, output_options
@@ -148,7 +149,7 @@ def _close_ingest(
     if tour_db is not None:
         _print_tour(store, tour_db or None)
     if report.sources and all(s.status in ("empty", "failed") for s in report.sources) and not journal:
-        raise fail("no SGLang or vLLM launch found in the input(s)", EXIT_USAGE)
+        raise fail(f"no {engines.labels()} launch found in the input(s)", EXIT_USAGE)
     raise typer.Exit(EXIT_OK)
 
 

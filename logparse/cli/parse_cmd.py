@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import typer
 
+from logparse import engines
 from logparse.cli.app import EXIT_OK, EXIT_USAGE, app, fail, say
 from logparse.cli.options import sglang_version_option
 from logparse.cli.output import TABLE_FORMATS, Output, dumps, output_options
@@ -109,7 +110,7 @@ def parse(
     if not result.launches:
         lc = result.lines
         raise fail(
-            f"no SGLang or vLLM launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
+            f"no {engines.labels()} launch found ({lc.total} line(s) read: {lc.parsed} parsed, {lc.noise} noise, "
             f"{lc.unrecognized} unrecognized"
             + (f", {lc.other_units} of other units" if lc.other_units else "")
             + ")"

@@ -13,6 +13,7 @@ import shutil
 import sys
 from typing import Any
 
+from logparse import engines
 from logparse.text import terminal_text
 
 #: Problems listed before "… and N more".
@@ -37,9 +38,9 @@ def _kv(v: Any) -> str:
 
 def tour_lines(tour: dict[str, Any], prog: str = "logparse") -> list[str]:
     if not tour["launches"]:
-        return [f"The store holds no launch yet: {prog} ingest a startup log of SGLang or vLLM (or --journal)."]
-    engines = ", ".join(f"{n} {name}" for name, n in sorted(tour["per_engine"].items(), key=lambda x: -x[1]))
-    lines = [f"The store holds {tour['launches']} launches of {tour['deployments']} deployments ({engines})."]
+        return [f"The store holds no launch yet: {prog} ingest a startup log of {engines.labels()} (or --journal)."]
+    counts = ", ".join(f"{n} {name}" for name, n in sorted(tour["per_engine"].items(), key=lambda x: -x[1]))
+    lines = [f"The store holds {tour['launches']} launches of {tour['deployments']} deployments ({counts})."]
     problems = tour["problems"]
     if problems:
         lines.append(f"Needs attention ({len(problems)}):")

@@ -30,6 +30,8 @@ __all__ = [
     "default",
     "derived",
     "get",
+    "label",
+    "labels",
     "names",
     "of",
     "register",
@@ -138,6 +140,13 @@ def of(launch: Any) -> Engine:
     """The engine of a launch (anything with an ``engine`` attribute or key)."""
     name = launch.get("engine") if isinstance(launch, dict) else getattr(launch, "engine", None)
     return get(name)
+
+
+def labels(joiner: str = "or") -> str:
+    """Every engine as a person names them, the default first: ``SGLang or vLLM``."""
+    shown = sorted(all(), key=lambda e: (not e.names_unnamed, e.name))
+    words = [e.label for e in shown]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {joiner} " + words[-1]
 
 
 def label(name: str | None) -> str:

@@ -28,6 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from logparse import engines
 from logparse.launches.model import Launch
 from logparse.store import model_configs
 
@@ -96,7 +97,7 @@ def launches_of_file(path: str) -> list[Launch]:
 
 def _nth(path: str, launches: list[Launch], n: int | None) -> Launch:
     if not launches:
-        raise RefError(f"{path}: no SGLang or vLLM launch in this log")
+        raise RefError(f"{path}: no {engines.labels()} launch in this log")
     if n is None:
         return launches[-1]
     idx = n - 1 if n > 0 else len(launches) + n
