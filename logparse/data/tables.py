@@ -5,7 +5,8 @@ a sample line, its typed fields, a release range, never code.  This module only 
 (``tomllib``, ``importlib.resources``, as :mod:`logparse.grammar.lalr` reads the ``.lark`` files);
 the module that owns a table turns its entries into its own types (e.g.
 :func:`logparse.grammar.variant_table.load_variants`).  The store's statements are ``.sql`` files
-(``grammars/sql/``), read as text by :func:`sql`.
+(``grammars/sql/``), read as text by :func:`sql`; an engine's JSON data (releases, argument defaults),
+built by ``tools/``, by :func:`document`.
 
 Parsing a table with ``tomllib`` costs about 10 ms, on every command that dates a log: the parsed
 table is kept on disk next to lark's tables (:func:`cache_folder`), keyed by the file's bytes, so an
@@ -65,6 +66,15 @@ def table(filename: str) -> dict[str, Any]:
 def sql(name: str) -> str:
     """The text of ``grammars/sql/<name>.sql``, byte for byte (a released migration's statement is frozen)."""
     return resources.files("logparse.grammars").joinpath("sql").joinpath(f"{name}.sql").read_bytes().decode("utf-8")
+
+
+@cache
+def document(filename: str) -> Any:
+    """The JSON document ``grammars/<filename>`` (an engine's data built by ``tools/``: its releases,
+    its argument defaults), read once per process (do not mutate it)."""
+    import json
+
+    return json.loads(resources.files("logparse.grammars").joinpath(*filename.split("/")).read_bytes())
 
 
 def entries(filename: str, key: str) -> list[dict[str, Any]]:

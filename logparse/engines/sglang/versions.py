@@ -14,10 +14,9 @@ release exactly and we report the closest ones.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 
+from logparse.data import tables
 from logparse.grammar.releases import (
     DERIVED as DERIVED,
 )
@@ -46,8 +45,7 @@ from logparse.grammar.releases import (
 
 @lru_cache(maxsize=1)
 def _data() -> dict:
-    with resources.files("logparse.grammars").joinpath("sglang", "versions.json").open("r") as fh:
-        return json.load(fh)
+    return tables.document("sglang/versions.json")
 
 
 @lru_cache(maxsize=1)
@@ -167,8 +165,7 @@ def default_mem_fraction_static(version_range: Range | None, tp_size: int) -> fl
 
 @lru_cache(maxsize=1)
 def _defaults_data() -> dict:
-    with resources.files("logparse.grammars").joinpath("sglang", "server_args_defaults.json").open("r") as fh:
-        return json.load(fh)
+    return tables.document("sglang/server_args_defaults.json")
 
 
 @lru_cache(maxsize=1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from logparse.data import tables
 from logparse.engines.vllm import versions as vv
 from logparse.engines.vllm.prefix import split_head
 from logparse.grammar.variant_table import Variant, load_variants, signature_names, wording_evidence
@@ -124,11 +125,8 @@ _FAMILY_OF: dict[tuple[str, str | None], str] = {
 def line_numbers() -> dict[str, dict[str, list[list[str]]]]:
     """Appendix A of the vLLM catalogue (``grammars/vllm/line_numbers.json``, built by
     ``tools/build_vllm_line_numbers.py``): family -> ``file.py:N`` -> release ranges."""
-    import json
-    from importlib import resources
 
-    with resources.files("logparse.grammars").joinpath("vllm", "line_numbers.json").open("r", encoding="utf-8") as fh:
-        return json.load(fh)
+    return tables.document("vllm/line_numbers.json")
 
 
 def _family(ev) -> str | None:
