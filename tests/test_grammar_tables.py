@@ -18,7 +18,7 @@ from logparse import figures
 from logparse.budget import gpus
 from logparse.data import tables
 from logparse.engines.sglang import classify as sglang_classify
-from logparse.engines.sglang import formula, variants
+from logparse.engines.sglang import eras, variants
 from logparse.engines.vllm import classify as vllm_classify
 from logparse.engines.vllm import formula as vllm_budget
 from logparse.engines.vllm import variants as vllm_variants
@@ -206,8 +206,8 @@ def test_the_gpu_and_era_tables_field_by_field():
         ["H20", 95.0, "96 GB HBM3", "NVIDIA", ("H20 96GB",)]
     )
     assert gpus.find_gpu("L4").aliases == () and gpus.find_gpu("MI250").vendor == "AMD"
-    assert [e.key for e in formula.ERAS] == ["A", "B", "C"]
-    assert (formula.ERAS[2].first, formula.ERAS[2].last) == ("0.5.11", "0.5.23")
+    assert [e.key for e in eras.ERAS] == ["A", "B", "C"]
+    assert (eras.ERAS[2].first, eras.ERAS[2].last) == ("0.5.11", "0.5.23")
     assert [e.key for e in vllm_budget.VLLM_ERAS] == ["v0-a", "v0-b", "v0-c", "v1-a", "v1-b", "v1-c", "v1-d"]
     assert vllm_budget.VLLM_ERAS[-1].last == vv.LAST and vllm_budget.VLLM_ERAS[-2].last == "0.26.0"
 

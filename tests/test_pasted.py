@@ -16,7 +16,7 @@ import pytest
 
 from logparse.engines.sglang import bulk
 from logparse.engines.sglang import prefix as sglang_prefix
-from logparse.engines.sglang.assemble import role_of_word
+from logparse.engines.sglang.figures import role_of_word
 from logparse.engines.sglang.line import parse_line
 from logparse.grammar.classify import NOISE, LineClassifier, clean_text
 from logparse.grammar.pyliteral import parse_literal_prefix, payload_shape

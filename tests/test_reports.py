@@ -12,7 +12,9 @@ import pytest
 from helpers import CORPUS, SAMPLES, cli, corpus_files, needs_corpus
 from reports_fixture import CELL, kimi_log, kv_tokens
 
+from logparse.engines.sglang import eras
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.pipeline import parse_paths, parse_text
 from logparse.reports.check import Thresholds, robust_judge, run_check
 from logparse.reports.diff import diff_launches
@@ -195,7 +197,7 @@ def test_diff_names_the_engine_of_a_vllm_launch():
 def test_diff_attribution_one_input_at_a_time(tmp_path):
     a = parse_text(kimi_log(False)).launches[0]
     # B: a lower fraction; the formula explains the whole drop
-    t_b = fm.predict(fm.launch_inputs(a).inputs.with_(f=0.86), fm.features_for("0.5.10.post1")).tokens
+    t_b = fm.predict(fi.launch_inputs(a).inputs.with_(f=0.86), eras.features_for("0.5.10.post1")).tokens
     b = parse_text(kimi_log(False, tokens=t_b, fraction=0.86, minute=30)).launches[0]
     at = diff_launches(a, b).to_dict()["attribution"]
     assert at["supported"]
@@ -248,7 +250,7 @@ def test_check_fraction_change_names_the_cause(tmp_path):
     a = tmp_path / "a.log"
     a.write_text(kimi_log(False))
     la = parse_text(a.read_text()).launches[0]
-    t_b = fm.predict(fm.launch_inputs(la).inputs.with_(f=0.85), fm.features_for("0.5.10.post1")).tokens
+    t_b = fm.predict(fi.launch_inputs(la).inputs.with_(f=0.85), eras.features_for("0.5.10.post1")).tokens
     b = tmp_path / "b.log"
     b.write_text(kimi_log(False, tokens=t_b, fraction=0.85, minute=30))
     code, out, _ = cli("check", b, "--baseline", a, "--json")
@@ -301,37 +303,37 @@ def test_check_history_from_files(tmp_path):
 
 # --------------------------------------------------------------------------- formulas per era
 def test_eras_and_features():
-    assert fm.era_of("0.4.7").key == "A" and fm.era_of("0.5.6.post2").key == "A"
-    assert fm.era_of("0.5.7").key == "B" and fm.era_of("0.5.10.post1").key == "B"
-    assert fm.era_of("0.5.11").key == "C" and fm.era_of("0.5.23").key == "C"
-    assert fm.features_for("0.4.7", "EAGLE").eagle_inflation
-    assert not fm.features_for("0.5.7", "EAGLE").eagle_inflation
-    assert not fm.features_for("0.5.13", "EAGLE").draft_in_budget
-    assert fm.features_for("0.5.14", "EAGLE3").draft_in_budget
-    assert not fm.features_for("0.4.3", None).page_rounding
-    feat = fm.choose_features(("0.5.9", "0.5.12"))
+    assert eras.era_of("0.4.7").key == "A" and eras.era_of("0.5.6.post2").key == "A"
+    assert eras.era_of("0.5.7").key == "B" and eras.era_of("0.5.10.post1").key == "B"
+    assert eras.era_of("0.5.11").key == "C" and eras.era_of("0.5.23").key == "C"
+    assert eras.features_for("0.4.7", "EAGLE").eagle_inflation
+    assert not eras.features_for("0.5.7", "EAGLE").eagle_inflation
+    assert not eras.features_for("0.5.13", "EAGLE").draft_in_budget
+    assert eras.features_for("0.5.14", "EAGLE3").draft_in_budget
+    assert not eras.features_for("0.4.3", None).page_rounding
+    feat = eras.choose_features(("0.5.9", "0.5.12"))
     assert feat.era.key == "C" and "spans" in feat.notes[0]
 
 
 def test_formula_steps():
     inp = fm.Inputs(m_pre_gb=80.0, m_post_gb=60.0, f=0.9, cell=131072.0, page_size=16)
-    b = fm.predict(inp, fm.features_for("0.5.10"))
+    b = fm.predict(inp, eras.features_for("0.5.10"))
     rest = 60 - 80 * 0.1
     assert b.reserved_gb == pytest.approx(8.0) and b.rest_gb == pytest.approx(rest)
     assert b.tokens == (int(rest * 2**30) // 131072) // 16 * 16
-    capped = fm.predict(inp.with_(max_total_tokens=20000), fm.features_for("0.5.10"))
+    capped = fm.predict(inp.with_(max_total_tokens=20000), eras.features_for("0.5.10"))
     assert capped.capped and capped.tokens == 20000
     # era A EAGLE: T' = T + R*steps*topk + R*draft_tokens + 100
     e = fm.predict(
         inp.with_(page_size=1, spec_steps=3, spec_topk=1, spec_draft_tokens=4, max_running_requests=64),
-        fm.features_for("0.5.5", "EAGLE"),
+        eras.features_for("0.5.5", "EAGLE"),
     )
     assert e.tokens - e.tokens_memory == 64 * 3 + 64 * 4 + 100
     # era C 0.5.14+: the draft KV in the cell shrinks the pool
-    c = fm.predict(inp.with_(cell=131072.0 * (1 + 1 / 32)), fm.features_for("0.5.14", "EAGLE"))
+    c = fm.predict(inp.with_(cell=131072.0 * (1 + 1 / 32)), eras.features_for("0.5.14", "EAGLE"))
     assert c.tokens < b.tokens
     # not enough memory
-    assert fm.predict(inp.with_(f=0.2), fm.features_for("0.5.10")).not_enough
+    assert fm.predict(inp.with_(f=0.2), eras.features_for("0.5.10")).not_enough
 
 
 def test_era_a_eagle_sample_and_old_releases():

@@ -128,7 +128,7 @@ def rank_budget(
     pools_split: tuple[float, float] | None = None,
 ) -> RankBudget:
     """The budget of one physical rank from its own lines (``pools_split``: the KV pool and the
-    request table of a release that prints no KV pool size, :func:`formula.kv_pool_from_pool_end`)."""
+    request table of a release that prints no KV pool size, :func:`formula_inputs.kv_pool_from_pool_end`)."""
     t, d = target, draft
     shown = t or d
     label = shown.label() if shown is not None else "?"

@@ -11,6 +11,7 @@ from typing import Any
 
 from logparse.budget.model import Budget
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.engines.sglang import levers as lv
 from logparse.engines.sglang.flags import sglang_fp8_dtype, sglang_has
 from logparse.engines.sglang.formula import GiB
@@ -418,7 +419,7 @@ def sglang_mamba_slots(ctx: Ctx) -> list[Recommendation]:
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in counts):
         return []  # a figure set aside as out of range, or none
     n, k, size = (int(v or 0) for v in counts)
-    state = fm.mamba_gb(next((r for r in launch.ranks if (r.extra or {}).get("mamba")), None))
+    state = fi.mamba_gb(next((r for r in launch.ranks if (r.extra or {}).get("mamba")), None))
     if want <= n or not state > 0 or not math.isfinite(state) or li is None or li.inputs is None:
         return []
     per_slot = state / (size + 1)  # SGLang allocates max_mamba_cache_size + 1 slots
@@ -507,7 +508,7 @@ def fp8_kv_to_start(launch: Launch) -> str | None:
 def kv_bound_words(launch: Launch, b: Budget) -> str | None:
     """What sets the launch's KV tokens by SGLang's formula: the memory after a post-capture resize, or
     the fraction's rest after the weights; None when the log lacks the figures."""
-    if fm.capture_resize(launch) is not None:
+    if fi.capture_resize(launch) is not None:
         return (
             "the memory free after the CUDA-graph capture (post-capture KV sizing resized the pool), less "
             f"mem_fraction_static {b.mem_fraction_static:g}'s held-back share"

@@ -26,6 +26,7 @@ from logparse.budget.model import (
     timings,
 )
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.engines.sglang import versions
 from logparse.launches.figures import printed_out_of_range
 from logparse.launches.model import Launch
@@ -36,7 +37,7 @@ def sglang_budget(launch: Launch) -> Budget:
     done = setup_complete(launch)
     page = _page_size(launch)
     ranks = [
-        rank_budget(t, d, setup_complete=done, page_size=page, pools_split=fm.kv_pool_from_pool_end(launch, t))
+        rank_budget(t, d, setup_complete=done, page_size=page, pools_split=fi.kv_pool_from_pool_end(launch, t))
         for t, d in physical_ranks(launch)
     ]
     b = Budget(launch.launch_id, launch.outcome, memory_kind(launch), done, ranks)
@@ -53,7 +54,7 @@ def _pool_from_pool_end(b: Budget, launch: Launch) -> None:
     """A release that prints no KV pool size (before 0.4.1.post6): the pool is what the binding rank's
     pools took less the request table (the rank budgets' split), said in the formula notes."""
     binding = b.rank(b.binding_rank)
-    if b.kv_pool_gb is not None or binding is None or binding.kv_pool_gb is None or fm.prints_kv_pool_size(launch):
+    if b.kv_pool_gb is not None or binding is None or binding.kv_pool_gb is None or fi.prints_kv_pool_size(launch):
         return
     b.kv_pool_gb = binding.kv_pool_gb
     b.formula_notes.append(
@@ -70,9 +71,9 @@ def _page_size(launch: Launch) -> int:
 
 
 def _actual_kv(b: Budget, launch: Launch) -> None:
-    groups = fm.groups(launch)
-    pool_rank = fm.pool_rank(groups[0].targets) if groups else None
-    resize = fm.capture_resize(launch)
+    groups = fi.groups(launch)
+    pool_rank = fi.pool_rank(groups[0].targets) if groups else None
+    resize = fi.capture_resize(launch)
     if resize is not None:
         # post-capture sizing: the pool is the last count, the one after the CUDA-graph capture
         resized = pool_rank or next(r for r in groups[0].targets if (r.extra or {}).get("post_capture"))
@@ -97,8 +98,8 @@ def _actual_kv(b: Budget, launch: Launch) -> None:
 
 def _formula(b: Budget, launch: Launch) -> None:
     """Replay SGLang's sizing formula for the launch's era (group 0: DP0, or every rank)."""
-    groups = fm.groups(launch)
-    li = fm.best_inputs(launch, groups[0] if groups else None)
+    groups = fi.groups(launch)
+    li = fi.best_inputs(launch, groups[0] if groups else None)
     feat, inp = li.features, li.inputs
     b.inputs = li
     b.era, b.era_label, b.assumed_version = feat.era.key, feat.era.label, feat.version
@@ -137,7 +138,7 @@ def _formula(b: Budget, launch: Launch) -> None:
 def _compared_tokens(b: Budget, launch: Launch) -> int | None:
     """The token count the formula's prediction is compared with: the pool, except after post-capture
     sizing, where the formula sizes the reservation made before the capture (and only that is compared)."""
-    resize = fm.capture_resize(launch)
+    resize = fi.capture_resize(launch)
     if resize is None:
         return b.kv_tokens
     pre, post = resize
@@ -157,7 +158,7 @@ def _compared_tokens(b: Budget, launch: Launch) -> int | None:
     return pre
 
 
-def _cap(b: Budget, launch: Launch, li: fm.LaunchInputs, pred: fm.Prediction) -> None:
+def _cap(b: Budget, launch: Launch, li: fi.LaunchInputs, pred: fm.Prediction) -> None:
     """Is the pool set by --max-total-tokens?  Works with bounds when bytes per token are unmeasurable."""
     cap, inp, feat = launch.max_total_tokens, li.inputs, li.features
     if cap is None or inp is None:

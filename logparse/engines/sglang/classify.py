@@ -17,7 +17,8 @@ from typing import Any
 
 from logparse.data import tables
 from logparse.engines.base import STRENGTH, Claim
-from logparse.engines.sglang.line import LineParseError, batch_value, field_name, parse_line
+from logparse.engines.sglang.line import LineParseError, parse_line
+from logparse.engines.sglang.line_values import batch_value, field_name
 from logparse.engines.sglang.prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.kinds import GENERIC_KINDS

@@ -24,8 +24,9 @@ from typing import Any
 
 from logparse import engines
 from logparse.budget.model import Budget
+from logparse.engines.sglang import eras, versions
 from logparse.engines.sglang import formula as fm
-from logparse.engines.sglang import versions
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.launches.model import Launch
 from logparse.reports.diff import ranges_overlap
 
@@ -42,7 +43,7 @@ KNOB_ORDER = (
 )
 
 
-def _knobs(li: fm.LaunchInputs | None) -> dict[str, Any] | None:
+def _knobs(li: fi.LaunchInputs | None) -> dict[str, Any] | None:
     inp = li.inputs if li is not None else None
     if li is None or inp is None:
         return None
@@ -69,7 +70,7 @@ def _knobs(li: fm.LaunchInputs | None) -> dict[str, Any] | None:
     }
 
 
-def _inputs_of(k: dict[str, Any], feat: fm.Features) -> fm.Inputs:
+def _inputs_of(k: dict[str, Any], feat: eras.Features) -> fm.Inputs:
     s = k["spec"]
     cell = k["cell_t"]
     if cell is not None and feat.draft_in_budget and s.get("cell_d"):
@@ -178,7 +179,7 @@ def _common_cells(ka: dict[str, Any], kb: dict[str, Any], la: Any, lb: Any, note
 
 
 def _one_input_at_a_time(
-    ka: dict[str, Any], kb: dict[str, Any], fa: fm.Features, fb: fm.Features
+    ka: dict[str, Any], kb: dict[str, Any], fa: eras.Features, fb: eras.Features
 ) -> tuple[int | None, list[dict[str, Any]], int | None]:
     """Starting from A's inputs, take B's value of one input after another (in ``KNOB_ORDER``), then
     B's formula: the prediction on A's inputs, one step per change, and the last prediction."""

@@ -15,6 +15,7 @@ from typing import Any
 from logparse.budget.model import Budget, RankBudget, physical_ranks
 from logparse.budget.model_config import ModelConfig
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.engines.sglang.advice import fraction_result
 from logparse.engines.sglang.formula import GiB
 from logparse.engines.sglang.sentences import from_release_after, headroom_cell, sentences
@@ -120,14 +121,14 @@ def _rank_rows(launch: Launch, b: Budget, margin_gb: float | None, adv: Advice) 
 
 def _group_reports(launch: Launch) -> list[dict[str, Any]]:
     """Plain data parallelism: each replica sizes its own pool."""
-    grps = fm.groups(launch)
+    grps = fi.groups(launch)
     if len(grps) < 2:
         return []
     out = []
     for g in grps:
-        li = fm.best_inputs(launch, g)
+        li = fi.best_inputs(launch, g)
         p = fm.predict(li.inputs, li.features) if li.inputs else None
-        pr = fm.pool_rank(g.targets)
+        pr = fi.pool_rank(g.targets)
         out.append(
             {
                 "group": g.name,

@@ -21,9 +21,9 @@ from logparse.budget import model_kv as mk
 from logparse.budget.config_check import launch_kv_dtype
 from logparse.budget.model import Budget
 from logparse.budget.model_config import ModelConfig
+from logparse.engines.sglang import eras, versions
 from logparse.engines.sglang import formula as fm
 from logparse.engines.sglang import kv as sgkv
-from logparse.engines.sglang import versions
 from logparse.engines.sglang.formula import ROUND_GB, GiB
 from logparse.engines.sglang.reserve import EngineReserve, ReserveInputs, reserve_inputs, sglang_reserve
 from logparse.launches.model import Launch
@@ -58,8 +58,8 @@ class Settings:
     spec_draft_tokens: int | None = None
 
     @property
-    def features(self) -> fm.Features:
-        return fm.features_for(self.release, self.spec)
+    def features(self) -> eras.Features:
+        return eras.features_for(self.release, self.spec)
 
     def shape(self) -> sgkv.SglangShape:
         return sgkv.SglangShape(self.tp, self.dp, self.pp, self.dp_attention, self.kv_dtype, self.release)
@@ -128,7 +128,7 @@ class Baseline:
     """The formula's inputs for the planned settings, and what the range and headroom need."""
 
     inputs: fm.Inputs
-    features: fm.Features
+    features: eras.Features
     target_cell: float
     draft_cell: float
     weights_gb: float
@@ -260,7 +260,7 @@ def calibrated_baseline(
     return base
 
 
-def _residual(inp: fm.Inputs, feat: fm.Features, logged: int | None) -> tuple[int, int | None]:
+def _residual(inp: fm.Inputs, feat: eras.Features, logged: int | None) -> tuple[int, int | None]:
     """Logged − predicted tokens of the launch (0 when capped: the cap, not the formula, sized it)."""
     p = fm.predict(inp, feat)
     if logged is None or p.tokens is None or p.capped or p.tokens <= 0:
@@ -295,7 +295,7 @@ def _release_words(launch: Launch, release: str) -> str:
 
 
 # --------------------------------------------------------------------------- the prediction
-def _round_cap(t: int, inp: fm.Inputs, feat: fm.Features) -> int:
+def _round_cap(t: int, inp: fm.Inputs, feat: eras.Features) -> int:
     if inp.max_total_tokens is not None and t > inp.max_total_tokens:
         t = inp.max_total_tokens
     if feat.page_rounding and inp.page_size > 1:

@@ -13,6 +13,7 @@ from typing import Any
 
 from logparse.budget.model import Budget
 from logparse.engines.sglang import formula as fm
+from logparse.engines.sglang import formula_inputs as fi
 from logparse.engines.sglang import versions
 from logparse.engines.sglang.formula import GiB
 from logparse.launches.model import Launch, RankMemory
@@ -27,7 +28,7 @@ def from_release_after(launch: Launch, release: str) -> bool:
     return rng is not None and versions.index(rng[1]) >= versions.index(release)
 
 
-def headroom_cell(li: fm.LaunchInputs, has_draft: bool) -> float | None:
+def headroom_cell(li: fi.LaunchInputs, has_draft: bool) -> float | None:
     """Bytes of headroom one more pool token costs (draft KV grows with the pool outside the budget)."""
     inp = li.inputs
     if inp is None or inp.cell is None:
@@ -46,7 +47,7 @@ def _gb(v: float | None) -> str:
 class Sized:
     """The formula's parts of a launch it could size, checked once and read by every sentence."""
 
-    li: fm.LaunchInputs
+    li: fi.LaunchInputs
     inp: fm.Inputs
     pred: fm.Prediction
     m_pre: float  # the budget's printed figures (GiB, two decimals)
@@ -140,7 +141,7 @@ def _prediction(launch: Launch, b: Budget, s: Sized) -> list[str]:
         verdict = "within the rounding of the printed figures"
     else:
         verdict = f"{b.kv_tokens_diff or 0:+,} tokens ({b.kv_tokens_diff_pct or 0.0:+.2f}%)"
-    resize = fm.capture_resize(launch)
+    resize = fi.capture_resize(launch)
     if resize is not None:
         return _prediction_resized(b, resize, verdict)
     out = [
@@ -223,7 +224,7 @@ def _cap(launch: Launch, b: Budget, s: Sized) -> list[str]:
 
 def pool_layout(launch: Launch) -> str | None:
     """``MLA`` (one latent per token, the same on every TP rank), ``MHA`` (K and V, split over the KV heads)."""
-    pr = fm.pool_rank([r for r in launch.ranks if r.worker == "target"])
+    pr = fi.pool_rank([r for r in launch.ranks if r.worker == "target"])
     if pr is None:
         return None
     pools = [p for p in (pr.extra or {}).get("pools", []) if p.get("kv_gb") is not None]
@@ -283,7 +284,7 @@ def _rank_spread(launch: Launch, b: Budget, s: Sized) -> list[str]:
     spread = round(hi[0] - lo[0], 2)
     if spread <= 0:
         return [f"All {len(pre)} ranks had the same free memory before weights ({lo[0]:.2f} {UNIT})."]
-    if len(fm.groups(launch)) > 1:
+    if len(fi.groups(launch)) > 1:
         who = f"Each DP replica sizes its own pool from the minimum over its own ranks, so up to {spread:.2f} {UNIT} differs between ranks."
     else:
         who = f"SGLang sizes every rank from the minimum, so up to {spread:.2f} {UNIT} stays unused on the other ranks."
@@ -385,8 +386,8 @@ def sizing_notes(launch: Launch, b: Budget) -> list[str]:
     """What the newest releases print about the pools beside the plain KV pool, and what bounded
     max_running_requests: sliding-window (SWA) and DeepSeek-V4 pools, the multimodal reservation, the
     mamba state cache's cap."""
-    grp = fm.groups(launch)
-    rank = (fm.pool_rank(grp[0].targets) or (grp[0].targets[0] if grp[0].targets else None)) if grp else None
+    grp = fi.groups(launch)
+    rank = (fi.pool_rank(grp[0].targets) or (grp[0].targets[0] if grp[0].targets else None)) if grp else None
     if rank is None:
         return []
     x = rank.extra or {}
@@ -427,7 +428,7 @@ def _dsv4_note(x: dict[str, Any]) -> list[str]:
     )
     if isinstance(sizing, dict):
         text += f" The SWA pool is sized by mode {sizing.get('mode')} ({_count(sizing.get('swa_tokens'))} tokens)."
-    solve = fm.dsv4_solve(_Extra(x))
+    solve = fi.dsv4_solve(_Extra(x))
     avail = calc.get("available_bytes") if isinstance(calc, dict) else None
     if solve is not None and isinstance(avail, (int, float)) and not isinstance(avail, bool):
         bpt = solve[0]
