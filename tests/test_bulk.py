@@ -222,7 +222,7 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
 
     from logparse.engines.sglang import bulk, bulk_blocks
     from logparse.sources import text_source
-    from logparse.store import Store, ingest
+    from logparse.store import Store, ingest_parse
 
     lines = []
     for line in launch_lines(datetime(2026, 5, 18, 9), runtime=30, pid=4242):
@@ -237,7 +237,7 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
             src = text_source(f"journal-window-{i}", _render(w, fmt), FORMAT_NAMES[fmt])
             src.kind = "stdin"
             if path == "bulk":
-                monkeypatch.setattr(ingest, "BULK_MIN_BYTES", 0)
+                monkeypatch.setattr(ingest_parse, "BULK_MIN_BYTES", 0)
                 monkeypatch.setattr(bulk, "MIN_BULK_BYTES", 0)
                 monkeypatch.setattr(bulk_blocks, "RECORD_PATH_ROWS", record_rows)  # the rows left to polars or not
             report = store.ingest_sources([src])
