@@ -15,7 +15,7 @@ and both keep what the log or the system said, as the six characters Python prin
   Python API pass :func:`valid_text` where they enter: the name of a
   :class:`logparse.sources.Source` (what every launch, warning and ``sources`` row calls its
   input; the file is still opened by its own name), :func:`logparse.sources.text_source`'s text,
-  and the ``--host`` and ``--label`` of an ingest (:class:`logparse.store.ingest.IngestOptions`).
+  and the ``--host`` and ``--label`` of an ingest (:class:`logparse.store.ingest_types.IngestOptions`).
   Each lone surrogate becomes its escape: the same text as the first way, so a path reads the same
   whether it came in a log line or on the command line.
 

@@ -220,9 +220,9 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
 
     from store_fixture import launch_lines
 
-    from logparse.engines.sglang import bulk
+    from logparse.engines.sglang import bulk, bulk_blocks
     from logparse.sources import text_source
-    from logparse.store import Store, ingest
+    from logparse.store import Store, ingest_parse
 
     lines = []
     for line in launch_lines(datetime(2026, 5, 18, 9), runtime=30, pid=4242):
@@ -237,9 +237,9 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
             src = text_source(f"journal-window-{i}", _render(w, fmt), FORMAT_NAMES[fmt])
             src.kind = "stdin"
             if path == "bulk":
-                monkeypatch.setattr(ingest, "BULK_MIN_BYTES", 0)
+                monkeypatch.setattr(ingest_parse, "BULK_MIN_BYTES", 0)
                 monkeypatch.setattr(bulk, "MIN_BULK_BYTES", 0)
-                monkeypatch.setattr(bulk, "RECORD_PATH_ROWS", record_rows)  # the rows left to polars or not
+                monkeypatch.setattr(bulk_blocks, "RECORD_PATH_ROWS", record_rows)  # the rows left to polars or not
             report = store.ingest_sources([src])
             monkeypatch.undo()
             row = store.launches(columns=None).row(0, named=True)
@@ -383,10 +383,10 @@ def _template_log(near_misses: list[str] | None = None) -> list[str]:
 def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, record_rows):
     """Batch and access lines proven by numpy, lines one step from a template (which polars or,
     when few, the record path reads), in blocks of several sizes: the same as the record path."""
-    from logparse.engines.sglang import bulk as bulk_mod
+    from logparse.engines.sglang import bulk_blocks
     from logparse.sources import text_source
 
-    monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", record_rows)
+    monkeypatch.setattr(bulk_blocks, "RECORD_PATH_ROWS", record_rows)
     text = _render(_template_log(), fmt)
     records = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk=False))
     for block in (4096, 1 << 16, 1 << 24):
@@ -397,15 +397,15 @@ def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, r
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "export"])
 def test_templates_leave_polars_divergent_lines_to_polars(monkeypatch, fmt):
-    from logparse.engines.sglang import bulk as bulk_mod
+    from logparse.engines.sglang import bulk_blocks
     from logparse.sources import text_source
 
-    monkeypatch.setattr(bulk_mod, "RECORD_PATH_ROWS", 0)
+    monkeypatch.setattr(bulk_blocks, "RECORD_PATH_ROWS", 0)
     text = _render(_template_log(POLARS_DIVERGENT), fmt)
     source = FORMAT_NAMES[fmt]
     with_templates = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
-    monkeypatch.setattr(bulk_mod, "TEMPLATE_FORMATS", frozenset())
-    monkeypatch.setattr(bulk_mod, "TEMPLATE_EXPORT", False)
+    monkeypatch.setattr(bulk_blocks, "TEMPLATE_FORMATS", frozenset())
+    monkeypatch.setattr(bulk_blocks, "TEMPLATE_EXPORT", False)
     polars_only = _summary(parse_sources([text_source("x", text, source)], bulk="force", block_bytes=1 << 16))
     assert with_templates == polars_only
 
@@ -446,7 +446,7 @@ def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
     the stamp numbers (mixed widths), the line's own stamp in ISO form either way."""
     import numpy as np
 
-    from logparse.engines.sglang import bulk, bulk_template
+    from logparse.engines.sglang import bulk_runtime, bulk_template
 
     stamps = [f"2026-11-29 08:{i // 60:02d}:{i % 60:02d}" for i in range(0, 300, 7)]
     if millis != "none":
@@ -455,7 +455,7 @@ def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
     b = bulk_template.Bytes(data)
     starts, ends = b.lines()
     decode, _, _ = bulk_template.batch_rows(b, bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {}))
-    frame = bulk._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
+    frame = bulk_runtime._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
     assert frame["ts"].to_list() == [s.replace(" ", "T") for s in stamps]
 
 

@@ -14,7 +14,7 @@ import json
 import polars as pl
 import pytest
 
-from logparse.engines.sglang import bulk
+from logparse.engines.sglang import bulk_blocks, bulk_classify
 from logparse.engines.sglang import prefix as sglang_prefix
 from logparse.engines.sglang.figures import role_of_word
 from logparse.engines.sglang.line import parse_line
@@ -88,7 +88,7 @@ def test_bracket_words_on_every_path():
     assert kind == "load_begin" and fields == {"avail_gb": 77.1}
     m = sglang_prefix.PREFIX_RE.match(line)
     assert sglang_prefix.prefix_fields(m) == prefix and line[m.end() :].startswith("Load weight begin")
-    found = pl.Series([line]).str.extract_groups(bulk.PREFIX_PATTERN).to_list()[0]
+    found = pl.Series([line]).str.extract_groups(bulk_classify.PREFIX_PATTERN).to_list()[0]
     assert sglang_prefix.split_items(found["tags"]) == (["TP1"], ["DisaggregationMode.DECODE"])
     # a word that only starts like a tag is a word; a tag in the words' place is still a tag
     assert parse_line("[2025-12-02 07:04:51 TP1x EP2] Init torch distributed begin.")[0]["words"] == ["TP1x"]
@@ -366,7 +366,7 @@ def test_glog_lines_on_both_paths(tmp_path):
     result = both_paths(tmp_path, text)
     assert result.lines.unrecognized == 0 and result.lines.noise == len(GLOG_LINES) + 1
     # the bulk path counts them itself in a plain input (polars runs the same pattern)
-    res = bulk.classify_block("\n".join(GLOG_LINES).encode(), "plain", False)
+    res = bulk_blocks.classify_block("\n".join(GLOG_LINES).encode(), "plain", False)
     assert res.py_rows == [3] and res.vec_total == 4 and res.vec_parsed == 0  # "out of memory": to the classifier
     assert [n["name"] for n in NOISE].count("glog") == 1
 

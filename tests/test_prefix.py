@@ -15,7 +15,7 @@ from importlib import resources
 import polars as pl
 import pytest
 
-from logparse.engines.sglang import bulk
+from logparse.engines.sglang import bulk_blocks, bulk_classify
 from logparse.engines.sglang import prefix as sglang_prefix
 from logparse.engines.sglang.classify import PREFIX_RE, fast_batch
 from logparse.engines.sglang.line import parse_line
@@ -78,8 +78,8 @@ def fast_path_prefix(line: str) -> tuple[dict, int] | None:
 def bulk_prefixes(lines: list[str]) -> list[tuple[dict, int] | None]:
     """What the bulk path's polars pattern finds (the same named groups)."""
     s = pl.Series(lines)
-    groups = s.str.extract_groups(bulk.PREFIX_PATTERN).to_list()
-    whole = s.str.extract(bulk.PREFIX_PATTERN, 0).to_list()
+    groups = s.str.extract_groups(bulk_classify.PREFIX_PATTERN).to_list()
+    whole = s.str.extract(bulk_classify.PREFIX_PATTERN, 0).to_list()
     out: list[tuple[dict, int] | None] = []
     for g, w in zip(groups, whole):
         if w is None:
@@ -130,7 +130,7 @@ def test_bulk_classification_uses_the_same_prefix():
     heads = [line[: m.end()] for line in ERA_SAMPLES if (m := PREFIX_RE.match(line))]
     heads += ["", "[gpu=3] ", "Rank 2: ", "[2026-02-05 08:00:00 WORKER1] ", "[12:00 TP0] ", "[2026-02-05 08:00:00 TP0]"]
     lines = [head + "hello from the scheduler" for head in heads]
-    res = bulk.classify_block("\n".join(lines).encode(), "plain", False)
+    res = bulk_blocks.classify_block("\n".join(lines).encode(), "plain", False)
     python_rows = set(res.py_rows)
     for i, line in enumerate(lines):
         assert (i in python_rows) == (PREFIX_RE.match(line) is None), line

@@ -23,7 +23,7 @@ import pytest
 from helpers import LOGPARSE, SAMPLES, StoreHolder, cli_env, cli_process
 from journal_fixture import Entry, build_journal, export_stream, journal_remote, require_tools
 
-from logparse.store.ingest import BULK_MIN_BYTES
+from logparse.store.ingest_parse import BULK_MIN_BYTES
 
 RESTARTS = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
 GUARD_S = 60  # a time-out against hanging, not a timing assertion

@@ -133,7 +133,7 @@ def _close_ingest(
     if out.fmt == "json":
         out.write(dumps({"store": str(store.path), **report.to_dict()}, indent=2) + "\n")
     elif out.fmt == "ndjson":
-        from logparse.store.ingest import source_dict
+        from logparse.store.ingest_types import source_dict
 
         out.write("".join(dumps(source_dict(s)) + "\n" for s in report.sources))
     if report.sources and len(report.failed) == len(report.sources):

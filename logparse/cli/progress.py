@@ -1,7 +1,7 @@
 """Progress on stderr for long commands: bytes, lines and their rate, only when stderr is a terminal.
 
 ``-q`` (or a stderr that is a file or a pipe) keeps every bar silent.  ``ingest`` has its own bar
-inside the store (:mod:`logparse.store.ingest`), shown under the same rule.
+inside the store (:mod:`logparse.store.ingest_progress`), shown under the same rule.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def watch(
 ) -> None:
     """Follow a log file or the journal into the store; one block per launch that becomes ready or failed."""
     from logparse.store import Store
-    from logparse.store.ingest import IngestOptions
+    from logparse.store.ingest_types import IngestOptions
     from logparse.store.watch import Policy, StoreWriter
 
     use_journal = journal or any(x is not None for x in (unit, directory, jfile))

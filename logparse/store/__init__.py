@@ -42,7 +42,7 @@ from logparse.store.db import (
 from logparse.store.querysafe import QueryRefused, check_read_only, check_write
 
 if TYPE_CHECKING:  # the ingest machinery (parser, lark, polars) is imported only when ingesting
-    from logparse.store.ingest import IngestOptions, IngestReport, SourceOutcome
+    from logparse.store.ingest_types import IngestOptions, IngestReport, SourceOutcome
 from logparse.store.schema import HISTORY_METRICS, SCHEMA_VERSION
 
 __all__ = [
@@ -276,7 +276,7 @@ class Store:
 
     # ------------------------------------------------------------------ ingest
     def _opts(self, **kw) -> IngestOptions:
-        from logparse.store.ingest import IngestOptions
+        from logparse.store.ingest_types import IngestOptions
 
         labels = kw.pop("labels", None) or {}
         lock_timeout = kw.pop("lock_timeout", None)
@@ -303,7 +303,8 @@ class Store:
         """
         from logparse.sources import open_inputs
         from logparse.store import exchange
-        from logparse.store.ingest import IngestReport, ingest_sources
+        from logparse.store.ingest import ingest_sources
+        from logparse.store.ingest_types import IngestReport
 
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -344,7 +345,7 @@ class Store:
     def journal_cursor(
         self, unit: str | None = None, directory: str | None = None, file: str | None = None, host: str | None = None
     ) -> str | None:
-        from logparse.store.ingest import journal_scope, stored_cursor
+        from logparse.store.journal_cursors import journal_scope, stored_cursor
 
         try:
             with self.connect() as con:
@@ -367,7 +368,7 @@ class Store:
     ) -> IngestReport:
         """Read the journal with journalctl (from the stored cursor on) and ingest it."""
         from logparse.sources import InputError, journal_source
-        from logparse.store.ingest import journal_scope
+        from logparse.store.journal_cursors import journal_scope
 
         source_factory = source_factory or journal_source
         # the cursor of the same query (unit, directory, file), whatever host the entries name
@@ -675,7 +676,7 @@ def _integrity_checks() -> list[tuple[str, str]]:
 def __getattr__(name: str) -> Any:
     """``IngestReport`` and friends, imported on first use (keeps read-only commands light)."""
     if name in ("IngestOptions", "IngestReport", "SourceOutcome"):
-        from logparse.store import ingest
+        from logparse.store import ingest_types
 
-        return getattr(ingest, name)
+        return getattr(ingest_types, name)
     raise AttributeError(f"module 'logparse.store' has no attribute {name!r}")

@@ -193,7 +193,7 @@ def _columns(con, table: str) -> list[str]:
 
 def import_store(path: Path, foreign_path: Path, opts, *, batch: int = 200):
     """Merge another store (or an export) into the store at ``path``, in one transaction."""
-    from logparse.store.ingest import SourceOutcome
+    from logparse.store.ingest_types import SourceOutcome
 
     foreign_path = Path(foreign_path)
     if not is_export_dir(foreign_path) and path.exists() and foreign_path.resolve() == path.resolve():

@@ -24,541 +24,33 @@ Idempotence and merging:
 * an input that cannot be read is not stored and the others are (its outcome: ``failed``);
 * with ``--journal``, the last ``__CURSOR`` per (host, unit) is kept in
   ``journal_cursors`` and the next run reads only what came after it.
+
+This module writes: each parsed input in one transaction (:func:`ingest_parsed`; a launch the
+store refuses is set aside), the inputs in turn (:func:`ingest_sources`), over one write
+connection held across small inputs (:class:`WriteLease`).  What it runs: the options and
+outcomes (:mod:`.ingest_types`), the parse of an input (:mod:`.ingest_parse`) with its progress
+bar (:mod:`.ingest_progress`), the journal cursors (:mod:`.journal_cursors`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from logparse.launches.identity import launch_id, make_distinct
-from logparse.launches.model import Launch
 from logparse.store import db as dbm
 from logparse.store import merge, model_configs
-from logparse.store import runtime as rtm
 from logparse.store.frames import to_json
-from logparse.store.items import Item, is_continuation
+from logparse.store.ingest_parse import ParsedSource, parse_source, source_kind
+from logparse.store.ingest_progress import PROGRESS_MIN_BYTES
+from logparse.store.ingest_types import IngestOptions, IngestReport, SourceOutcome
+from logparse.store.items import Item
+from logparse.store.journal_cursors import save_cursors
 from logparse.store.merge import apply_items
 from logparse.store.rows import values_sql
-from logparse.store.runtime import BatchSpan
-from logparse.store.tally import RunTally, Step
-from logparse.text import console_style, terminal_text, valid_text
-
-if TYPE_CHECKING:
-    import threading
-
-    from rich.progress import Progress, TaskID
-
-#: Inputs at least this large (or of unknown size) get a progress bar on a terminal.
-PROGRESS_MIN_BYTES = 4 << 20
-#: Files at least this large take the vectorized path (batch lines known by their aggregate only);
-#: smaller inputs, and every journal query, are read record by record.
-BULK_MIN_BYTES = 4 << 20
-
-
-@dataclass
-class IngestOptions:
-    host: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    sglang_version: str | None = None
-    lock_timeout: float = dbm.DEFAULT_LOCK_TIMEOUT
-    input_format: str | None = None
-    progress: bool | None = None  # None: when stderr is a terminal
-
-    def __post_init__(self) -> None:
-        # names from the command line: valid text before they are stored (logparse.text)
-        self.host = valid_text(self.host) if self.host is not None else None
-        self.labels = {valid_text(k): valid_text(v) for k, v in self.labels.items()}
-
-
-@dataclass
-class SourceOutcome:
-    name: str
-    #: stored | skipped | empty (no engine lines) | pending (kept until its launch's start arrives) |
-    #: unattached | imported | binary (not read) | failed (could not be read: not stored) |
-    #: model_config (a model's config.json, kept for its launches: :mod:`logparse.store.model_configs`)
-    status: str
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    dropped_lines: int = 0
-    kept_lines: int = 0  # lines of launches whose start is not in the store yet (kept until it is)
-    message: str = ""
-    #: launches already stored that this input showed to be part of another one (see :mod:`.tally`)
-    united: int = 0
-    #: what the input did to the store, launch by launch (:class:`~logparse.store.tally.RunTally`)
-    lineage: list[Step] = field(default_factory=list, repr=False)
-
-    @classmethod
-    def of(cls, name: str, status: str, lineage: list[Step], **rest: Any) -> SourceOutcome:
-        """An input's outcome, its launches counted from what it did to the store."""
-        t = RunTally().follow(lineage)
-        return cls(name, status, t.added, t.updated, t.unchanged, united=t.united, lineage=list(lineage), **rest)
-
-
-def source_dict(s: SourceOutcome) -> dict[str, Any]:
-    """One input's outcome as ``ingest --json`` prints it (its lineage is the store's business)."""
-    keys = ("name", "status", "added", "updated", "unchanged", "united", "dropped_lines", "kept_lines", "message")
-    return {k: getattr(s, k) for k in keys}
-
-
-@dataclass
-class IngestReport:
-    sources: list[SourceOutcome] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def tally(self) -> RunTally:
-        """What the run did to the store: a launch one input added and a later one updated or
-        united with another is one launch added, a launch two inputs hold is counted once."""
-        return RunTally().follow(step for s in self.sources for step in s.lineage)
-
-    @property
-    def added(self) -> int:
-        return self.tally().added
-
-    @property
-    def updated(self) -> int:
-        return self.tally().updated
-
-    @property
-    def unchanged(self) -> int:
-        return self.tally().unchanged
-
-    @property
-    def united(self) -> int:
-        return self.tally().united
-
-    @property
-    def skipped(self) -> int:
-        return sum(1 for s in self.sources if s.status == "skipped")
-
-    @property
-    def failed(self) -> list[SourceOutcome]:
-        """The inputs that could not be read (not stored)."""
-        return [s for s in self.sources if s.status == "failed"]
-
-    @property
-    def useful(self) -> bool:
-        """Did the run store anything, or find it stored already?  (Else ``ingest`` exits 2.)"""
-        return any(s.status in ("stored", "imported", "pending", "skipped", "unattached") for s in self.sources)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report as ``ingest --json`` prints it: the run's counts, then each input's outcome."""
-        t = self.tally()
-        return {
-            "added": t.added,
-            "updated": t.updated,
-            "unchanged": t.unchanged,
-            "united": t.united,
-            "skipped": self.skipped,
-            "failed": len(self.failed),
-            "summary": self.summary(),
-            "sources": [source_dict(s) for s in self.sources],
-            "warnings": list(dict.fromkeys(self.warnings)),
-        }
-
-    def summary(self) -> str:
-        stored = sum(1 for s in self.sources if s.status in ("stored", "imported"))
-        empty = sum(1 for s in self.sources if s.status == "empty")
-        t = self.tally()
-        parts = [f"{t.added} launch(es) added", f"{t.updated} updated", f"{t.unchanged} unchanged"]
-        if t.united:
-            parts.append(f"{t.united} stored launch(es) united with another (one launch, read in pieces)")
-        text = f"ingested {stored} input(s): " + ", ".join(parts)
-        if self.skipped:
-            text += f"; {self.skipped} input(s) skipped (already in the store)"
-        pending = [s for s in self.sources if s.status == "pending"]
-        if pending:
-            lines = sum(s.kept_lines for s in pending)
-            text += (
-                f"; {len(pending)} input(s) hold only lines of launches whose start is not in the store yet "
-                f"({lines} line(s) kept until it is)"
-            )
-        configs = sum(1 for s in self.sources if s.status == "model_config")
-        if configs:
-            text += f"; {configs} model file(s) (config.json, weights index) kept for their launches"
-        if empty:
-            text += f"; {empty} input(s) without engine lines (SGLang or vLLM) not stored"
-        if self.failed:
-            names = ", ".join(s.name for s in self.failed[:3]) + (", ..." if len(self.failed) > 3 else "")
-            text += f"; {len(self.failed)} input(s) could not be read, not stored: {names}"
-        binary = sum(1 for s in self.sources if s.status == "binary")
-        if binary:
-            text += f"; {binary} binary file(s) met in a directory not read"
-        dropped = sum(s.dropped_lines for s in self.sources)
-        if dropped:
-            text += f"; {dropped} line(s) of launches whose start is in no input and not in the store were dropped"
-        return text
-
-
-# ---------------------------------------------------------------------------- items
-
-
-def _stream_with_host(stream: tuple, host: str | None) -> tuple:
-    if host and not stream[0]:
-        return (host,) + tuple(stream[1:])
-    return tuple(stream)
-
-
-def _relabel(launch: Launch, host: str | None) -> None:
-    """Give a launch without a host the ``--host`` one (and the id that goes with it)."""
-    if host and not launch.host:
-        launch.host = host
-        launch.launch_id = launch_id(launch)
-
-
-# ---------------------------------------------------------------------------- parsing
-
-
-@dataclass
-class ParsedSource:
-    name: str
-    kind: str
-    fmt: str
-    content_hash: str | None
-    bytes: int | None
-    counts: Any
-    items: list[Item]
-    unrecognized: list
-    warnings: list[str]
-    cursors: dict[tuple, str]  # (host, unit) -> last __CURSOR
-    cursor_by_line: dict[int, str]
-    orphan_lines: int = 0
-    #: why the input was not read (a binary file met in a directory walk)
-    skipped: str | None = None
-    #: the launches the store refused, one note each (:func:`set_aside_refused`)
-    set_aside: list[str] = field(default_factory=list)
-
-
-def source_kind(src) -> str:
-    """file, stdin, journal (a journalctl query) or text (in memory)."""
-    if getattr(src, "kind", None):
-        return src.kind
-    name = str(getattr(src, "name", ""))
-    if "journalctl" in type(src).__name__.lower() or name.startswith("journalctl "):
-        return "journal"
-    if name == "-":
-        return "stdin"
-    path = getattr(src, "path", None) or name  # the name as given (a file name need not be valid text)
-    if path and Path(path).is_file():
-        return "file"
-    return "text"
-
-
-def prehash(src) -> str | None:
-    """Content hash of a file input before parsing it (the same hash the source computes)."""
-    opener = getattr(src, "_opener", None)
-    if opener is None or getattr(src, "name", "-") == "-" or getattr(src, "size", None) is None:
-        return None
-    if not Path(getattr(src, "path", None) or src.name).is_file():
-        return None
-    h = hashlib.sha256()
-    try:
-        fh = opener()
-        try:
-            while True:
-                chunk = fh.read(1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
-        finally:
-            fh.close()
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
-@dataclass
-class _Bar:
-    """A progress bar that is showing, and the thread that updates it."""
-
-    progress: Progress
-    task: TaskID
-    stop: threading.Event
-    thread: threading.Thread
-
-
-class _Progress:
-    """A rich progress bar on stderr (bytes and lines per second), only on a terminal.
-
-    A background thread polls the source's byte count and the parser's line count, so it
-    works the same for the record path and the vectorized (block) path.
-    """
-
-    def __init__(self, src, enabled: bool | None, sp=None):
-        self.src = src
-        self.sp = sp
-        size = getattr(src, "size", None)
-        if enabled is None:
-            enabled = sys.stderr.isatty() and (size is None or size >= PROGRESS_MIN_BYTES)
-        self.enabled = enabled
-        self._bar: _Bar | None = None
-        if enabled:
-            self._bar = self._start(src, size)
-
-    def _start(self, src, size: int | None) -> _Bar:
-        import threading
-
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TransferSpeedColumn,
-        )
-
-        progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TextColumn("{task.fields[lines]:,} lines"),
-            TextColumn("{task.fields[lps]:,.0f} lines/s"),
-            TimeElapsedColumn(),
-            console=Console(stderr=True, **console_style()),
-            transient=True,
-        )
-        name = Path(str(src.name)).name or str(src.name)
-        task = progress.add_task(terminal_text(name[-40:]), total=size, lines=0, lps=0.0)
-        progress.start()
-        stop = threading.Event()
-        thread = threading.Thread(target=self._poll, args=(progress, task, stop), daemon=True)
-        thread.start()
-        return _Bar(progress, task, stop, thread)
-
-    def tick(self) -> None:
-        """Kept for callers that count records themselves; the poller does the work."""
-
-    def _poll(self, progress: Progress, task: TaskID, stop: threading.Event) -> None:
-        while not stop.wait(0.25):
-            self._update(progress, task)
-
-    def _update(self, progress: Progress, task_id: TaskID) -> None:
-        task = progress.tasks[0]
-        elapsed = task.elapsed or 0.0
-        lines = self.sp.counts.total if self.sp is not None else 0
-        progress.update(
-            task_id,
-            completed=getattr(self.src, "bytes_read", 0),
-            lines=lines,
-            lps=lines / elapsed if elapsed > 0 else 0.0,
-        )
-
-    def close(self) -> None:
-        bar = self._bar
-        if bar is not None:
-            bar.stop.set()
-            bar.thread.join(timeout=1.0)
-            self._update(bar.progress, bar.task)
-            bar.progress.stop()
-
-
-BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
-
-
-def _store_parser_class():
-    """A StreamParser that also counts batch lines per second for each launch (see store.runtime)."""
-    from logparse.pipeline import StreamParser
-
-    class StoreParser(StreamParser):
-        def on_batch(self, asm, ev):
-            counts = getattr(asm, "store_batch_ts", None)
-            if counts is None:
-                counts = asm.store_batch_ts = Counter()
-            counts[ev.ts] += 1
-
-        def on_batch_stamps(self, asm, stamps):
-            frames = getattr(asm, "store_batch_frames", None)
-            if frames is None:
-                frames = asm.store_batch_frames = []
-            frames.append(stamps)
-
-    return StoreParser
-
-
-def parse_source(src, opts: IngestOptions) -> ParsedSource:
-    parser_cls = _store_parser_class()
-    sp = parser_cls(src.name, opts.sglang_version)
-    sp.mtime = getattr(src, "mtime", None)
-    sp.ordinal_base = getattr(src, "ordinal_base", 0)
-    cursors: dict[tuple, str] = {}
-    cursor_by_line: dict[int, str] = {}
-    kind = source_kind(src)
-    _feed(src, sp, opts, kind, cursors, cursor_by_line)
-    launches, counts, unrec, warns = sp.finish()
-    items = _launch_items(sp, launches, opts.host)
-    orphans, orphan_lines = _orphan_items(sp, opts.host)
-    items += orphans
-    warnings = list(getattr(src, "warnings", []))
-    warnings += [w for w in warns if "started before this input begins" not in w]
-    return ParsedSource(
-        name=src.name,
-        kind=kind,
-        fmt=getattr(src, "fmt", "plain"),
-        content_hash=getattr(src, "content_hash", None),
-        bytes=getattr(src, "bytes_read", None),
-        counts=counts,
-        items=items,
-        unrecognized=unrec,
-        warnings=warnings,
-        cursors=cursors,
-        cursor_by_line=cursor_by_line,
-        orphan_lines=orphan_lines,
-        skipped=getattr(src, "skipped", None),
-    )
-
-
-def _bulk_input(src, kind: str) -> bool:
-    """A file of 4 MiB or more, or a stream (stdin, journalctl) unless it ended within its
-    first 64 KiB."""
-    if kind == "file":
-        return (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES
-    if kind in ("stdin", "journal") and callable(getattr(src, "known_size", None)):
-        size = src.known_size()
-        return size is None or size >= BULK_MIN_BYTES
-    return False
-
-
-def _fast_reader(src, sp, kind: str, cursor_by_line: dict[int, str]) -> Any:
-    """The vectorized path of a large input, or None; a stream counts its batch lines per stamp (exact
-    merges of overlapping windows) and a journal notes the cursors of the lines it reads itself."""
-    from logparse.pipeline import fast_reader
-
-    def note(rec) -> None:
-        if rec.cursor:
-            cursor_by_line[rec.line_no] = rec.cursor
-
-    if not _bulk_input(src, kind):
-        return None
-    stream = kind != "file"
-    return fast_reader(src, sp, stamps=stream, on_record=note if stream else None)
-
-
-def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
-    """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
-    progress = _Progress(src, opts.progress, sp)
-    try:
-        reader = _fast_reader(src, sp, kind, cursor_by_line)
-        if reader is not None:
-            # Large files and streams: the vectorized path (batch lines arrive as aggregates).
-            reader.run()
-            if kind != "file":
-                for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
-                    cursors[(host or opts.host, unit)] = cursor
-        else:
-            for rec in src.records():
-                progress.tick()
-                if rec.cursor:
-                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
-                    cursor_by_line[rec.line_no] = rec.cursor
-                sp.feed(rec)
-    finally:
-        progress.close()
-
-
-def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
-    """One item per assembled launch (relabelled with ``--host``)."""
-    asms = sp.assemblers
-    if asms is None or len(asms) != len(launches):
-        asms = [None] * len(launches)
-    for launch in launches:
-        _relabel(launch, host)
-    make_distinct(launches)
-    items: list[Item] = []
-    for launch, asm in zip(launches, asms):
-        items.append(
-            Item(
-                events=list(launch.events),
-                stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), host),
-                launch=launch,
-                continuation=is_continuation(launch.events),
-                span=BatchSpan.from_runtime(launch.runtime, None, _stamps_of(asm)),
-            )
-        )
-    return items
-
-
-def _stamps_of(asm):
-    """The batch lines per stamp a launch's assembler counted (record path and bulk path)."""
-    return rtm.stamp_counts(getattr(asm, "store_batch_ts", None), getattr(asm, "store_batch_frames", None))
-
-
-def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
-    """One item per piece of a launch that began before the input (a continuation), and their line count."""
-    items: list[Item] = []
-    orphan_lines = 0
-    for asm in getattr(sp, "orphans", []):
-        agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
-        orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
-        items.append(
-            Item(
-                events=list(asm.events),
-                stream=_stream_with_host(tuple(asm.stream), host),
-                continuation=True,
-                span=BatchSpan.from_runtime(agg, None, _stamps_of(asm)),
-            )
-        )
-    return items, orphan_lines
-
-
-def source_id_for(name: str, content_hash: str | None) -> str:
-    return hashlib.sha256(f"{name}\x00{content_hash or ''}".encode()).hexdigest()[:16]
-
-
-# ---------------------------------------------------------------------------- journal cursors
-
-
-def cursor_realtime(cursor: str) -> int | None:
-    for part in cursor.split(";"):
-        if part.startswith("t="):
-            try:
-                return int(part[2:], 16)
-            except ValueError:
-                return None
-    return None
-
-
-def journal_scope(unit: str | None, directory: str | None, jfile: str | None) -> str:
-    return f"unit={unit or '*'};directory={directory or ''};file={jfile or ''}"
-
-
-def stored_cursor(con, scope: str, host: str | None = None) -> str | None:
-    """The cursor to resume a journal query from: the oldest of its (host, unit) cursors."""
-    rows = con.execute("SELECT cursor, realtime_us, host FROM journal_cursors WHERE scope = ?", [scope]).fetchall()
-    rows = [r for r in rows if host is None or r[2] == host]
-    if not rows:
-        return None
-    rows.sort(key=lambda r: (r[1] is None, r[1] or 0))
-    return rows[0][0]
-
-
-def save_cursors(con, scope: str, cursors: dict[tuple, str], now: datetime) -> None:
-    if not cursors:
-        return
-    values = list(cursors.values())
-    cur = values_sql({"host": "str", "unit": "str", "cursor": "str", "realtime_us": "int"})
-    cols = [[h for h, _ in cursors], [u for _, u in cursors], values, [cursor_realtime(c) for c in values]]
-    con.execute(
-        f"DELETE FROM journal_cursors WHERE scope = ? AND (host, unit) IN (SELECT (host, unit) FROM ({cur}))",
-        [scope, *cols],
-    )
-    con.execute(
-        "INSERT INTO journal_cursors (host, unit, cursor, updated_at, scope, realtime_us) "
-        f"SELECT host, unit, cursor, ?, ?, realtime_us FROM ({cur})",
-        [now, scope, *cols],
-    )
-
-
-# ---------------------------------------------------------------------------- one input
 
 
 class WriteLease:
@@ -810,6 +302,33 @@ def _logparse_version() -> str:
     from logparse import __version__
 
     return __version__
+
+
+def prehash(src) -> str | None:
+    """Content hash of a file input before parsing it (the same hash the source computes)."""
+    opener = getattr(src, "_opener", None)
+    if opener is None or getattr(src, "name", "-") == "-" or getattr(src, "size", None) is None:
+        return None
+    if not Path(getattr(src, "path", None) or src.name).is_file():
+        return None
+    h = hashlib.sha256()
+    try:
+        fh = opener()
+        try:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+        finally:
+            fh.close()
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def source_id_for(name: str, content_hash: str | None) -> str:
+    return hashlib.sha256(f"{name}\x00{content_hash or ''}".encode()).hexdigest()[:16]
 
 
 def known_content_hashes(path: Path, lock_timeout: float) -> set[str]:

@@ -36,15 +36,10 @@ from logparse.sources import Source, text_source
 from logparse.sources.follow import ENDED, FileFollower, Growth, JournalFollower
 from logparse.store import Store
 from logparse.store import db as dbm
-from logparse.store.ingest import (
-    IngestOptions,
-    ParsedSource,
-    SourceOutcome,
-    WriteLease,
-    ingest_parsed,
-    journal_scope,
-    parse_source,
-)
+from logparse.store.ingest import WriteLease, ingest_parsed
+from logparse.store.ingest_parse import ParsedSource, parse_source
+from logparse.store.ingest_types import IngestOptions, SourceOutcome
+from logparse.store.journal_cursors import journal_scope
 
 FINISHED = ("ready", "failed")
 #: Lines that only feed runtime aggregates: a write of nothing else can wait (``runtime_interval``).

@@ -13,7 +13,7 @@ A row is *proven* only when its whole message is exactly::
         #running-req: N, #queue-req: N, #pending-token: N, cuda graph: B, input throughput (token/s): F
 
 (ASCII only, no other text, items of the bracket plain words): for such a row the polars
-classification of :mod:`logparse.engines.sglang.bulk` can only say "a batch line, vectorized", and its
+classification of :mod:`logparse.engines.sglang.bulk_classify` can only say "a batch line, vectorized", and its
 fields are the ones read here.  Every other row, a line that almost matches included, goes through
 the polars expressions as before (``tests/test_bulk.py`` checks both paths on near misses).
 """

@@ -1,0 +1,274 @@
+"""The runtime figures of the vectorized path: batch lines decoded and aggregated, in bulk.
+
+A ``Decode batch`` / ``Prefill batch`` line reaches a launch as a share of its runtime aggregate
+(the same definitions as :class:`logparse.engines.sglang.assemble.RuntimeAgg`), not as an event:
+
+* :func:`batch_rows` decodes the stamp and the four figures of the batch rows polars classified
+  (:mod:`.bulk_classify`), cut by literal finds; a figure out of its bound
+  (:data:`logparse.grammar.bounds.BATCH_FIELDS`) marks the row ``odd``, for the record path;
+* :func:`aggregate` reduces them per segment (the batch rows after the k-th python row) and pid,
+  :func:`stamp_counts` keeps the stamp of each (the store merges overlapping journal windows with
+  them);
+* the rows :mod:`.bulk_template` proved (numpy) are aggregated by :func:`one_group` (the usual
+  block: one segment, one pid) or framed (:func:`proven_frame`) and merged with the polars rows'
+  (:func:`merged_aggregates`);
+* :func:`aggregates_by_segment` hands them to the reader as ``{segment: [(pid, aggregate)]}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logparse.grammar import bounds
+
+
+def batch_rows(batch):
+    """The stamp and the fields of the batch rows (a lazy frame)."""
+    import polars as pl
+
+    # The fields are cut at byte offsets (``str.find``) with a character slice: right on ASCII
+    # text only.  The few batch lines with other characters (a word in the bracket, say) are
+    # cut after the key itself (``splitn``), exactly and more slowly.
+    ascii_only = pl.col("msg").str.len_bytes() == pl.col("msg").str.len_chars()
+    return pl.concat(
+        [
+            _batch_fields(batch.filter(ascii_only), _field),
+            _batch_fields(batch.filter(~ascii_only), _field_exact, foreign=True),
+        ]
+    )
+
+
+#: The field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each figure column.
+_FIGURE_FIELDS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
+
+
+def _batch_fields(batch, field, foreign: bool = False):
+    """The stamp and the four fields of batch rows (a lazy frame), cut by ``field``; ``odd``: a
+    figure that is no ASCII number within its bound (:data:`logparse.grammar.bounds.BATCH_FIELDS`),
+    or (``foreign``: rows that are not ASCII) digits of another script.  The record path reads
+    such a row (:func:`.bulk_classify.collect`), warning and all, as it does whichever path reads
+    the input."""
+    import polars as pl
+
+    msg = pl.col("msg")
+    decode = msg.str.contains("] Decode batch", literal=True)
+    texts = {
+        "running": field(msg, "#running-req: "),
+        "usage": field(msg, "token usage: "),
+        "queue": field(msg, "#queue-req: "),
+        "tokens": pl.when(decode).then(pl.coalesce(field(msg, "#token: "), field(msg, "#full token: "))),
+    }
+    batch = batch.with_columns(**{"_" + k: t for k, t in texts.items()})  # each cut once, read twice
+    values = {k: pl.col("_" + k).cast(pl.Float64 if k == "usage" else pl.Int64, strict=False) for k in texts}
+    odd = msg.str.contains(bounds.FOREIGN_DIGIT_PATTERN) if foreign else pl.lit(False)
+    for k in texts:
+        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[k]]
+        odd = odd | (pl.col("_" + k).is_not_null() & ~values[k].is_between(bound.lo, bound.hi).fill_null(False))
+    return batch.select(
+        "i",
+        "pid",
+        "seg",
+        # SGLang's stamp is fixed-width: "[YYYY-mm-dd HH:MM:SS" (+ ".mmm" with SGLANG_LOG_MS);
+        # kept with its space (same order as the ISO form) and turned into ISO after the min/max.
+        ts=pl.when(msg.str.slice(5, 1) != "-")
+        .then(None)
+        .when(msg.str.slice(20, 1) == ".")
+        .then(msg.str.slice(1, 23))
+        .otherwise(msg.str.slice(1, 19)),
+        **values,
+        odd=odd.fill_null(False),
+    )
+
+
+def _field(msg, key: str):
+    """The text after ``key`` up to the next comma (``#running-req: 12, …`` -> ``12``).
+
+    Literal finds and short slices (ASCII text: byte offsets are character offsets): several
+    times faster in polars than a regexp with a capture group over the whole line, and twice as
+    fast as splitting the slice at its comma."""
+    pos = msg.str.find(key, literal=True)
+    after = msg.str.slice(pos + len(key), 24)
+    return after.str.slice(0, after.str.find(",", literal=True).fill_null(24)).str.strip_chars()
+
+
+def _field_exact(msg, key: str):
+    """:func:`_field` for any text: the value is cut after the key itself, not at an offset."""
+    after = msg.str.splitn(key, 2).struct.field("field_1")
+    return after.str.slice(0, 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
+
+
+def aggregate(rows):
+    """Runtime aggregates per (segment, pid) of the batch rows (:func:`batch_rows`)."""
+    import polars as pl
+
+    return rows.group_by("seg", "pid").agg(
+        pl.len().alias("batch_lines"),
+        pl.col("running").max().alias("peak_running_req"),
+        pl.col("usage").max().alias("peak_token_usage"),
+        pl.col("queue").max().alias("peak_queue_req"),
+        pl.col("tokens").max().alias("peak_tokens"),
+        pl.col("ts").min().alias("first_runtime_at"),
+        pl.col("ts").max().alias("last_runtime_at"),
+    )
+
+
+def stamp_counts(rows):
+    """The ISO stamp of each batch row, by segment and pid: kept as frames, one row a line (a
+    journal has a stamp every second or so, too many for Python dicts; counting them is left
+    to the few questions asked of them, :class:`logparse.store.runtime.StampFrame`)."""
+    import polars as pl
+
+    return rows.select("seg", "pid", pl.col("ts").str.replace(" ", "T", literal=True))
+
+
+def aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
+    """``{segment: [(pid, aggregate), ...]}`` with ISO times; with stamps counted
+    (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts``, one row a line."""
+    agg, stamps = agg
+    parts = stamps.partition_by("seg", "pid", as_dict=True, include_key=False) if stamps is not None else None
+    aggs: dict[int, list[tuple[Any, dict]]] = {}
+    for row in agg.iter_rows(named=True):
+        for k in ("first_runtime_at", "last_runtime_at"):
+            if row[k]:
+                row[k] = row[k].replace(" ", "T", 1)
+        if parts is not None:
+            row["stamps"] = parts[(row["seg"], row["pid"])]
+        aggs.setdefault(row.pop("seg"), []).append((row.pop("pid"), row))
+    return aggs
+
+
+def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None):
+    """The aggregates of the proven rows, and the first row of their pid, when they are all one
+    (segment, pid), the usual block, read by numpy: ``({seg: [(pid, aggregate)]}, {pid: row})``;
+    None otherwise."""
+    import numpy as np
+
+    from logparse.engines.sglang import bulk_template
+
+    parts = [r for r in (decode, prefill) if len(r.row)]
+    rows = np.concatenate([r.row for r in parts])
+    lo, hi = int(rows.min()), int(rows.max())
+    seg = np.searchsorted(python_rows, [lo, hi], side="right") - 1
+    pid = np.concatenate([r.cols["pid"] for r in parts]) if with_pid else None
+    if seg[0] != seg[1] or (pid is not None and pid.min() != pid.max()):
+        return None
+    ts = np.concatenate([r.cols["ts"] for r in parts])
+    agg = {
+        "batch_lines": len(rows),
+        "peak_running_req": max(int(r.cols["running"].max()) for r in parts),
+        "peak_token_usage": max(float(r.cols["usage"].max()) for r in parts),
+        "peak_queue_req": max(int(r.cols["queue"].max()) for r in parts),
+        "peak_tokens": int(decode.cols["tokens"].max()) if len(decode.row) else None,
+        "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
+        "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
+    }
+    if stamps:
+        agg["stamps"] = _stamp_frame(ts, [r.cols["ts_at"] for r in parts], b)
+    key = int(pid[0]) if pid is not None else None
+    return {int(seg[0]): [(key, agg)]}, {key: lo}
+
+
+def _stamp_frame(ts, at: list, b):
+    """The ISO stamp of each row (:func:`stamp_counts`' frame): copied from the block when all have
+    one width (an Arrow array over one buffer), else written from :mod:`.bulk_template`'s stamp
+    numbers, each distinct one once."""
+    import numpy as np
+    import polars as pl
+    import pyarrow as pa
+
+    from logparse.engines.sglang import bulk_template
+
+    milli = ts % 10000 > 0
+    if not milli.any() or milli.all():
+        width = 23 if milli.any() else 19
+        buf = bulk_template.stamp_texts(b, np.concatenate(at), width)
+        offsets = np.arange(len(ts) + 1, dtype=np.int64) * width
+        arr = pa.LargeStringArray.from_buffers(len(ts), pa.py_buffer(offsets), pa.py_buffer(buf))
+        return pl.DataFrame({"ts": pl.from_arrow(arr)})
+    distinct, which = np.unique(ts, return_inverse=True)
+    texts = pl.DataFrame({"c": distinct}).select(_stamp_text(pl.col("c"), "T")).to_series()
+    return pl.DataFrame({"ts": texts.gather(which.ravel())})
+
+
+def proven_frame(decode, prefill, python_rows, with_pid: bool):
+    """The proven batch rows as one frame: row ``i``, ``seg`` (the python rows before it), ``pid``,
+    the four figures and ``ts`` (:mod:`.bulk_template`'s number)."""
+    import numpy as np
+    import polars as pl
+
+    parts = []
+    for rows, decoding in ((decode, True), (prefill, False)):
+        c = rows.cols
+        n = len(rows.row)
+        if not n:
+            continue
+        parts.append(
+            pl.DataFrame(
+                {
+                    "i": rows.row,
+                    "seg": np.searchsorted(python_rows, rows.row, side="right") - 1,
+                    "pid": pl.Series(c["pid"] if with_pid else [None] * n, dtype=pl.Int64),
+                    "running": c["running"],
+                    "usage": c["usage"],
+                    "queue": c["queue"],
+                    "tokens": pl.Series(c["tokens"] if decoding else [None] * n, dtype=pl.Int64),
+                    "ts": c["ts"],
+                }
+            )
+        )
+    return pl.concat(parts)
+
+
+def _stamp_text(code, sep: str):
+    """:mod:`.bulk_template`'s stamp number as SGLang wrote it (``sep`` between date and time)."""
+    import polars as pl
+
+    d = (code // 10000).cast(pl.String).str.zfill(14)
+    frac = code % 10000
+    return pl.concat_str(
+        d.str.slice(0, 4),
+        pl.lit("-"),
+        d.str.slice(4, 2),
+        pl.lit("-"),
+        d.str.slice(6, 2),
+        pl.lit(sep),
+        d.str.slice(8, 2),
+        pl.lit(":"),
+        d.str.slice(10, 2),
+        pl.lit(":"),
+        d.str.slice(12, 2),
+        pl.when(frac > 0).then(pl.lit(".") + (frac - 1000).cast(pl.String).str.zfill(3)).otherwise(pl.lit("")),
+    )
+
+
+def merged_aggregates(agg, frame, stamps: bool):
+    """The aggregates (and stamps) of the polars rows and the proven rows together."""
+    import polars as pl
+
+    rest, rest_stamps = agg if agg is not None else (None, None)
+    ts = pl.col("ts")
+    mine = frame.group_by("seg", "pid").agg(
+        pl.len().alias("batch_lines"),
+        pl.col("running").max().alias("peak_running_req"),
+        pl.col("usage").max().alias("peak_token_usage"),
+        pl.col("queue").max().alias("peak_queue_req"),
+        pl.col("tokens").max().alias("peak_tokens"),
+        _stamp_text(ts.min(), " ").alias("first_runtime_at"),
+        _stamp_text(ts.max(), " ").alias("last_runtime_at"),
+    )
+    mine_stamps = frame.select("seg", "pid", _stamp_text(ts, "T").alias("ts")) if stamps else None
+    if rest is None:
+        return mine, mine_stamps
+    both = (
+        pl.concat([rest, mine.cast(rest.schema)])
+        .group_by("seg", "pid")
+        .agg(
+            pl.col("batch_lines").sum(),
+            *(pl.col(k).max() for k in ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")),
+            pl.col("first_runtime_at").min(),
+            pl.col("last_runtime_at").max(),
+        )
+    )
+    if mine_stamps is None or rest_stamps is None:
+        return both, None
+    return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)])
