@@ -41,6 +41,7 @@ from datetime import datetime
 from itertools import chain
 from pathlib import Path
 
+from logparse import engines
 from logparse.store import db as dbm
 from logparse.store import merge, model_configs
 from logparse.store.frames import to_json
@@ -230,7 +231,7 @@ def _outcome(ps: ParsedSource, res: merge.Result, has_content: bool, stored: boo
     if ps.skipped:
         return SourceOutcome(ps.name, "binary", message=ps.skipped)
     if not has_content:
-        return SourceOutcome(ps.name, "empty", message="no SGLang or vLLM lines")
+        return SourceOutcome(ps.name, "empty", message=f"no {engines.labels()} lines")
     if not stored and ps.set_aside:
         return SourceOutcome(ps.name, "failed", message=ps.set_aside[0])
     if not stored:

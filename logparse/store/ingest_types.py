@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from logparse import engines
 from logparse.store import db as dbm
 from logparse.store.tally import RunTally, Step
 from logparse.text import valid_text
@@ -140,7 +141,7 @@ class IngestReport:
         if configs:
             text += f"; {configs} model file(s) (config.json, weights index) kept for their launches"
         if empty:
-            text += f"; {empty} input(s) without engine lines (SGLang or vLLM) not stored"
+            text += f"; {empty} input(s) without engine lines ({engines.labels()}) not stored"
         if self.failed:
             names = ", ".join(s.name for s in self.failed[:3]) + (", ..." if len(self.failed) > 3 else "")
             text += f"; {len(self.failed)} input(s) could not be read, not stored: {names}"
