@@ -14,7 +14,7 @@ the grammar or the stateful classifier:
 Batch lines are reduced to per-launch runtime aggregates with vectorized regex
 extraction (the same definitions as :class:`logparse.engines.sglang.assemble.RuntimeAgg`); access
 lines and other prefixed lines without an anchor are counted as noise.  Results are
-identical whatever the block size (``tests/test_bulk.py``).
+identical whatever the block size (``tests/engines/sglang/test_bulk.py``).
 """
 
 from __future__ import annotations
