@@ -119,25 +119,26 @@ def pytest_xdist_make_scheduler(config, log):
 
 #: The longest files (a minute or more of one worker each, measured with ``--durations``), handed out
 #: first: scheduled last, one of them alone would be the run's tail while the other worker idles.
+#: Paths from the rootdir, as in node ids (two engines' test files may share a name).
 LONGEST_FIRST = (
-    "test_store_order.py",
-    "test_watch.py",
-    "test_reliability.py",
-    "test_bulk.py",
-    "test_one_truth.py",
-    "test_fuzz_readback.py",
-    "test_tools.py",
-    "test_fuzz.py",
-    "test_text_safety.py",
-    "test_bounds.py",
+    "tests/test_store_order.py",
+    "tests/test_watch.py",
+    "tests/test_reliability.py",
+    "tests/engines/sglang/test_bulk.py",
+    "tests/test_one_truth.py",
+    "tests/test_fuzz_readback.py",
+    "tests/test_tools.py",
+    "tests/test_fuzz.py",
+    "tests/test_text_safety.py",
+    "tests/test_bounds.py",
 )
 
 
 def pytest_collection_modifyitems(config, items):
     """The longest files first (:data:`LONGEST_FIRST`; the same order on every worker); ``slow``
     tests show as skipped unless the run selects them (``-m slow``)."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: each file keeps its order
     if "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")

@@ -1,6 +1,6 @@
 """The declarative tables of ``grammars/`` load as the Python records they replace.
 
-``tests/test_variants.py`` and ``tests/test_vllm_variants.py`` walk each table entry by entry; these
+``tests/engines/sglang/test_variants.py`` and ``tests/engines/vllm/test_variants.py`` walk each table entry by entry; these
 tests catch a loader that drops, reorders or retypes entries (an integer read as a float, a missing
 ``unset`` field, ``"last"`` left unresolved) and a cache that goes stale.
 """

@@ -14,7 +14,7 @@ the grammar or the stateful classifier:
 Batch lines are reduced to per-launch runtime aggregates with vectorized regex
 extraction (the same definitions as :class:`logparse.engines.sglang.assemble.RuntimeAgg`); access
 lines and other prefixed lines without an anchor are counted as noise.  Results are
-identical whatever the block size (``tests/test_bulk.py``).
+identical whatever the block size (``tests/engines/sglang/test_bulk.py``).
 
 This module is the reader: which sources take the path (:func:`supported`), the input cut into
 blocks of whole lines and read ahead in a thread, and each block's result applied in order to a

@@ -15,7 +15,7 @@ A row is *proven* only when its whole message is exactly::
 (ASCII only, no other text, items of the bracket plain words): for such a row the polars
 classification of :mod:`logparse.engines.sglang.bulk_classify` can only say "a batch line, vectorized", and its
 fields are the ones read here.  Every other row, a line that almost matches included, goes through
-the polars expressions as before (``tests/test_bulk.py`` checks both paths on near misses).
+the polars expressions as before (``tests/engines/sglang/test_bulk.py`` checks both paths on near misses).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_":
 for _c in b"0123456789.-":
     _ITEM[_c] = 2
 #: Characters of a request path a proven access line may hold: none of an anchor's (each anchor
-#: holds a space, a capital, ``_``, ``#`` or ``=``; tests/test_bulk.py checks it).
+#: holds a space, a capital, ``_``, ``#`` or ``=``; tests/engines/sglang/test_bulk.py checks it).
 PATH_CHARS = b"abcdefghijklmnopqrstuvwxyz0123456789/.-?&%"
 _PATH = np.zeros(256, bool)
 _PATH[list(PATH_CHARS)] = True

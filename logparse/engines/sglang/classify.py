@@ -59,7 +59,7 @@ def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> t
     prefix dict of that match, when the caller has it.
 
     Runtime lines are most of a production log; this keeps them off the LALR parser.
-    ``tests/test_fastpath.py`` checks that both agree.  Any shape it does not know
+    ``tests/engines/sglang/test_classify.py`` checks that both agree.  Any shape it does not know
     (mixed-chunk header, the 0.4.9 ``full=N, swa=M`` items) falls back to the grammar.
     """
     if text.startswith("Decode batch", start):

@@ -23,7 +23,7 @@ read by the grammar alone: it has no stamp and only old logs carry it.
 **Authority.**  The grammar (``grammars/sglang/line.lark``, rule ``prefix``) is
 the documented definition.  :data:`STAMP`, :data:`TAG`, :data:`LOG_LEVEL` and
 :data:`PYLOC` below are its terminals written as Python regexps (non-capturing groups,
-``/`` unescaped); ``tests/test_prefix.py`` fails when they differ from the grammar's by
+``/`` unescaped); ``tests/engines/sglang/test_prefix.py`` fails when they differ from the grammar's by
 one character, and checks on every variant's sample line that the grammar, the
 classifier's fast path (:data:`PREFIX_RE`) and the bulk path (:data:`PREFIX`, run by
 polars) find the same stamp, the same tags and the same start of the message.

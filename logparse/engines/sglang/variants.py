@@ -2,7 +2,7 @@
 
 Each entry: a name, the release range in which SGLang prints exactly that wording
 (from the log catalogue), one sample line written by us in that format, and the
-fields the sample must parse to.  ``tests/test_variants.py`` walks the whole table,
+fields the sample must parse to.  ``tests/engines/sglang/test_variants.py`` walks the whole table,
 so adding a variant is one entry plus its sample, in the TOML file.
 
 The table also dates logs: a parsed event's *signature* (kind, wording form, field

@@ -20,7 +20,7 @@ them); the first and last lines of the 0.15+ version logo are the prefix alone.
 **Authority.**  The grammar (``grammars/vllm/line.lark``, terminals ``PROC_TAG``,
 ``RANK_PREFIX`` and ``VLOG``) is the documented definition; :data:`PROC_TAG`, :data:`RANK_PREFIX`
 and :data:`LOG_PREFIX` below are the same terminals written as Python regexps, and
-``tests/test_vllm_prefix.py`` fails when they differ by one character.  They sit at the bottom
+``tests/engines/vllm/test_prefix.py`` fails when they differ by one character.  They sit at the bottom
 (no imports) because the sources stage needs them too: Ray's actor prefix looks like a vLLM process
 tag, and :mod:`logparse.sources.formats.ray` must leave vLLM's own tags to the grammar.
 

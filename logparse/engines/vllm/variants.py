@@ -4,7 +4,7 @@ data, ``grammars/vllm/variants.toml``.
 Each entry: a name, the release range in which vLLM prints exactly that wording (catalogue §2, as
 ``since``/``until`` over :data:`logparse.engines.vllm.versions.RELEASES`), one sample line written
 by us in that format (our own numbers), and the fields the sample must parse to.
-``tests/test_vllm_variants.py`` walks the table, as ``tests/test_variants.py`` walks SGLang's.
+``tests/engines/vllm/test_variants.py`` walks the table, as ``tests/engines/sglang/test_variants.py`` walks SGLang's.
 
 The table also dates a log whose version is not printed (a pasted excerpt): an event's signature
 (kind, wording form, field names) is looked up here, and the union of the matching variants'

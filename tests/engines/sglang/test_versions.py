@@ -1,4 +1,5 @@
-"""ServerArgs defaults per SGLang release (grammars/sglang/server_args_defaults.json) and their accessor."""
+"""SGLang's releases (:mod:`logparse.engines.sglang.versions`): the ServerArgs defaults per release
+(grammars/sglang/server_args_defaults.json) and their accessor, and the order of release names."""
 
 from __future__ import annotations
 
@@ -87,3 +88,30 @@ def test_default_fraction_tables_of_0_1():
 
     assert f(("0.1.12", "0.1.12"), 2) == 0.85 and f(("0.1.3", "0.1.4"), 2) == 0.80
     assert f(("0.1.21", "0.1.22"), 16) == 0.74 and f(("0.1.24", "0.1.26"), 1) == 0.89
+
+
+def test_release_names_sort_as_pep_440_orders_them():
+    from logparse.engines.sglang.versions import release_key
+
+    ordered = [
+        "0.5.0rc2",
+        "0.5.0",
+        "0.5.0.post1",
+        "0.5.1",
+        "0.10.1",
+        "0.10.1.1",
+        "0.18.2rc1.dev73+gdb7a17ecc",
+        "0.18.2rc1",
+        "0.18.2",
+    ]
+    shuffled = ordered[1::2] + ordered[::2]
+    assert sorted(shuffled, key=release_key) == ordered
+
+
+def test_a_release_name_that_is_not_pep_440_is_placed_by_its_leading_release():
+    from logparse.engines.sglang import versions
+
+    assert versions.release_key("0.5.10-custom") == versions.release_key("0.5.10")
+    assert versions.releases()[versions.index("0.5.10-custom")] == "0.5.10"  # not among the 0.4 releases
+    assert versions.releases()[versions.index("v0.4.7")] == "0.4.7"
+    assert versions.index("banana") == 0  # before every release, never an error

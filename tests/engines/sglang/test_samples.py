@@ -28,7 +28,7 @@ EXPECTED = {
 
 
 def test_every_sample_is_listed():
-    # vLLM's samples have their own test (tests/test_vllm_samples.py)
+    # vLLM's samples have their own test (tests/engines/vllm/test_samples.py)
     assert {str(p.relative_to(SAMPLES)) for p in SAMPLES.glob("*/*.log") if p.parent.name != "vllm"} == set(EXPECTED)
 
 

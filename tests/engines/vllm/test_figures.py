@@ -231,14 +231,6 @@ def test_uvicorn_and_the_offline_init_name_their_line():
     assert offline.outcome == "ready" and offline.outcome_evidence.startswith("'init engine … took'")
 
 
-def test_sglang_launches_name_their_deciding_line_too():
-    from logparse.pipeline import parse_paths
-
-    (launch,) = parse_paths([str(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log")]).launches
-    assert launch.outcome == "ready" and launch.outcome_evidence.startswith("the ready line 'The server is fired up")
-    assert launch.to_dict()["outcome_evidence"] == launch.outcome_evidence
-
-
 def test_show_and_explain_say_what_decided(tmp_path):
     log = tmp_path / "routes.log"
     log.write_text(SERVER_063 + ENGINE_063 + V0_FIGURES + ROUTES, encoding="utf-8")

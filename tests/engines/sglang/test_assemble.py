@@ -1,8 +1,9 @@
-"""Crashes of the 0.1-0.3 era: ``Exception in X:`` + the traceback on the following lines.
+"""A start's outcome as SGLang's assembly decides it (:mod:`logparse.engines.sglang.assemble`).
 
-Each log below was written by us in the format of the release named (lines read from that
-release's own source); the start must come out ``failed`` with the exception line at the end
-of the traceback as its error, never ``incomplete``.
+Crashes of the 0.1-0.3 era: ``Exception in X:`` + the traceback on the following lines.  Each log
+below was written by us in the format of the release named (lines read from that release's own
+source); the start must come out ``failed`` with the exception line at the end of the traceback as
+its error, never ``incomplete``.  A ready start names the line that decided it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from helpers import SAMPLES
 
 from logparse.pipeline import parse_paths
 
@@ -262,3 +264,11 @@ def test_scheduler_crash_with_an_unusual_exception_class_fails(tmp_path):
     (launch,) = _parse(tmp_path, text)
     assert launch.outcome == "failed"
     assert launch.error.startswith("triton.runtime.errors.OutOfResources: out of resource")
+
+
+def test_sglang_launches_name_their_deciding_line_too():
+    from logparse.pipeline import parse_paths
+
+    (launch,) = parse_paths([str(SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log")]).launches
+    assert launch.outcome == "ready" and launch.outcome_evidence.startswith("the ready line 'The server is fired up")
+    assert launch.to_dict()["outcome_evidence"] == launch.outcome_evidence

@@ -1,0 +1,2 @@
+"""The tests of vLLM's own code (``logparse/engines/vllm/``): each file is named after the module it tests
+(``test_variants.py``: ``variants.py``), or after the logs it reads (``test_samples.py``)."""
