@@ -104,7 +104,9 @@ def test_the_stages_of_the_flow_are_the_layout_s():
     stages = re.findall(r"─► (\w+)", flow.splitlines()[1])
     ranked = [s for s in sorted(STAGES, key=STAGES.get) if STAGES[s] >= 0 and s != "__main__"]
     assert stages == ranked
-    assert f"through {_number_word(len(stages))}\nstages" in PAGE or f"through {_number_word(len(stages))} stages" in PAGE
+    assert (
+        f"through {_number_word(len(stages))}\nstages" in PAGE or f"through {_number_word(len(stages))} stages" in PAGE
+    )
 
 
 def _number_word(n: int) -> str:
