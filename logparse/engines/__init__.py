@@ -27,6 +27,7 @@ __all__ = [
     "Engine",
     "UnknownEngine",
     "all",
+    "claim",
     "default",
     "derived",
     "get",
@@ -134,6 +135,22 @@ def find(name: str | None) -> Engine | None:
 def kinds_of_every(attribute: str) -> frozenset[str]:
     """The kinds an attribute of every engine names (``runtime_kinds``, ``opening_kinds``), together."""
     return frozenset().union(*(getattr(e, attribute) for e in all()))
+
+
+@derived
+def _line_starts() -> tuple[tuple[Engine, Any], ...]:
+    return tuple((e, e.classifier().line_start) for e in all())
+
+
+def claim(text: str, *, exact: bool = True) -> tuple[Engine, int] | None:
+    """The engine one of whose lines begins in ``text`` (its prefix, perhaps after text glued in front:
+    :meth:`~logparse.engines.base.Classifier.line_start`), and where; the first in claim order, or None.
+    ``exact``: the engine's whole prefix must read there (else the start of its stamp is enough)."""
+    for engine, start in _line_starts():
+        at = start(text, exact)
+        if at is not None:
+            return engine, at
+    return None
 
 
 def of(launch: Any) -> Engine:

@@ -51,27 +51,15 @@ MAX_EXCEPTION_LINE = 65_536
 
 
 def _line_start(text: str, exact: bool) -> int | None:
-    """Where one of an engine's lines begins inside a text (see :meth:`Classifier.line_start`)."""
-    for _, start in _line_start_engines():
-        at = start(text, exact)
-        if at is not None:
-            return at
-    return None
-
-
-@engines.derived
-def _line_start_engines() -> tuple[tuple[str, Any], ...]:
-    return tuple((e.name, e.classifier().line_start) for e in engines.all())
+    """Where one of an engine's lines begins inside a text (:func:`logparse.engines.claim`)."""
+    found = engines.claim(text, exact=exact)
+    return found[1] if found is not None else None
 
 
 def engine_line(text: str | None) -> str | None:
     """The engine whose line (its whole prefix) is in ``text``, perhaps after text glued in front."""
-    if not text:
-        return None
-    for name, start in _line_start_engines():
-        if start(text, True) is not None:
-            return name
-    return None
+    found = engines.claim(text, exact=True) if text else None
+    return found[0].name if found is not None else None
 
 
 def clean_text(text: str) -> tuple[str, list[str]]:

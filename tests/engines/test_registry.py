@@ -189,3 +189,14 @@ def test_every_engine_folder_has_the_core_modules():
     assert shared >= CORE, f"not in every engine's folder: {sorted(CORE - shared)}"
     for folder, names in modules.items():
         assert not CORE - names, f"{folder} lacks {sorted(CORE - names)}"
+
+
+def test_claim_names_the_engine_whose_line_begins_in_a_text():
+    line = "[2026-11-29 08:08:20 TP1] Load weight begin. avail mem=21.02 GB"
+    engine, at = engines.claim("node3: " + line)
+    assert engine.name == "sglang" and at == len("node3: ")
+    assert engines.claim(line) == (engines.get("sglang"), 0)
+    assert engines.claim("a line of nobody's") is None
+    # only a stamp's bracket: the start of a line when the whole prefix is not asked for
+    assert engines.claim("x [2026-11-29 08:08:20 odd", exact=False) == (engines.get("sglang"), 2)
+    assert engines.claim("x [2026-11-29 08:08:20 odd") is None
