@@ -228,6 +228,20 @@ def ascii_number(text: str) -> int | float:
     return value
 
 
+def as_float(value: int | float) -> float:
+    """A number read from a line as a float (an int too large for one is ``inf``: out of every bound)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def as_int(value: int | float) -> int | float:
+    """A number read from a line as an int (a fraction dropped); ``inf`` and ``nan`` stay as they are,
+    for the bounds to set aside."""
+    return int(value) if isinstance(value, float) and math.isfinite(value) else value
+
+
 def shown(raw: Any) -> str:
     """A raw text as a message quotes it: short (a long run of digits says how many)."""
     s = str(raw)

@@ -84,15 +84,22 @@ def explain_launch(launch: Launch, margin_gb: float | None = None, cfg: ModelCon
     return exp
 
 
-def _plain(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig | None) -> Explanation:
-    """The report of a launch whose engine has no explanation of its own: the budget, the ranks and
-    the advice."""
-    head = {
+def launch_head(launch: Launch) -> dict[str, Any]:
+    """What every engine's explain report says of the launch first: which it is, and how it ended."""
+    return {
         "launch_id": launch.launch_id,
         "source": launch.source,
         "outcome": launch.outcome,
         "outcome_evidence": launch.outcome_evidence,
         "error": launch.error,
+    }
+
+
+def _plain(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig | None) -> Explanation:
+    """The report of a launch whose engine has no explanation of its own: the budget, the ranks and
+    the advice."""
+    head = {
+        **launch_head(launch),
         "engine": launch.engine,
         "engine_version": launch.engine_version or launch.engine_version_range,
         "model_path": launch.model_path,

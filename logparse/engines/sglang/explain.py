@@ -21,7 +21,7 @@ from logparse.engines.sglang.formula import GiB
 from logparse.engines.sglang.sentences import from_release_after, headroom_cell, sentences
 from logparse.launches.model import Launch
 from logparse.reports.advice import Advice, advise
-from logparse.reports.explain import DEFAULT_MARGIN_GB, Explanation, advised_what_if, unsupported
+from logparse.reports.explain import DEFAULT_MARGIN_GB, Explanation, advised_what_if, launch_head, unsupported
 from logparse.reports.launch_facts import failure_kind, is_low_precision_kv, target_rank_count
 
 _SGLANG_MINIMUM_RE = re.compile(r"Raise --mem-fraction-static above ([0-9.]+)")
@@ -71,11 +71,7 @@ def explain(launch: Launch, b: Budget, margin_gb: float | None, cfg: ModelConfig
     """SGLang's explanation of a launch (see the module documentation)."""
     binding = b.rank(b.binding_rank)
     head = {
-        "launch_id": launch.launch_id,
-        "source": launch.source,
-        "outcome": launch.outcome,
-        "outcome_evidence": launch.outcome_evidence,
-        "error": launch.error,
+        **launch_head(launch),
         "sglang_version_range": launch.sglang_version_range,
         "model_path": launch.model_path,
         "tp_size": launch.tp_size,

@@ -8,10 +8,10 @@ durations as seconds, so that a rule's builder tells its figures apart by type.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
+from logparse.grammar import bounds
 from logparse.grammar.bounds import ForeignDigits, ascii_number, has_foreign_digits, read_number
 from logparse.grammar.pyliteral import MAX_DEPTH
 
@@ -36,19 +36,13 @@ def number(tok: Any) -> int | float:
 
 
 def as_float(tok: Any) -> float:
-    """A number token as a float (an int too large for one is ``inf``: out of every bound)."""
-    v = number(tok)
-    try:
-        return float(v)
-    except OverflowError:
-        return math.inf if v > 0 else -math.inf
+    """A number token as a float (:func:`logparse.grammar.bounds.as_float`)."""
+    return bounds.as_float(number(tok))
 
 
 def as_int(tok: Any) -> int | float:
-    """A number token as an int (a fraction dropped); ``inf`` and ``nan`` stay as they are, for the
-    bounds to set aside (:mod:`logparse.grammar.bounds`)."""
-    v = number(tok)
-    return int(v) if isinstance(v, float) and math.isfinite(v) else v
+    """A number token as an int (:func:`logparse.grammar.bounds.as_int`)."""
+    return bounds.as_int(number(tok))
 
 
 def field_name(value: str) -> str:

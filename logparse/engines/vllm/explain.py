@@ -17,7 +17,7 @@ from logparse.engines.vllm import versions as vv
 from logparse.engines.vllm.formula import graph_estimate_in_budget, launch_era, pool_rank
 from logparse.launches.model import Launch, RankMemory
 from logparse.reports.advice import advise
-from logparse.reports.explain import Explanation, advised_what_if
+from logparse.reports.explain import Explanation, advised_what_if, launch_head
 
 _SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half", None)
 
@@ -269,11 +269,7 @@ def explain(launch: Launch, b: Budget, margin_gb: float | None, cfg: Any = None)
     rank = binding_rank(launch)
     adv = advise(launch, b, margin_gb=margin_gb, cfg=cfg)
     head = {
-        "launch_id": launch.launch_id,
-        "source": launch.source,
-        "outcome": launch.outcome,
-        "outcome_evidence": launch.outcome_evidence,
-        "error": launch.error,
+        **launch_head(launch),
         "engine": "vllm",
         "engine_version": launch.engine_version or launch.engine_version_range,
         "engine_generation": launch.engine_generation,

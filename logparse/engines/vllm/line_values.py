@@ -8,11 +8,11 @@ and the launch-relevant ``key=value`` pairs of the engine's config line.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from lark import Token
 
+from logparse.grammar import bounds
 from logparse.grammar.bounds import ascii_number
 
 
@@ -22,18 +22,13 @@ def number(tok: Any) -> int | float:
 
 
 def as_float(tok: Any) -> float:
-    """A number token as a float (an int too large for one is ``inf``: out of every bound)."""
-    v = number(tok)
-    try:
-        return float(v)
-    except OverflowError:
-        return math.inf if v > 0 else -math.inf
+    """A number token as a float (:func:`logparse.grammar.bounds.as_float`)."""
+    return bounds.as_float(number(tok))
 
 
 def as_int(tok: Any) -> int | float:
-    """A number token as an int (a fraction dropped); ``inf`` and ``nan`` stay, for the bounds."""
-    v = number(tok)
-    return int(v) if isinstance(v, float) and math.isfinite(v) else v
+    """A number token as an int (:func:`logparse.grammar.bounds.as_int`)."""
+    return bounds.as_int(number(tok))
 
 
 def decimals(tok: Any) -> int:
