@@ -10,7 +10,7 @@ The interface follows the stages data flows through (``ARCHITECTURE.md``):
 * **naming and releases** (rank −1): ``name``, ``label``, the releases the engine has had and their
   order (:meth:`Engine.releases`, :meth:`Engine.release_line`), its flags' names;
 * **lines** (the grammar stage): a per-stream :class:`Classifier` that claims the lines carrying the
-  engine's own layers, and the event kinds the engine's grammar emits (:attr:`Engine.kinds`);
+  engine's own layers, and the event kinds the engine's grammar emits (:meth:`Engine.event_kinds`);
 * **launches**: an :class:`Assembler` per stream and launch, turning events into a
   :class:`~logparse.launches.model.Launch`;
 * **budget**: the engine's sizing formula per era (:meth:`Engine.budget`) and its own reserve;
@@ -246,8 +246,6 @@ class Engine:
     fp8_kv_dtype: ClassVar[str | None] = None
     #: What the engine calls its launch arguments.
     args_name: ClassVar[str] = "argument"
-    #: The event kinds the engine's grammar emits (every comparison of a kind names one of these).
-    kinds: ClassVar[Any] = None
     #: The kinds of the engine's runtime lines (they repeat; not part of a launch's identity).
     runtime_kinds: ClassVar[frozenset[str]] = frozenset()
     #: The kinds of line a start of the engine begins with: a stored piece of lines holding none of them
@@ -263,6 +261,10 @@ class Engine:
         return f"<engine {self.name}>"
 
     # ----------------------------------------------------------------- naming and releases
+    def event_kinds(self) -> Any:
+        """The event kinds the engine's grammar emits (its ``Kind``, a ``StrEnum``), or None."""
+        return None
+
     def releases(self) -> tuple[str, ...]:
         """The engine's releases logparse knows, oldest first."""
         return ()

@@ -1,6 +1,6 @@
 """The event kinds every engine's grammar emits alike: what any Python program prints.
 
-An engine's own kinds are declared by the engine (``Engine.kinds``); these are nobody's, so a line of
+An engine's own kinds are declared by the engine (``Engine.event_kinds()``); these are nobody's, so a line of
 one of them is no evidence of which engine printed it (:mod:`logparse.pipeline` routes it to the
 engine its stream printed last).
 """

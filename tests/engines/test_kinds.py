@@ -27,6 +27,7 @@ TOLD = ("runtime_kinds", "opening_kinds", "start_args_kinds")
 def _kinds(folder: str) -> set[str]:
     kind = importlib.import_module(f"logparse.engines.{folder}.kinds").Kind
     assert issubclass(kind, StrEnum)
+    assert engines.get(folder).event_kinds() is kind  # what the engine tells others is its module's
     return {member.value for member in kind}
 
 

@@ -31,6 +31,11 @@ class SGLang(Engine):
     opening_kinds = frozenset({"server_args", "init_begin", "launch_dp"})
     start_args_kinds = frozenset({"server_args"})
 
+    def event_kinds(self) -> Any:
+        from logparse.engines.sglang.kinds import Kind
+
+        return Kind
+
     def releases(self) -> tuple[str, ...]:
         from logparse.engines.sglang import versions
 

@@ -27,6 +27,11 @@ class VLLM(Engine):
     args_name = "engine-argument"
     logger_names = ("vllm",)
 
+    def event_kinds(self) -> Any:
+        from logparse.engines.vllm.kinds import Kind
+
+        return Kind
+
     def releases(self) -> tuple[str, ...]:
         from logparse.engines.vllm import versions as vllm_versions
 
