@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from logparse.engines.sglang.line_values import GiB, Seconds, as_float, as_int, parse_timings
+from logparse.grammar.uvicorn import UvicornLines
 
 
-class StartupLines:
+class StartupLines(UvicornLines):
     """The builders of the start and outcome lines (a mixin of :class:`~logparse.engines.sglang.line.LineTransformer`)."""
 
     # ---- the server's start
@@ -167,18 +168,6 @@ class StartupLines:
     # ---- main process
     def ready(self, c):
         return ("ready", {}, None)
-
-    def uvicorn_started(self, c):
-        return ("started", {"pid": as_int(c[0])})
-
-    def uvicorn_running(self, c):
-        return ("running", {"url": str(c[0])})
-
-    def uvicorn_startup_complete(self, c):
-        return ("startup_complete", {})
-
-    def uvicorn_other(self, c):
-        return ("other", {"text": str(c[0])})
 
     def uvicorn_traceback(self, c):
         return ("traceback", {})

@@ -13,6 +13,7 @@ from typing import Any
 from lark import Token
 
 from logparse.engines.vllm.line_values import as_float, as_int, config_fields, tokens_of
+from logparse.grammar.uvicorn import UvicornLines
 
 _RANK_ITEM = re.compile(r"\b([A-Z]+) rank (-?\d+)")
 _ESTIMATED_LEN = re.compile(r"estimated maximum model length is (-?\d+)")
@@ -35,7 +36,7 @@ def _engine_form(prefix: str, payload: str) -> tuple[str, str | None]:
     return "an:v1", "V1"
 
 
-class StartupLines:
+class StartupLines(UvicornLines):
     """The builders of the start and outcome lines (a mixin of :class:`~logparse.engines.vllm.line.VllmTransformer`)."""
 
     # ---- version, arguments, engine (§2.1)
@@ -247,19 +248,7 @@ class StartupLines:
     def exception(self, c):
         return ("exception", {"exception": str(c[0]), "detail": str(c[1])}, None)
 
-    # ---- uvicorn
-    def uvicorn_started(self, c):
-        return ("started", {"pid": as_int(c[0])})
-
-    def uvicorn_running(self, c):
-        return ("running", {"url": str(c[0])})
-
-    def uvicorn_startup_complete(self, c):
-        return ("startup_complete", {})
-
-    def uvicorn_other(self, c):
-        return ("other", {"text": str(c[0])})
-
+    # ---- uvicorn (its messages: logparse.grammar.uvicorn)
     def uvicorn(self, c):
         form, f = c[1]
         return ("uvicorn", {**f, "level": str(c[0]).strip().rstrip(":")}, form)
