@@ -1,5 +1,9 @@
 """The parse pipeline: sources -> records -> classified lines -> events -> launches.
 
+:func:`parse` is the one loop over an input's records: ``parse``, ``ingest`` and ``watch`` all read
+through it, and say what they need besides the launches through :class:`ParseHooks` (the store: each
+record's journal cursor, the stamps of each launch's batch lines; watch: where its window begins).
+
 Library entry points (the CLI is a thin layer over these):
 
 * :func:`parse_paths` -- files, directories, ``-``;
@@ -10,7 +14,7 @@ Library entry points (the CLI is a thin layer over these):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
 from logparse import engines
@@ -18,9 +22,11 @@ from logparse.engines.base import Assembler, Assembly, Claim
 from logparse.grammar.bounds import bound_fields
 from logparse.grammar.classify import LineClassifier, engine_line
 from logparse.grammar.events import Event
+from logparse.grammar.fast import Counted, Gap, RuntimeSlice
 from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.launches.identity import make_distinct
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
+from logparse.launches.times import iso_utc, utc_offset
 from logparse.sources.records import Record
 from logparse.sources.redact import redact
 from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok, record_time_is_instant
@@ -52,36 +58,30 @@ _NO_STREAM = (None, None, None, None)
 _MAX_HELD = 1000
 
 
-def _iso_utc(ts: float | tuple[int, int, int] | None) -> str | None:
-    if not isinstance(ts, (int, float)):  # none, or a year-less stamp the sources could not date
-        return None
-    try:
-        return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")
-    except (OverflowError, OSError, ValueError, TypeError):
-        return None
+class ParseHooks:
+    """What a caller of :func:`parse` hears besides the launches (each a no-op here).
+
+    ``stamps``: the fast stage keeps the stamp of each batch line it decodes (:meth:`batch_stamps`),
+    which the store needs to merge overlapping windows of a stream exactly."""
+
+    stamps: bool = False
+
+    def source(self, src: Any, parser: StreamParser) -> None:
+        """The parse of ``src`` begins (progress: the source counts its bytes, the parser its lines)."""
+
+    def record(self, rec: Record) -> None:
+        """A record reaches the grammar (the store notes its journal cursor)."""
+
+    def batch(self, asm: Assembler, ev: Event) -> None:
+        """A batch line the grammar read joined the launch ``asm``."""
+
+    def batch_stamps(self, asm: Assembler, stamps: Any) -> None:
+        """The fast stage decoded batch lines of the launch ``asm`` (``stamps``: their stamps)."""
 
 
-#: How far a line's own stamp may lag its record time and still be read as the same moment (s).
-_STAMP_LAG_S = 120
-
-
-def utc_offset(ts: str | None, outer: str | None, instant: bool) -> int | None:
-    """Minutes east of UTC of the event time ``ts``, when the record time ``outer`` (UTC) is a real
-    instant: 0 when ``ts`` is that time; for a server's own stamp (its local time), the difference
-    to the record time to the quarter hour, when the stamp is within :data:`_STAMP_LAG_S` of a
-    quarter hour off it (a line is stamped twice within moments).  None without a zone."""
-    if not instant or ts is None or outer is None:
-        return None
-    if ts == outer:
-        return 0
-    try:
-        d = (datetime.fromisoformat(ts) - datetime.fromisoformat(outer)).total_seconds()
-    except ValueError:
-        return None
-    quarter = round(d / 900) * 900
-    if abs(d - quarter) > _STAMP_LAG_S or abs(quarter) > 14 * 3600:
-        return None
-    return int(quarter) // 60
+#: Inputs at least this large (and streams whose size is not known) take an engine's fast stage;
+#: below it the record path is faster (it imports neither polars nor numpy).
+FAST_MIN_BYTES = 2 << 20
 
 
 class StreamParser:
@@ -92,8 +92,9 @@ class StreamParser:
     the stream printed last, and each engine's :class:`~logparse.engines.base.Assembly` says how its
     events become launches."""
 
-    def __init__(self, source_name: str, sglang_version: str | None = None) -> None:
+    def __init__(self, source_name: str, sglang_version: str | None = None, hooks: ParseHooks | None = None) -> None:
         self.source_name = source_name
+        self.hooks = hooks or ParseHooks()
         #: the release the user says the logs are of (``--sglang-version``), for the engine that takes one
         self.sglang_version = sglang_version
         self.counts = LineCounts()
@@ -119,7 +120,7 @@ class StreamParser:
         self._units: dict[tuple, _UnitTally] = {}
         #: the unit of each kept unrecognized line (None: no unit)
         self._unrecognized_units: list[tuple | None] = []
-        #: pids of engine lines the bulk path counted itself (their units are an engine's)
+        #: pids of engine lines the fast stage counted itself (their units are an engine's)
         self.engine_pids: set[int] = set()
         #: the stream of the last record fed
         self._last_key: tuple | None = None
@@ -208,7 +209,7 @@ class StreamParser:
             fields, res.text, strings=True
         )  # figures out of their bounds (or text where one belongs): None, noted for the launch's warnings
         ev = Event(kind=kind, fields=fields, form=form, source=self.source_name, line_no=rec.line_no, text=res.text)
-        outer = _iso_utc(rec.ts)
+        outer = iso_utc(rec.ts)
         ev.record_ts = outer
         engine = parser
         if kind in GENERIC_KINDS and not self._assembly[parser].owns_generic(prefix):
@@ -291,26 +292,28 @@ class StreamParser:
             f"are not {whose}'s: counted apart, as other_units"
         )
 
-    def end_multiline_records(self) -> None:
-        """Lines fed elsewhere (the bulk path counts most lines itself) were well-formed engine
-        lines: they end any multi-line record (traceback, warning) open on any stream."""
-        for clf in self._classifiers.values():
-            clf.end_multiline()
+    def take(self, item: Counted | Gap | RuntimeSlice) -> None:
+        """What the fast stage yields besides records (:mod:`logparse.grammar.fast`)."""
+        if item.__class__ is RuntimeSlice:
+            self._runtime(item)  # type: ignore[arg-type]
+        elif item.__class__ is Counted:
+            counts = self.counts
+            counts.total += item.total  # type: ignore[union-attr]
+            counts.parsed += item.parsed  # type: ignore[union-attr]
+            counts.noise += item.total - item.parsed  # type: ignore[union-attr]
+            self.engine_pids.update(item.pids)  # type: ignore[union-attr]
+        else:  # a gap: well-formed engine lines end any multi-line record (traceback, warning) open
+            for clf in self._classifiers.values():
+                clf.end_multiline()
 
-    def add_runtime(self, key: tuple, agg: dict, stamps: Any = None, engine: str | None = None) -> None:
-        """Merge a vectorized runtime aggregate of ``engine``'s lines (default: the default engine's)
-        into its launch open on this stream (``stamps``: the stamps of its batch lines, a polars frame
-        of ``ts``, when the reader kept them)."""
-        name = engine or self._default
-        cur = self._open.get((name, key))
+    def _runtime(self, item: RuntimeSlice) -> None:
+        """A runtime aggregate of the fast stage joins its engine's launch open on its stream."""
+        cur = self._open.get((item.engine, item.key))
         if cur is None:
-            cur = self._new(name, key)
-        cur.merge_runtime(agg)
-        if stamps is not None:
-            self.on_batch_stamps(cur, stamps)
-
-    def on_batch_stamps(self, asm: Assembler, stamps: Any) -> None:
-        """Called with the batch lines per stamp the bulk path counted (see :meth:`on_batch`)."""
+            cur = self._new(item.engine, item.key)
+        cur.merge_runtime(item.aggregate)
+        if item.stamps is not None:
+            self.hooks.batch_stamps(cur, item.stamps)
 
     def _add_event(self, engine: str, key: tuple, ev: Event) -> None:
         """An event joins its engine's launch open on its stream; an event that can open one opens it
@@ -334,7 +337,7 @@ class StreamParser:
                     self._held.pop((other, key), None)
         cur.add(ev)
         if assembly.is_batch(ev):
-            self.on_batch(cur, ev)
+            self.hooks.batch(cur, ev)
 
     def _generic_head(self, engine: str, key: tuple, ev: Event) -> list[Event]:
         """The generic lines (a traceback, uvicorn's) a stream printed before its first line of this
@@ -359,10 +362,6 @@ class StreamParser:
         for held in sorted([*(head or []), *self._held.pop((engine, key), [])], key=lambda e: e.line_no):
             cur.add(held)
         return cur
-
-    def on_batch(self, asm: Assembler, ev: Event) -> None:
-        """Called for every batch line the record path sees (the store counts them per second
-        to merge overlapping journal windows exactly); the bulk path sends aggregates only."""
 
     def _close(self, slot: tuple[str, tuple]) -> None:
         asm = self._open.pop(slot, None)
@@ -432,60 +431,125 @@ class StreamParser:
             self.warnings.append(msg)
 
 
-def fast_reader(src: Any, sp: StreamParser, **options: Any) -> Any:
-    """The vectorized reader of the first engine that reads ``src`` in bulk
-    (:meth:`logparse.engines.base.Engine.fast_reader`), or None: the record path reads it."""
+@dataclass
+class SourceParse:
+    """One input read by :func:`parse`: its launches, its lines' counts, what was not recognized, the
+    warnings (the source's and the parse's), and each launch's assembler (in the launches' order)
+    with the pieces of launches that began before the input (``orphans``)."""
+
+    launches: list
+    counts: LineCounts
+    unrecognized: list[Unrecognized]
+    warnings: list[str]
+    assemblers: list[Assembler]
+    orphans: list[Assembler]
+
+
+def takes_fast_stage(src: Any, fast: bool | str = True) -> bool:
+    """The one size rule: an input of :data:`FAST_MIN_BYTES` or more, or a stream whose size is not
+    known (it may be huge), is read by an engine's fast stage if one reads its format (``fast``:
+    False never, ``"force"`` whatever the size)."""
+    if not fast:
+        return False
+    if fast == "force":
+        return True
+    known = getattr(src, "known_size", None)
+    size = known() if callable(known) else getattr(src, "size", None)
+    return size is None or size >= FAST_MIN_BYTES
+
+
+def fast_stage(src: Any, hooks: ParseHooks, **options: Any) -> Any:
+    """The items (:mod:`logparse.grammar.fast`, records among them) of the first engine whose fast
+    stage reads ``src`` (:meth:`logparse.engines.base.Engine.fast_reader`), or None."""
     for engine in engines.all():
-        reader = engine.fast_reader(src, sp, **options)
+        reader = engine.fast_reader(src, stamps=hooks.stamps, **options)
         if reader is not None:
-            return reader
+            return reader.items()
     return None
+
+
+def parse(
+    src: Any,
+    hooks: ParseHooks | None = None,
+    *,
+    sglang_version: str | None = None,
+    fast: bool | str = True,
+    block_bytes: int | None = None,
+    first_line: int = 1,
+    ordinal_base: int = 0,
+) -> SourceParse:
+    """The one loop over an input's records: ``src`` (a :class:`logparse.sources.Source`) through the
+    fast stage when it takes one (:func:`takes_fast_stage`), else record by record, into launches.
+
+    ``first_line``/``ordinal_base``: the input is a window of a longer one (watch) whose lines are
+    numbered from ``first_line`` and whose launches from ``ordinal_base + 1``, as in a parse of the
+    whole."""
+    hooks = hooks or ParseHooks()
+    sp = StreamParser(src.name, sglang_version, hooks)
+    sp.mtime = getattr(src, "mtime", None)
+    sp.ordinal_base = ordinal_base
+    hooks.source(src, sp)
+    shift = first_line - 1
+    items = None
+    if takes_fast_stage(src, fast):
+        items = fast_stage(src, hooks, block_bytes=block_bytes, first_line=first_line)
+    for item in src.records() if items is None else items:
+        if isinstance(item, Record):
+            item.line_no += shift
+            hooks.record(item)
+            sp.feed(item)
+        else:
+            sp.take(item)
+    launches, counts, unrec, warns = sp.finish()
+    warnings = [*getattr(src, "warnings", []), *warns]
+    return SourceParse(launches, counts, unrec, warnings, sp.assemblers, sp.orphans)
 
 
 def parse_sources(
     sources: Iterable,
     sglang_version: str | None = None,
     on_record: Callable[[Record], None] | None = None,
-    bulk: bool = True,
+    bulk: bool | str = True,
     block_bytes: int | None = None,
     on_source: Callable[[Any, StreamParser], None] | None = None,
 ) -> ParseResult:
-    """Parse sources.  ``bulk`` lets large plain/journal inputs take an engine's vectorized path
-    (:func:`fast_reader`; ``"force"``: whatever their size); ``on_record`` (a per-record
-    callback) forces the record path; ``on_source(src, parser)`` is told of each source as its
-    parse begins (progress: the source counts its bytes, the parser its lines)."""
+    """Parse sources (each through :func:`parse`).  ``bulk`` lets large inputs take an engine's fast
+    stage (``"force"``: whatever their size); ``on_record`` (a per-record callback) reads record by
+    record; ``on_source(src, parser)`` is told of each source as its parse begins."""
+    hooks = _CallbackHooks(on_record, on_source)
+    fast = bulk if on_record is None else False
     result = ParseResult()
     for src in sources:
-        sp = StreamParser(src.name, sglang_version)
-        sp.mtime = getattr(src, "mtime", None)
-        if on_source is not None:
-            on_source(src, sp)
-        reader = (
-            fast_reader(src, sp, force=bulk == "force", block_bytes=block_bytes) if bulk and not on_record else None
-        )
-        if reader is not None:
-            reader.run()
-        else:
-            for rec in src.records():
-                if on_record is not None:
-                    on_record(rec)
-                sp.feed(rec)
-        launches, counts, unrec, warns = sp.finish()
-        result.launches.extend(launches)
-        result.lines.merge(counts)
-        result.unrecognized.extend(unrec)
-        result.warnings.extend(getattr(src, "warnings", []))
-        result.warnings.extend(warns)
+        one = parse(src, hooks, sglang_version=sglang_version, fast=fast, block_bytes=block_bytes)
+        result.launches.extend(one.launches)
+        result.lines.merge(one.counts)
+        result.unrecognized.extend(one.unrecognized)
+        result.warnings.extend(one.warnings)
         result.sources.append(
             SourceSummary(
                 src.name,
                 getattr(src, "fmt", "plain"),
                 getattr(src, "bytes_read", None),
-                counts,
+                one.counts,
                 getattr(src, "content_hash", None),
             )
         )
     return result
+
+
+class _CallbackHooks(ParseHooks):
+    """:func:`parse_sources`'s callbacks as hooks."""
+
+    def __init__(self, on_record: Callable[[Record], None] | None, on_source: Callable | None) -> None:
+        self.on_record, self.on_source = on_record, on_source
+
+    def source(self, src: Any, parser: StreamParser) -> None:
+        if self.on_source is not None:
+            self.on_source(src, parser)
+
+    def record(self, rec: Record) -> None:
+        if self.on_record is not None:
+            self.on_record(rec)
 
 
 def parse_paths(

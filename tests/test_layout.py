@@ -596,3 +596,40 @@ def test_every_engine_part_has_a_stage():
     assert parts <= set(ENGINE_PARTS), (
         f"give these engine parts a stage in ENGINE_PARTS: {sorted(parts - set(ENGINE_PARTS))}"
     )
+
+
+# ------------------------------------------------------------------------------- one loop
+
+#: Who reads records: the sources make them, an engine's fast stage makes them in bulk (it yields
+#: them to the loop), and the loop (``pipeline.parse``) is the one consumer.
+_RECORD_MAKERS = ("logparse.sources", "logparse.engines.sglang.bulk")
+
+
+def _loops_over_records(mod: str) -> list[str]:
+    """The functions of ``mod`` that call ``.records()`` or feed a parser (``.feed(...)``), and the
+    classes that subclass the parse loop's ``StreamParser``."""
+    tree = ast.parse(modules()[mod].read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+            (isinstance(b, ast.Name) and b.id == "StreamParser")
+            or (isinstance(b, ast.Attribute) and b.attr == "StreamParser")
+            for b in node.bases
+        ):
+            found.append(f"class {node.name}(StreamParser)")
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+                if call.func.attr in ("records", "feed") and node.name != "parse":
+                    found.append(f"{node.name}() calls .{call.func.attr}()")
+    return found
+
+
+def test_one_loop_over_records():
+    """``pipeline.parse`` is the only function that iterates records into the grammar: ``parse``,
+    ``ingest`` and ``watch`` hear what they need through its hooks (issue 34)."""
+    offenders = {
+        mod: found for mod in modules() if not mod.startswith(_RECORD_MAKERS) and (found := _loops_over_records(mod))
+    }
+    assert offenders == {}

@@ -23,7 +23,7 @@ import pytest
 from helpers import LOGPARSE, SAMPLES, StoreHolder, cli_env, cli_process
 from journal_fixture import Entry, build_journal, export_stream, journal_remote, require_tools
 
-from logparse.store.ingest_parse import BULK_MIN_BYTES
+from logparse.pipeline import FAST_MIN_BYTES
 
 RESTARTS = SAMPLES / "sglang-0.5" / "restarts-0.5.12.log"
 GUARD_S = 60  # a time-out against hanging, not a timing assertion
@@ -393,8 +393,8 @@ def line_references(db) -> dict[str, list]:
 
 def _serving(after: Entry, until: Entry) -> list[Entry]:
     """Decode batch lines of ``after``'s process, as SGLang prints them, between two entries: enough
-    for a batch of them to take the vectorized path (BULK_MIN_BYTES of export stream, 4 MiB)."""
-    n = BULK_MIN_BYTES // len(export_stream([after])) + 1
+    for a batch of them to take the vectorized path (FAST_MIN_BYTES of export stream)."""
+    n = FAST_MIN_BYTES // len(export_stream([after])) + 1
     step = (until.realtime_us - after.realtime_us) // (n + 1)
     out = []
     for k in range(n):
@@ -416,7 +416,7 @@ def test_watch_journal_numbers_a_large_batch_as_ingest_does(tmp_path):
     entries = _entries()
     first = next(i for i, e in enumerate(entries) if b"SIGTERM received" in e.message)  # launch 1 serving
     serving = _serving(entries[first - 1], entries[first])
-    assert len(export_stream(serving)) >= BULK_MIN_BYTES
+    assert len(export_stream(serving)) >= FAST_MIN_BYTES
     journal = build_journal(entries[:first], tmp_path / "journal")
     db, plain = tmp_path / "watch.duckdb", tmp_path / "plain.duckdb"
     w = Watch("--journal", "--file", journal, "--db", db, "--format", "ndjson", "--runtime-interval", "600")

@@ -331,11 +331,11 @@ class Engine:
         """How the engine's events become launches (one per parse)."""
         raise NotImplementedError(f"{self.name}: no assembly")
 
-    def fast_reader(self, src: Any, parser: Any, **options: Any) -> Any:
-        """A reader (``.run()``) that feeds ``src`` to ``parser`` (a :class:`logparse.pipeline.StreamParser`)
-        with the engine's vectorized fast path, or None when the engine has none for this input.
-        Options: ``force`` (whatever its size), ``block_bytes``, ``stamps`` (count batch lines per
-        stamp), ``on_record`` (told of the records the fast path reads itself)."""
+    def fast_reader(self, src: Any, **options: Any) -> Any:
+        """The engine's fast stage over ``src`` (its ``.items()``: records and the items of
+        :mod:`logparse.grammar.fast`, in input order, for :func:`logparse.pipeline.parse`), or None
+        when it has none for this input's format.  Options: ``block_bytes``, ``stamps`` (keep the
+        stamp of each batch line), ``first_line`` (the number of the input's first line)."""
         return None
 
     def owns_events(self, events: list[Event]) -> bool:

@@ -9,7 +9,7 @@ offset when the input said it (``2026-11-29T08:08:05+00:00``), and says it has n
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 #: What a printed time without an offset says.
 NO_ZONE = "no zone"
@@ -37,3 +37,36 @@ def iso_time(value: str | datetime | None, zone: str | None, *, sep: str = "T", 
     if zone:
         return text + zone
     return f"{text} ({NO_ZONE})" if mark else text
+
+
+def iso_utc(ts: float | tuple[int, int, int] | None) -> str | None:
+    """The record time ``ts`` (seconds since the epoch) as naive ISO text in UTC; None without one."""
+    if not isinstance(ts, (int, float)):  # none, or a year-less stamp the sources could not date
+        return None
+    try:
+        return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
+
+
+#: How far a line's own stamp may lag its record time and still be read as the same moment (s).
+_STAMP_LAG_S = 120
+
+
+def utc_offset(ts: str | None, outer: str | None, instant: bool) -> int | None:
+    """Minutes east of UTC of the event time ``ts``, when the record time ``outer`` (UTC) is a real
+    instant: 0 when ``ts`` is that time; for a server's own stamp (its local time), the difference
+    to the record time to the quarter hour, when the stamp is within :data:`_STAMP_LAG_S` of a
+    quarter hour off it (a line is stamped twice within moments).  None without a zone."""
+    if not instant or ts is None or outer is None:
+        return None
+    if ts == outer:
+        return 0
+    try:
+        d = (datetime.fromisoformat(ts) - datetime.fromisoformat(outer)).total_seconds()
+    except ValueError:
+        return None
+    quarter = round(d / 900) * 900
+    if abs(d - quarter) > _STAMP_LAG_S or abs(quarter) > 14 * 3600:
+        return None
+    return int(quarter) // 60

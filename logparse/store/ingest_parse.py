@@ -1,11 +1,10 @@
 """The parse of one input for the store, before any write lock is taken.
 
-:func:`parse_source` runs an input through a :class:`logparse.pipeline.StreamParser` that also
-counts each launch's batch lines per stamp (the store merges overlapping pieces with them): large
-files and streams on an engine's vectorized path (:data:`BULK_MIN_BYTES`), the others record by
-record, with a progress bar (:mod:`.ingest_progress`).  It notes the journal cursors it reads and
-turns the launches, and the pieces of launches that began before the input, into the items
-(:class:`~logparse.store.items.Item`) that :mod:`logparse.store.merge` writes: a
+:func:`parse_source` reads an input through the parse loop (:func:`logparse.pipeline.parse`, which
+says which inputs take the fast stage) with the store's hooks (:class:`StoreHooks`: each launch's
+batch lines per stamp, with which the store merges overlapping pieces, and the journal cursors), with
+a progress bar (:mod:`.ingest_progress`).  It turns the launches, and the pieces of launches that
+began before the input, into the items (:class:`~logparse.store.items.Item`) that :mod:`logparse.store.merge` writes: a
 :class:`ParsedSource`.
 """
 
@@ -18,15 +17,12 @@ from typing import Any
 
 from logparse.launches.identity import launch_id, make_distinct
 from logparse.launches.model import Launch
+from logparse.pipeline import ParseHooks, SourceParse, parse
 from logparse.store import runtime as rtm
 from logparse.store.ingest_progress import ProgressBar
 from logparse.store.ingest_types import IngestOptions
 from logparse.store.items import Item, is_continuation
 from logparse.store.runtime import BatchSpan
-
-#: Files at least this large take the vectorized path (batch lines known by their aggregate only);
-#: smaller inputs, and every journal query, are read record by record.
-BULK_MIN_BYTES = 4 << 20
 
 
 @dataclass
@@ -64,114 +60,84 @@ def source_kind(src) -> str:
     return "text"
 
 
-BATCH_KINDS = frozenset({"decode_batch", "prefill_batch"})
+class StoreHooks(ParseHooks):
+    """What the store hears of a parse (:func:`logparse.pipeline.parse`): each record's journal
+    cursor, and the batch lines of each launch per stamp (:mod:`logparse.store.runtime` merges
+    overlapping pieces of a stream with them: a stream's fast stage keeps the stamp of each line)."""
+
+    def __init__(self, kind: str, host: str | None, progress: ProgressBar | None = None) -> None:
+        self.stamps = kind != "file"
+        self.host = host
+        self.progress = progress
+        self.cursors: dict[tuple, str] = {}
+        self.cursor_by_line: dict[int, str] = {}
+        #: per launch (its assembler), the batch lines the grammar read per stamp, and the stamps'
+        #: frames the fast stage decoded
+        self.batch_counts: dict[Any, Counter] = {}
+        self.batch_frames: dict[Any, list] = {}
+
+    def source(self, src: Any, parser: Any) -> None:
+        if self.progress is not None:
+            self.progress.sp = parser
+
+    def record(self, rec: Any) -> None:
+        if rec.cursor:
+            self.cursors[(rec.host or self.host, rec.unit)] = rec.cursor
+            self.cursor_by_line[rec.line_no] = rec.cursor
+
+    def batch(self, asm: Any, ev: Any) -> None:
+        counts = self.batch_counts.get(asm)
+        if counts is None:
+            counts = self.batch_counts[asm] = Counter()
+        counts[ev.ts] += 1
+
+    def batch_stamps(self, asm: Any, stamps: Any) -> None:
+        self.batch_frames.setdefault(asm, []).append(stamps)
+
+    def stamps_of(self, asm: Any) -> Any:
+        """The batch lines per stamp of a launch (either path)."""
+        return rtm.stamp_counts(self.batch_counts.get(asm), self.batch_frames.get(asm))
 
 
-def _store_parser_class():
-    """A StreamParser that also counts batch lines per second for each launch (see store.runtime)."""
-    from logparse.pipeline import StreamParser
-
-    class StoreParser(StreamParser):
-        def on_batch(self, asm, ev):
-            counts = getattr(asm, "store_batch_ts", None)
-            if counts is None:
-                counts = asm.store_batch_ts = Counter()
-            counts[ev.ts] += 1
-
-        def on_batch_stamps(self, asm, stamps):
-            frames = getattr(asm, "store_batch_frames", None)
-            if frames is None:
-                frames = asm.store_batch_frames = []
-            frames.append(stamps)
-
-    return StoreParser
-
-
-def parse_source(src, opts: IngestOptions) -> ParsedSource:
-    parser_cls = _store_parser_class()
-    sp = parser_cls(src.name, opts.sglang_version)
-    sp.mtime = getattr(src, "mtime", None)
-    sp.ordinal_base = getattr(src, "ordinal_base", 0)
-    cursors: dict[tuple, str] = {}
-    cursor_by_line: dict[int, str] = {}
-    kind = source_kind(src)
-    _feed(src, sp, opts, kind, cursors, cursor_by_line)
-    launches, counts, unrec, warns = sp.finish()
-    items = _launch_items(sp, launches, opts.host)
-    orphans, orphan_lines = _orphan_items(sp, opts.host)
-    items += orphans
-    warnings = list(getattr(src, "warnings", []))
-    warnings += [w for w in warns if "started before this input begins" not in w]
+def parse_source(
+    src, opts: IngestOptions, *, kind: str | None = None, first_line: int = 1, ordinal_base: int = 0
+) -> ParsedSource:
+    """One input read for the store (``kind``: what :func:`source_kind` would say, unless the caller
+    knows better; ``first_line``, ``ordinal_base``: a window of a longer input, as watch reads it,
+    see :func:`logparse.pipeline.parse`)."""
+    kind = kind or source_kind(src)
+    progress = ProgressBar(src, opts.progress)
+    hooks = StoreHooks(kind, opts.host, progress)
+    try:
+        one = parse(src, hooks, sglang_version=opts.sglang_version, first_line=first_line, ordinal_base=ordinal_base)
+    finally:
+        progress.close()
+    if kind != "file":  # the last entry of each unit, the fast stage's lines too
+        for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
+            hooks.cursors[(host or opts.host, unit)] = cursor
+    items = _launch_items(one, hooks, opts.host)
+    orphans, orphan_lines = _orphan_items(one, hooks, opts.host)
     return ParsedSource(
         name=src.name,
         kind=kind,
         fmt=getattr(src, "fmt", "plain"),
         content_hash=getattr(src, "content_hash", None),
         bytes=getattr(src, "bytes_read", None),
-        counts=counts,
-        items=items,
-        unrecognized=unrec,
-        warnings=warnings,
-        cursors=cursors,
-        cursor_by_line=cursor_by_line,
+        counts=one.counts,
+        items=items + orphans,
+        unrecognized=one.unrecognized,
+        warnings=[w for w in one.warnings if "started before this input begins" not in w],
+        cursors=hooks.cursors,
+        cursor_by_line=hooks.cursor_by_line,
         orphan_lines=orphan_lines,
         skipped=getattr(src, "skipped", None),
     )
 
 
-def _bulk_input(src, kind: str) -> bool:
-    """A file of 4 MiB or more, or a stream (stdin, journalctl) unless it ended within its
-    first 64 KiB."""
-    if kind == "file":
-        return (getattr(src, "size", None) or 0) >= BULK_MIN_BYTES
-    if kind in ("stdin", "journal") and callable(getattr(src, "known_size", None)):
-        size = src.known_size()
-        return size is None or size >= BULK_MIN_BYTES
-    return False
-
-
-def _fast_reader(src, sp, kind: str, cursor_by_line: dict[int, str]) -> Any:
-    """The vectorized path of a large input, or None; a stream counts its batch lines per stamp (exact
-    merges of overlapping windows) and a journal notes the cursors of the lines it reads itself."""
-    from logparse.pipeline import fast_reader
-
-    def note(rec) -> None:
-        if rec.cursor:
-            cursor_by_line[rec.line_no] = rec.cursor
-
-    if not _bulk_input(src, kind):
-        return None
-    stream = kind != "file"
-    return fast_reader(src, sp, stamps=stream, on_record=note if stream else None)
-
-
-def _feed(src, sp, opts: IngestOptions, kind: str, cursors: dict[tuple, str], cursor_by_line: dict[int, str]) -> None:
-    """Run the input through the parser (large files on the vectorized path), noting journal cursors."""
-    progress = ProgressBar(src, opts.progress, sp)
-    try:
-        reader = _fast_reader(src, sp, kind, cursor_by_line)
-        if reader is not None:
-            # Large files and streams: the vectorized path (batch lines arrive as aggregates).
-            reader.run()
-            if kind != "file":
-                for (host, unit), cursor in getattr(src, "last_cursor", {}).items():
-                    cursors[(host or opts.host, unit)] = cursor
-        else:
-            for rec in src.records():
-                progress.tick()
-                if rec.cursor:
-                    cursors[(rec.host or opts.host, rec.unit)] = rec.cursor
-                    cursor_by_line[rec.line_no] = rec.cursor
-                sp.feed(rec)
-    finally:
-        progress.close()
-
-
-def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
+def _launch_items(one: SourceParse, hooks: StoreHooks, host: str | None) -> list[Item]:
     """One item per assembled launch (relabelled with ``--host``)."""
-    asms = sp.assemblers
-    if asms is None or len(asms) != len(launches):
-        asms = [None] * len(launches)
+    launches: list[Launch] = one.launches
+    asms = one.assemblers
     for launch in launches:
         _relabel(launch, host)
     make_distinct(launches)
@@ -183,22 +149,17 @@ def _launch_items(sp, launches: list[Launch], host: str | None) -> list[Item]:
                 stream=_stream_with_host((launch.host, launch.unit, launch.boot, launch.pid), host),
                 launch=launch,
                 continuation=is_continuation(launch.events),
-                span=BatchSpan.from_runtime(launch.runtime, None, _stamps_of(asm)),
+                span=BatchSpan.from_runtime(launch.runtime, None, hooks.stamps_of(asm)),
             )
         )
     return items
 
 
-def _stamps_of(asm):
-    """The batch lines per stamp a launch's assembler counted (record path and bulk path)."""
-    return rtm.stamp_counts(getattr(asm, "store_batch_ts", None), getattr(asm, "store_batch_frames", None))
-
-
-def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
+def _orphan_items(one: SourceParse, hooks: StoreHooks, host: str | None) -> tuple[list[Item], int]:
     """One item per piece of a launch that began before the input (a continuation), and their line count."""
     items: list[Item] = []
     orphan_lines = 0
-    for asm in getattr(sp, "orphans", []):
+    for asm in one.orphans:
         agg = asm.runtime.to_dict() if hasattr(asm, "runtime") else {}
         orphan_lines += len(asm.events) + int(agg.get("batch_lines") or 0)
         items.append(
@@ -206,7 +167,7 @@ def _orphan_items(sp, host: str | None) -> tuple[list[Item], int]:
                 events=list(asm.events),
                 stream=_stream_with_host(tuple(asm.stream), host),
                 continuation=True,
-                span=BatchSpan.from_runtime(agg, None, _stamps_of(asm)),
+                span=BatchSpan.from_runtime(agg, None, hooks.stamps_of(asm)),
             )
         )
     return items, orphan_lines

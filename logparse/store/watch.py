@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -89,27 +89,6 @@ def runtime_only(data: bytes) -> bool:
 
 
 # ------------------------------------------------------------------------------- one write
-
-
-class ShiftedSource:
-    """A source whose records are numbered from ``shift + 1`` (a window of a longer input), and
-    whose launches from ``ordinal_base + 1``.  The vectorized reader numbers lines itself: it reads
-    ``shift`` too (:class:`logparse.engines.sglang.bulk.BulkReader`)."""
-
-    def __init__(self, inner: Source, shift: int, kind: str, ordinal_base: int = 0) -> None:
-        self.inner, self.shift, self.kind, self.ordinal_base = inner, shift, kind, ordinal_base
-        self.name = inner.name
-        self.size = inner.size
-
-    def records(self) -> Iterator[Any]:
-        for rec in self.inner.records():
-            rec.line_no += self.shift
-            yield rec
-
-    def __getattr__(self, name: str) -> Any:  # fmt, content_hash, bytes_read, warnings, skipped
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 class StoppedWhileBusy(dbm.StoreError):
@@ -179,8 +158,10 @@ class StoreWriter:
         self.store, self.opts, self.scope = store, opts, journal_scope_key
         self.wait = wait or StoreWait()
 
-    def parse(self, src, *, keep_unrecognized_after: int = 0) -> ParsedSource:
-        ps = parse_source(src, self.opts)
+    def parse(self, src, *, keep_unrecognized_after: int = 0, **window: Any) -> ParsedSource:
+        """Parse a window of the input (``window``: :func:`~logparse.store.ingest_parse.parse_source`'s
+        ``kind``, ``first_line`` and ``ordinal_base``)."""
+        ps = parse_source(src, self.opts, **window)
         if keep_unrecognized_after:
             ps.unrecognized = [u for u in ps.unrecognized if u.line_no > keep_unrecognized_after]
         return ps
@@ -295,8 +276,8 @@ class FileWatch:
             return None
         mtime = _mtime(self.path)
         inner = Source(self.path, lambda: self.follower.reader(start, end), self.fmt, end - start, mtime)
-        src: Any = inner if start == 0 else ShiftedSource(inner, self.win_line - 1, "watch", self.win_ordinal)
-        ps = self.writer.parse(src, keep_unrecognized_after=self.done_lines)
+        window = {} if start == 0 else {"kind": "watch", "first_line": self.win_line, "ordinal_base": self.win_ordinal}
+        ps = self.writer.parse(inner, keep_unrecognized_after=self.done_lines, **window)
         if not final and young(ps):
             return None
         written = self.writer.commit(ps)
@@ -401,7 +382,7 @@ class JournalWatch:
             return None
         data = b"".join(self.entries)
         inner = text_source(self.follower.name, data, input_format="journal-export")
-        ps = self.writer.parse(ShiftedSource(inner, self.read_lines, "journal"))
+        ps = self.writer.parse(inner, kind="journal", first_line=self.read_lines + 1)
         if not final and not self.full and young(ps):
             return None
         written = self.writer.commit(ps)  # waits while the store is busy: the entries stay pending till then

@@ -186,12 +186,12 @@ class SGLang(Engine):
 
         return SglangClassifier()
 
-    def fast_reader(self, src: Any, parser: Any, **options: Any) -> Any:
+    def fast_reader(self, src: Any, **options: Any) -> Any:
         from logparse.engines.sglang import bulk
 
-        if not bulk.supported(src, force=bool(options.pop("force", False))):
+        if not bulk.supported(src):
             return None
-        return bulk.BulkReader(src, parser, **options)
+        return bulk.BulkReader(src, **options)
 
     def assembly(self) -> Any:
         from logparse.engines.sglang.assemble import SglangAssembly

@@ -27,29 +27,25 @@ blocks of whole lines and read ahead in a thread, and each block's result applie
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
 from logparse.engines.sglang import bulk_export
 from logparse.engines.sglang.bulk_blocks import BlockResult, block_bytes_for, classify_block
+from logparse.grammar.fast import GAP, Counted, RuntimeSlice
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
 from logparse.sources.streams import gathered
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json", "journal-export"})
-#: Below this size the record path is faster: it does not even import polars.
-MIN_BULK_BYTES = 2 << 20
 
 
-def supported(src, force: bool = False) -> bool:
-    """Whether the bulk path reads this source (a large plain/short-iso/json input).
-
-    Inputs of unknown size (stdin, journalctl) take it as well: they may be huge."""
+def supported(src) -> bool:
+    """Whether the fast stage reads this source's format (the size rule is the parse loop's:
+    :func:`logparse.pipeline.takes_fast_stage`)."""
     try:
-        size = getattr(src, "size", None)
-        if size is not None and size < MIN_BULK_BYTES and not force:
-            return False
         return src.fmt in BULK_FORMATS and callable(getattr(src, "open_content", None))
     except Exception:  # a source that cannot even sniff: let the record path report it
         return False
@@ -125,23 +121,24 @@ def _prefetch(blocks, depth: int = 2):
 
 
 class BulkReader:
-    """Reads one source into a :class:`logparse.pipeline.StreamParser` with vectorized blocks."""
+    """The fast stage over one source: its :meth:`items` are the records of the lines the grammar
+    reads and, between them, what the blocks decoded in bulk (:mod:`logparse.grammar.fast`)."""
 
-    def __init__(self, src, sp, block_bytes: int | None = None, stamps: bool = False, on_record=None) -> None:
+    def __init__(self, src, block_bytes: int | None = None, stamps: bool = False, first_line: int = 1) -> None:
         self.src = src
-        self.sp = sp
         self.block_bytes = max(block_bytes or block_bytes_for(src.fmt), 1)
         self.fmt = src.fmt
         self.parser = src.line_parser()
         self.pid_key: dict[Any, tuple] = {}
-        # a window of a longer input (watch's ShiftedSource) numbers its lines from ``shift + 1``, as
-        # its records do on the record path: a launch's line references must not depend on the path
-        self.line_no = getattr(src, "shift", 0)
+        # a window of a longer input (watch) numbers its lines from ``first_line``, as its records are
+        # on the record path: a launch's line references must not depend on the path.  The parse
+        # loop shifts records itself, so the reader numbers them from 1 and its count goes from 0.
+        self.shift = first_line - 1
+        self.line_no = 0
         self.last_python_row = -2
-        #: count batch lines per stamp (``StreamParser.add_runtime``'s ``stamps``)
+        #: keep the stamp of each batch line (:class:`~logparse.grammar.fast.RuntimeSlice`)
         self.stamps = stamps
-        #: called with each record the record path reads (the store notes journal cursors)
-        self.on_record = on_record
+        self._samples: dict = {}
 
     # ------------------------------------------------------------------ reading
     def _blocks(self, chunks):
@@ -162,8 +159,8 @@ class BulkReader:
             yield data[:cut]
             carry = data[cut + 1 :]
 
-    def run(self, workers: int | None = None) -> None:
-        """Classify blocks (in worker processes for large inputs) and apply them in order."""
+    def items(self, workers: int | None = None) -> Iterator[Any]:
+        """Classify blocks (in worker processes for large inputs); their items, in input order."""
         if workers is None:
             workers = _workers_for(getattr(self.src, "size", None) or 0, self.block_bytes, self.fmt)
         with self.src.open_content() as content:
@@ -174,15 +171,14 @@ class BulkReader:
             if workers <= 1:
                 # closed right away on any exit (Ctrl-C too), not when the generator is collected
                 with closing(_prefetch(blocks)) as prefetched:
-                    self._run_threads(prefetched, content.crlf)
+                    yield from self._threads(prefetched, content.crlf)
             else:
-                self._run_parallel(blocks, workers, content.crlf)
-            for rec in self.parser.finish():
-                self._feed_record(rec)
+                yield from self._parallel(blocks, workers, content.crlf)
+            yield from self._records(self.parser.finish())
             content.end()
 
-    def _run_threads(self, blocks, crlf: bool) -> None:
-        """Classify two blocks at a time in threads, apply them in order.
+    def _threads(self, blocks, crlf: bool) -> Iterator[Any]:
+        """Classify two blocks at a time in threads, their items in order.
 
         numpy (:mod:`.bulk_template`) runs one thread per block and releases the GIL in its loops,
         as polars does: two blocks in flight keep both cores busy.  Raw export entries are read by
@@ -193,7 +189,7 @@ class BulkReader:
         threads = _threads()
         if threads <= 1:
             for item in blocks:
-                self._apply_item(item, crlf)
+                yield from self._item(item, crlf)
             return
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="logparse-classify") as pool:
             inflight: deque = deque()
@@ -206,26 +202,26 @@ class BulkReader:
                         (item, pool.submit(classify_block, data, self.fmt, crlf, self.stamps) if data else None)
                     )
                 while len(inflight) > threads:
-                    self._apply_done(*inflight.popleft())
+                    yield from self._done(*inflight.popleft())
             while inflight:
-                self._apply_done(*inflight.popleft())
+                yield from self._done(*inflight.popleft())
 
-    def _apply_done(self, item, future) -> None:
+    def _done(self, item, future) -> Iterator[Any]:
         if item.__class__ is bulk_export.Raw:
-            self._raw_entries(item.data)
+            yield from self._raw_entries(item.data)
         elif future is not None:
-            self._apply_block(future.result())
+            yield from self._block(future.result())
 
-    def _apply_item(self, item, crlf: bool) -> None:
+    def _item(self, item, crlf: bool) -> Iterator[Any]:
         if item.__class__ is bulk_export.Raw:
-            self._raw_entries(item.data)
+            yield from self._raw_entries(item.data)
         elif item.__class__ is bulk_export.Clean:
             if item.data:
-                self._apply_block(classify_block(item.data, self.fmt, crlf, self.stamps))
+                yield from self._block(classify_block(item.data, self.fmt, crlf, self.stamps))
         else:
-            self._apply_block(classify_block(item, self.fmt, crlf, self.stamps))
+            yield from self._block(classify_block(item, self.fmt, crlf, self.stamps))
 
-    def _run_parallel(self, blocks, workers: int, crlf: bool) -> None:
+    def _parallel(self, blocks, workers: int, crlf: bool) -> Iterator[Any]:
         import multiprocessing
         from collections import deque
         from concurrent.futures import ProcessPoolExecutor
@@ -237,28 +233,24 @@ class BulkReader:
             for data in blocks:
                 if data.__class__ is bulk_export.Raw:
                     while inflight:
-                        self._apply_block(inflight.popleft().result())
-                    self._raw_entries(data.data)
+                        yield from self._block(inflight.popleft().result())
+                    yield from self._raw_entries(data.data)
                     continue
                 if data.__class__ is bulk_export.Clean:
                     data = data.data
                 inflight.append(pool.submit(classify_block, data, self.fmt, crlf, self.stamps))
                 while len(inflight) > workers + 1:  # bounded memory: a few blocks in flight
-                    self._apply_block(inflight.popleft().result())
+                    yield from self._block(inflight.popleft().result())
             while inflight:
-                self._apply_block(inflight.popleft().result())
+                yield from self._block(inflight.popleft().result())
 
-    def _apply_block(self, res: BlockResult) -> None:
+    def _block(self, res: BlockResult) -> Iterator[Any]:
         first = self.line_no + 1
         self.line_no += res.n
-        counts = self.sp.counts
-        counts.total += res.vec_total
-        counts.parsed += res.vec_parsed
-        counts.noise += res.vec_total - res.vec_parsed
-        self.sp.engine_pids.update(res.sglang_pids)
+        yield Counted(res.vec_total, res.vec_parsed, set(res.sglang_pids))
         self._samples = res.samples
         aggs = res.aggs
-        self._apply(aggs.get(-1))  # batch rows before the first python row of this block
+        yield from self._runtime(aggs.get(-1))  # batch rows before the first python row of this block
         line_rows = res.py_rows if res.py_line_rows is None else res.py_line_rows
         entries = res.py_line_rows is not None
         cursors = iter(res.cursors)
@@ -268,56 +260,52 @@ class BulkReader:
                 self.src.last_cursor[pending[1]] = pending[2]
                 pending = next(cursors, None)
             if row != self.last_python_row + 1:
-                self._gap()
+                yield from self._gap()
             self.last_python_row = row
             if entries:
-                self._python_entries(first + line_row, line)
+                yield from self._python_entries(first + line_row, line)
             else:
-                self._python_line(first + line_row, line)
-            self._apply(aggs.get(k))
+                yield from self._python_line(first + line_row, line)
+            yield from self._runtime(aggs.get(k))
         while pending is not None:
             self.src.last_cursor[pending[1]] = pending[2]
             pending = next(cursors, None)
         self.last_python_row -= res.n if res.rows is None else res.rows  # the next block's rows start at 0
 
-    def _raw_entries(self, data: bytes) -> None:
+    def _raw_entries(self, data: bytes) -> Iterator[Any]:
         """Entries the record path reads as they are (a binary field): python rows of their own."""
         if self.last_python_row != -1:
-            self._gap()
-        self._python_entries(self.line_no + 1, data)
+            yield from self._gap()
+        yield from self._python_entries(self.line_no + 1, data)
         self.line_no += data.count(b"\n")
         self.last_python_row = -1
 
-    def _python_entries(self, n: int, data: bytes) -> None:
+    def _python_entries(self, n: int, data: bytes) -> Iterator[Any]:
         reader = ExportReader(self.parser, (data,))
         reader.line_no = n
         for r in reader.records(finish=False):
-            for rec in r if isinstance(r, list) else (r,):
-                self._feed_record(rec)
+            yield from self._records(r if isinstance(r, list) else (r,))
 
-    # ------------------------------------------------------------------ feeding the stream parser
-    def _gap(self) -> None:
+    # ------------------------------------------------------------------ the items
+    def _gap(self) -> Iterator[Any]:
         """Lines were handled in bulk since the last python line: they were well-formed SGLang
         lines, which end any multi-line record (traceback, warning, journal continuation)."""
-        self.sp.end_multiline_records()
         self.parser.end_continuation()
+        yield GAP
 
-    def _python_line(self, n: int, line: str | bytes) -> None:
+    def _python_line(self, n: int, line: str | bytes) -> Iterator[Any]:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
         r = self.parser.parse(n, raw)
-        if r is None:
-            return
-        for rec in r if isinstance(r, list) else (r,):
-            self._feed_record(rec)
+        if r is not None:
+            yield from self._records(r if isinstance(r, list) else (r,))
 
-    def _feed_record(self, rec) -> None:
-        if self.on_record is not None:
-            self.on_record(rec)
-        if rec.ts.__class__ is tuple:  # year-less stamp (not a bulk format); drop the outer time
-            rec.ts = None
-        if rec.pid is not None or rec.host is not None:
-            self.pid_key[rec.pid] = rec.stream_key()
-        self.sp.feed(rec)
+    def _records(self, recs) -> Iterator[Any]:
+        for rec in recs:
+            if rec.ts.__class__ is tuple:  # year-less stamp (not a bulk format); drop the outer time
+                rec.ts = None
+            if rec.pid is not None or rec.host is not None:
+                self.pid_key[rec.pid] = rec.stream_key()
+            yield rec
 
     def _sample_key(self, pid) -> tuple:
         """The stream of a pid whose batch lines came before any python row of it (a window that
@@ -332,7 +320,7 @@ class BulkReader:
             recs = _listed(parser.parse(1, sample.encode("utf-8", "surrogatepass")))
         return recs[0].stream_key() if recs else (None, None, None, pid)
 
-    def _apply(self, items) -> None:
+    def _runtime(self, items) -> Iterator[Any]:
         if not items:
             return
         for pid, agg in items:
@@ -340,10 +328,7 @@ class BulkReader:
             if key is None:
                 key = self.pid_key[pid] = self._sample_key(pid)
             stamps = agg.pop("stamps", None)
-            if stamps is None:
-                self.sp.add_runtime(key, agg, engine="sglang")
-            else:
-                self.sp.add_runtime(key, agg, stamps, engine="sglang")
+            yield RuntimeSlice(key, agg, "sglang", stamps)
 
 
 def _listed(r) -> list:

@@ -85,13 +85,15 @@ def test_samples_bulk_equals_record_path(name):
 def test_worker_processes_give_the_same_result(generated, fmt):
     from logparse.engines.sglang.bulk import BulkReader
     from logparse.pipeline import StreamParser
+    from logparse.sources.records import Record
 
     path = str(generated / f"sglang.{fmt}.log")
     results = []
     for workers in (1, 2):
         src = next(open_inputs([path]))
         sp = StreamParser(src.name)
-        BulkReader(src, sp, block_bytes=256 << 10).run(workers=workers)
+        for item in BulkReader(src, block_bytes=256 << 10).items(workers=workers):
+            sp.feed(item) if isinstance(item, Record) else sp.take(item)
         launches, counts, unrec, _ = sp.finish()
         results.append(
             (
@@ -220,9 +222,10 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
 
     from store_fixture import launch_lines
 
-    from logparse.engines.sglang import bulk, bulk_blocks
+    from logparse import pipeline
+    from logparse.engines.sglang import bulk_blocks
     from logparse.sources import text_source
-    from logparse.store import Store, ingest_parse
+    from logparse.store import Store
 
     lines = []
     for line in launch_lines(datetime(2026, 5, 18, 9), runtime=30, pid=4242):
@@ -237,8 +240,7 @@ def test_stream_windows_on_the_bulk_path_store_as_the_record_path(tmp_path, monk
             src = text_source(f"journal-window-{i}", _render(w, fmt), FORMAT_NAMES[fmt])
             src.kind = "stdin"
             if path == "bulk":
-                monkeypatch.setattr(ingest_parse, "BULK_MIN_BYTES", 0)
-                monkeypatch.setattr(bulk, "MIN_BULK_BYTES", 0)
+                monkeypatch.setattr(pipeline, "FAST_MIN_BYTES", 0)
                 monkeypatch.setattr(bulk_blocks, "RECORD_PATH_ROWS", record_rows)  # the rows left to polars or not
             report = store.ingest_sources([src])
             monkeypatch.undo()
