@@ -117,8 +117,14 @@ def test_read_commands_import_no_polars(tmp_path):
 
 
 def test_large_inputs_still_take_numpy_templates(tmp_path):
-    """The guard against a probe that sees nothing: stdin takes the bulk path, with numpy."""
-    mods = imported(tmp_path, "parse", "--json", "-", stdin=SMALL_SGLANG.read_bytes())
+    """The guard against a probe that sees nothing: a large input on stdin (the one size rule,
+    ``pipeline.FAST_MIN_BYTES``) takes the fast stage, with numpy."""
+    from logparse.pipeline import FAST_MIN_BYTES
+
+    text = SMALL_SGLANG.read_bytes()
+    batch = next(line for line in text.splitlines(keepends=True) if b"Decode batch" in line)
+    data = text + batch * (FAST_MIN_BYTES // len(batch) + 1)
+    mods = imported(tmp_path, "parse", "--json", "-", stdin=data)
     assert {"numpy", "logparse.engines.sglang.bulk_template"} <= mods
 
 
