@@ -620,9 +620,13 @@ def _loops_over_records(mod: str) -> list[str]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for call in ast.walk(node):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-                if call.func.attr in ("records", "feed") and node.name != "parse":
-                    found.append(f"{node.name}() calls .{call.func.attr}()")
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in ("records", "feed")
+                and node.name != "parse"
+            ):
+                found.append(f"{node.name}() calls .{call.func.attr}()")
     return found
 
 

@@ -23,8 +23,16 @@ GRAMMARS = {"pyliteral.lark"}
 TABLES = {"noise.toml", "wrappers.toml", "figures.toml", "gpus.toml", "refusals.toml"}
 #: Each engine's own data, in its folder of ``grammars/``.
 ENGINE_DATA = {
-    "sglang": {"line.lark", "variants.toml", "anchors.toml", "eras.toml", "versions.json", "server_args_defaults.json"},
-    "vllm": {"line.lark", "variants.toml", "anchors.toml", "eras.toml", "line_numbers.json"},
+    "sglang": {
+        "line.lark",
+        "variants.toml",
+        "anchors.toml",
+        "eras.toml",
+        "runtime.toml",
+        "versions.json",
+        "server_args_defaults.json",
+    },
+    "vllm": {"line.lark", "variants.toml", "anchors.toml", "eras.toml", "runtime.toml", "line_numbers.json"},
 }
 #: The store's statements (``logparse.store.schema`` executes them).
 SQL = {

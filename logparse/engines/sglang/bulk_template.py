@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logparse.grammar import bounds
+from logparse.grammar import bounds, runtime_decoder
 
 #: Bytes after the block, so that a word read at any offset a few bytes past a line stays inside.
 _PAD = 64
@@ -221,46 +221,37 @@ class Rows:
         return self.subset(self.ok)
 
 
-#: The two templates: (literal, field) steps; a field is "int", "float", "bool", or a column name
-#: ("i:running" an integer kept as ``running``, "f:usage" a decimal kept as ``usage``).
-DECODE = (
-    "] Decode batch, #running-req: ",
-    "i:running",
-    ", #token: ",
-    "i:tokens",
-    ", token usage: ",
-    "f:usage",
-    ", cuda graph: ",
-    "bool",
-    ", gen throughput (token/s): ",
-    "f:",
-    ", #queue-req: ",
-    "i:queue",
-)
-PREFILL = (
-    "] Prefill batch, #new-seq: ",
-    "i:",
-    ", #new-token: ",
-    "i:",
-    ", #cached-token: ",
-    "i:",
-    ", token usage: ",
-    "f:usage",
-    ", #running-req: ",
-    "i:running",
-    ", #queue-req: ",
-    "i:queue",
-    ", #pending-token: ",
-    "i:",
-    ", cuda graph: ",
-    "bool",
-    ", input throughput (token/s): ",
-    "f:",
-)
+#: The figure column of each field the runtime peaks are made of (:data:`logparse.grammar.bounds.BATCH_FIELDS`,
+#: SWA's ``full_`` fields standing for them, as :class:`logparse.engines.sglang.assemble.RuntimeAgg` reads them).
+COLUMNS = {
+    "running_req": "running",
+    "token": "tokens",
+    "full_token": "tokens",
+    "token_usage": "usage",
+    "full_token_usage": "usage",
+    "queue_req": "queue",
+}
 
 
-#: The batch-line field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each named figure.
-_FIGURE_FIELDS = {"running": "running_req", "tokens": "token", "usage": "token_usage", "queue": "queue_req"}
+def template(shape: runtime_decoder.Shape) -> tuple[str, ...]:
+    """The (literal, field) steps of a runtime shape (``grammars/sglang/runtime.toml``), after the
+    bracket's ``]``: a literal is matched as it stands; a field is ``bool`` or ``i:NAME``/``f:NAME``
+    (an integer, a decimal ``I.F``), its value kept as the column :data:`COLUMNS` names and checked
+    against its field's bound (:func:`logparse.grammar.bounds.bound_of`)."""
+    steps: list[str] = []
+    text = "] " + shape.head
+    for k, f in enumerate(shape.fields):
+        steps.append(text + (shape.sep if k else "") + f.label)
+        steps.append("bool" if f.type == "bool" else ("i:" if f.type == "int" else "f:") + f.name)
+        text = ("%" if f.type == "percent" else "") + f.unit
+    if text + shape.tail:
+        steps.append(text + shape.tail)
+    return tuple(s for s in steps if s)
+
+
+#: The templates of each family, in the order of the spec (today's default wording first).
+DECODE = tuple(template(s) for s in runtime_decoder.families("sglang")["decode_batch"])
+PREFILL = tuple(template(s) for s in runtime_decoder.families("sglang")["prefill_batch"])
 
 
 def _step(b: Bytes, rows: Rows, step: str) -> None:
@@ -285,11 +276,14 @@ def _step(b: Bytes, rows: Rows, step: str) -> None:
         n = n + 1 + m
     else:
         ok = (n > 0) & (n <= 15)
-    name = step[2:]
-    if name:
-        rows.cols[name] = value
-        # a figure beyond its bound (bounds.BATCH_FIELDS) leaves the row to polars and the record path
-        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[name]]
+    field = step[2:]
+    if field in COLUMNS:
+        rows.cols[COLUMNS[field]] = value
+    # a figure beyond its bound leaves the row to polars and the record path, which warn
+    bound = bounds.bound_of(field)
+    if bound.whole and step.startswith("f:"):
+        ok = ok & False
+    elif bound.lo > 0 or bound.hi < 10**15:
         ok = ok & (value >= bound.lo) & (value <= bound.hi)
     rows.pos = pos + n
     rows.keep(ok)
@@ -302,6 +296,30 @@ def _template(b: Bytes, rows: Rows, steps: tuple) -> Rows:
             break
     rows.keep(rows.pos == rows.end)
     return rows.matched()
+
+
+def _family(b: Bytes, rows: Rows, templates: tuple) -> Rows:
+    """The rows one of ``templates`` proves, each tried on the rows the ones before it left; in
+    row order."""
+    parts = []
+    for steps in templates:
+        if not len(rows.row):
+            break
+        got = _template(b, Rows(rows.row, rows.pos.copy(), rows.end, dict(rows.cols)), steps)
+        if len(got.row):
+            parts.append(got)
+            rows = rows.subset(~np.isin(rows.row, got.row))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return rows.subset(np.zeros(len(rows.row), bool))
+    row = np.concatenate([p.row for p in parts])
+    order = np.argsort(row, kind="stable")
+    names = set.intersection(*(set(p.cols) for p in parts))
+    cols = {k: np.concatenate([p.cols[k] for p in parts])[order] for k in names}
+    return Rows(
+        row[order], np.concatenate([p.pos for p in parts])[order], np.concatenate([p.end for p in parts])[order], cols
+    )
 
 
 def _bracket(b: Bytes, rows: Rows) -> None:
@@ -422,12 +440,12 @@ def access_rows(b: Bytes, rows: Rows) -> Rows:
 def batch_rows(b: Bytes, rows: Rows) -> tuple[Rows, Rows, Rows]:
     """The proven Decode, Prefill and access rows among ``rows`` (positioned at their messages)."""
     _bracket(b, rows)
-    decode = rows.subset(b.literal(rows.pos, DECODE[0][:10].encode()))
-    prefill = rows.subset(b.literal(rows.pos, PREFILL[0][:10].encode()))
+    decode = rows.subset(b.literal(rows.pos, DECODE[0][0][:10].encode()))
+    prefill = rows.subset(b.literal(rows.pos, PREFILL[0][0][:10].encode()))
     access = rows.subset(rows.cols.pop("bare") & b.literal(rows.pos, b"] INFO"))
     decode.cols.pop("bare")
     prefill.cols.pop("bare")
-    return _template(b, decode, DECODE), _template(b, prefill, PREFILL), access_rows(b, access)
+    return _family(b, decode, DECODE), _family(b, prefill, PREFILL), access_rows(b, access)
 
 
 def header_rows(b: Bytes, starts: np.ndarray, ends: np.ndarray, reference: bytes) -> Rows:
