@@ -10,6 +10,12 @@ as a plain log and as ``journalctl -o short-iso``, ``-o json`` and ``-o export``
 
     python bench/generate.py --lines 5200000 --out bench/out/1g      # ~1 GB per format
     python bench/generate.py --mb 100 --out bench/out/100m
+    python bench/generate.py --lines 10000000 --launches 10000 --days 10 --formats short-iso --out DIR
+
+``--launches N`` sizes the runtime between starts for about N launches (crash-loop starts included)
+instead of 150,000-600,000 lines each; ``--days K`` writes K copies of a log of one day (``--lines`` /
+K lines over 10 hours of 2026-10-01), each copy on the next day: a large input in the time a K-th of
+it takes to generate (the same pids each day: other launches, since their times differ).
 
 Deterministic for the same arguments (seeded).
 """
@@ -78,14 +84,32 @@ class Entry:
         self.ts, self.msg, self.pid, self.boot = ts, msg, pid, boot
 
 
-def generate(total_lines: int, seed: int = 7):
+#: Lines of a launch's start, on average over the samples above (for ``--launches``).
+STARTUP_LINES = 130
+#: A crash loop (every 11th launch): five failing starts of ~75 lines.
+CRASH_STARTS, CRASH_LINES = 5, 375
+
+
+def runtime_range(total_lines: int, launches: int | None) -> tuple[int, int]:
+    """Runtime lines after a start: a month's worth, or what gives about ``launches`` launches
+    (10 ready starts and one crash loop of 5 in every 11 launches drawn)."""
+    if not launches:
+        return 150_000, 600_000
+    per_cycle = total_lines * (10 + CRASH_STARTS) / launches
+    mean = max(int((per_cycle - CRASH_LINES) / 10 - STARTUP_LINES), 1)
+    return max(mean * 2 // 3, 1), mean * 4 // 3
+
+
+def generate(
+    total_lines: int, seed: int = 7, runtime_lines: tuple[int, int] = (150_000, 600_000), span_s: int = 2_592_000
+):
     rnd = random.Random(seed)
     ready = [b for s in READY_SAMPLES for b in startup_blocks(s)]
     crash = [b for s in CRASH_SAMPLES for b in startup_blocks(s)]
     if not ready:
         sys.exit("bench/generate.py: samples/ not found; run from a checkout")
     t = datetime(2026, 10, 1, 0, 0, 0)
-    step = timedelta(seconds=2_592_000 / max(total_lines, 1))  # one month over the whole file
+    step = timedelta(seconds=span_s / max(total_lines, 1))  # one month over the whole file
     pid, boot = 40000, f"{rnd.getrandbits(128):032x}"
     n = 0
     launches = 0
@@ -111,7 +135,7 @@ def generate(total_lines: int, seed: int = 7):
             n += 1
         tp_tag = " TP0" if "TP1]" in "".join(block[:200]) else ""
         # Runtime: most of the file.
-        runtime = rnd.randint(150_000, 600_000)
+        runtime = rnd.randint(*runtime_lines)
         running, tokens = 0, 0
         for _ in range(min(runtime, max(total_lines - n, 0))):
             r = rnd.random()
@@ -203,6 +227,19 @@ def write_all(entries, out: Path, formats: list[str], host: str = "gpu-node-7", 
     return seq
 
 
+def copy_days(out: Path, formats: list[str], days: int) -> None:
+    """Append ``days - 1`` copies of each rendering, the day of its times moved on by one each time
+    (the log of one day, 2026-10-01, as ``--days`` generates it)."""
+    for f in formats:
+        path = out / f"sglang.{f}.log"
+        day = path.read_bytes()
+        if b"2026-10-02" in day:
+            sys.exit("bench/generate.py: the day's log runs past its day; give more --lines per day")
+        with open(path, "ab") as fh:
+            for k in range(2, days + 1):
+                fh.write(day.replace(b"2026-10-01", f"2026-10-{k:02d}".encode()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, help="number of log lines (journal entries)")
@@ -210,10 +247,20 @@ def main() -> None:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--formats", default="plain,short-iso,json,export")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--launches", type=int, help="about this many launches (runtime sized to fit)")
+    ap.add_argument("--days", type=int, default=1, help="copies of one day's log, a day apart (1 to 28)")
     args = ap.parse_args()
     lines = args.lines or int((args.mb or 100) * 1_000_000 / 200)  # ~200 bytes per short-iso line
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
-    n = write_all(generate(lines, args.seed), args.out, formats)
+    days = min(max(args.days, 1), 28)
+    per_day = lines // days
+    launches = args.launches // days if args.launches else None
+    # a day's lines over 10 hours (and the pauses between launches, 30 s each): it stays within its date
+    span = 36_000 if days > 1 else 2_592_000
+    n = write_all(generate(per_day, args.seed, runtime_range(per_day, launches), span), args.out, formats)
+    if days > 1:
+        copy_days(args.out, formats, days)
+        n *= days
     sizes = ", ".join(f"{f}: {os.path.getsize(args.out / f'sglang.{f}.log') / 1e6:.0f} MB" for f in formats)
     print(f"wrote {n} lines to {args.out} ({sizes})")
 

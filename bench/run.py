@@ -1,6 +1,7 @@
 """Benchmark logparse against the references of the performance issue, side by side in one run.
 
     bench/run [--mb 500] [--journal-entries 300000] [--launches 10000] [--repeat 3]
+              [--many-lines 10000000] [--many-launches 10000] [--bomb-mb 1024]
               [--out DIR] [--skip-lnav] [--skip-store] [--only GROUP]
     bench/run --compare A=CMD_A B=CMD_B [same options]
 
@@ -8,8 +9,10 @@
 Inputs (generated once by ``bench/generate.py`` and cached in ``--out``, default ``bench/out``):
 a ``journalctl -o short-iso`` log of about ``--mb`` MB with its ``-o json`` and ``-o export``
 renderings, a genuine ``.journal`` of ``--journal-entries`` entries (written by
-``systemd-journal-remote`` from a generated export stream), and a store of ``--launches`` launches
-(``bench/store_bench.py``).  Each command runs ``--repeat`` times, the runs of all commands
+``systemd-journal-remote`` from a generated export stream), a store of ``--launches`` launches
+(``bench/store_bench.py``), and the two inputs of the memory bound: a ``short-iso`` log of
+``--many-lines`` lines holding about ``--many-launches`` launches (ten copies of one day's log, a day
+apart: ``generate.py --days``) and a ``.gz`` of ``--bomb-mb`` MiB of NUL bytes, each ingested.  Each command runs ``--repeat`` times, the runs of all commands
 interleaved (the machine may be shared: ratios measured side by side mean more than absolute
 times); the table gives the median wall time, CPU time and peak RSS (summed over all the processes
 of the command, sampled every 10 ms), the rate, and the ratio to the row's reference:
@@ -20,6 +23,9 @@ of the command, sampled every 10 ms), the rate, and the ratio to the row's refer
 * ``ingest --journal``: ``journalctl -o export --all > /dev/null`` alone, on the same journal;
 * read commands: ``logparse --help`` (the difference, in seconds, is the issue's measure: the median
   over rounds of the difference within a round).
+
+Peak RSS has targets (issue 34): 500 MB for the two inputs of the memory bound, 300 MB for every
+other row; the rows over theirs are listed under the table.
 
 ``--compare A=CMD_A B=CMD_B`` measures two logparse commands instead (``main=/work/main/.venv/bin/logparse``,
 ``branch=".venv/bin/python -m logparse"``): every logparse row of the table, for both, on the same
@@ -63,6 +69,87 @@ def ensure_inputs(out: Path, mb: int) -> Path:
     if not all((d / f"sglang.{f}.log").exists() for f in ("short-iso", "json", "export")):
         generate(d, "short-iso,json,export", mb=mb)
     return d
+
+
+MANY, BOMB = "many launches", "gzip bomb"
+#: Peak RSS targets (MB): the inputs of the memory bound, and every other row.
+RSS_TARGET_MB = {MANY: 500, BOMB: 500}
+RSS_TARGET_OTHER_MB = 300
+
+
+def many_group(lines: int, launches: int) -> str:
+    return f"{MANY}: short-iso of {lines / 1e6:g} M lines, ~{launches:,} launches"
+
+
+def bomb_group(mb: int) -> str:
+    return f"{BOMB}: .gz of {mb:,} MiB of NUL bytes"
+
+
+def ensure_many(out: Path, lines: int, launches: int) -> Path:
+    """A short-iso log of ``lines`` lines and about ``launches`` launches (ten days of one day's log)."""
+    d = out / f"many-{lines / 1e6:g}m-{launches}"
+    path = d / "sglang.short-iso.log"
+    if path.exists():
+        return path
+    tmp = d.with_name(d.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"generating {d} ...", file=sys.stderr, flush=True)
+    days = ["--lines", str(lines), "--launches", str(launches), "--days", "10"]
+    subprocess.run([PY, str(HERE / "generate.py"), *days, "--out", str(tmp), "--formats", "short-iso"], check=True)
+    shutil.rmtree(d, ignore_errors=True)
+    tmp.rename(d)
+    return path
+
+
+def ensure_bomb(out: Path, mb: int) -> Path:
+    """A gzip stream of ``mb`` MiB of NUL bytes (one member, level 6: ~1 MB per GiB)."""
+    import zlib
+
+    path = out / f"zeros-{mb}m.gz"
+    if path.exists():
+        return path
+    tmp = path.with_name(path.name + ".part")
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+    block = bytes(1 << 20)
+    with open(tmp, "wb") as fh:
+        for _ in range(mb):
+            fh.write(z.compress(block))
+        fh.write(z.flush())
+    tmp.rename(path)
+    return path
+
+
+def memory_rows(args: argparse.Namespace, db: Path, lp: str = LOGPARSE) -> list[Row]:
+    """The two rows of the memory bound (issue 34), ingested into a new store each run; only those
+    ``--only`` asks for are generated."""
+    rows = []
+    new_db = f"rm -f {db} {db}.wal"
+    g = many_group(args.many_lines, args.many_launches)
+    if not args.only or args.only in g:
+        path = ensure_many(args.out, args.many_lines, args.many_launches)
+        size = path.stat().st_size
+        rows.append(
+            Row(g, "logparse ingest", f"{lp} ingest -q --db {db} {path}", args.many_lines, size=size, setup=new_db)
+        )
+    g = bomb_group(args.bomb_mb)
+    if not args.only or args.only in g:
+        path = ensure_bomb(args.out, args.bomb_mb)
+        # exit 2: no launch in the input, as expected
+        cmd = f"{lp} ingest -q --db {db} {path}"
+        rows.append(Row(g, "logparse ingest", cmd, size=args.bomb_mb << 20, setup=new_db, ok=(0, 1, 2)))
+    return rows
+
+
+#: Words of the other groups' names (for ``--only``).
+OTHER_GROUPS = ("MB short-iso (", "MB -o json", "MB -o export", ".journal of", "store of")
+
+
+def memory_only(args: argparse.Namespace) -> bool:
+    """``--only`` names a group of the memory bound and none of the others."""
+    only = args.only
+    if not only or any(only in g for g in OTHER_GROUPS):
+        return False
+    return only in many_group(args.many_lines, args.many_launches) or only in bomb_group(args.bomb_mb)
 
 
 def ensure_journal(out: Path, entries: int) -> Path:
@@ -123,7 +210,7 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def run_once(cmd: str, setup: str | None = None) -> tuple[float, float, int]:
+def run_once(cmd: str, setup: str | None = None, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, int]:
     """(wall s, CPU s, peak RSS KB summed over the process tree) of one run of a shell command.
 
     stdout goes to a pipe, not /dev/null: GNU grep stops at the first match when its output is
@@ -149,7 +236,7 @@ def run_once(cmd: str, setup: str | None = None) -> tuple[float, float, int]:
     stop.set()
     sampler.join()
     after = os.times()
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in ok:
         print(f"  ! {cmd}: exit {proc.returncode}: {err.decode(errors='replace')[-300:]}", file=sys.stderr)
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return wall, cpu, peak
@@ -165,6 +252,7 @@ class Row:
     size: int = 0
     ref: str | None = None  # the name of the row this one is compared with
     setup: str | None = None
+    ok: tuple[int, ...] = (0, 1)  # exit codes of a run that went as expected
     runs: list = field(default_factory=list)
 
     def median(self, k: int) -> float:
@@ -175,7 +263,7 @@ def measure(rows: list[Row], repeat: int) -> None:
     """All rows ``repeat`` times, interleaved (a busy neighbour slows every row alike)."""
     for i in range(repeat):
         for row in rows:
-            row.runs.append(run_once(row.cmd, row.setup))
+            row.runs.append(run_once(row.cmd, row.setup, row.ok))
             print(f"  [{i + 1}/{repeat}] {row.group:<28} {row.name:<32} {row.runs[-1][0]:7.2f} s", file=sys.stderr)
 
 
@@ -266,6 +354,10 @@ def ensure_store(out: Path, launches: int) -> Path:
 # ------------------------------------------------------------------ the table
 
 
+def rss_target(row: Row) -> int:
+    return next((mb for key, mb in RSS_TARGET_MB.items() if row.group.startswith(key)), RSS_TARGET_OTHER_MB)
+
+
 def print_table(rows: list[Row]) -> None:
     by_name = {(r.group, r.name): r for r in rows}
     print("| input | tool | wall s | CPU s | M lines or entries/s | MB/s | peak RSS MB | reference | × reference |")
@@ -287,6 +379,9 @@ def print_table(rows: list[Row]) -> None:
         group = r.group if r.group != last else ""
         last = r.group
         print(f"| {group} | {r.name} | {wall:.2f} | {cpu:.2f} | {rate} | {mbs} | {rss / 1024:.0f} | {name} | {vs} |")
+    over = [r for r in rows if r.median(2) / 1024 > rss_target(r)]
+    for r in over:
+        print(f"\npeak RSS over its target: {r.group}, {r.name}: {r.median(2) / 1024:.0f} MB > {rss_target(r)} MB")
     lnav = [r for r in rows if r.name == "lnav load+count"]
     if lnav:
         ingest = next(r for r in rows if r.group == lnav[0].group and r.name == "logparse ingest")
@@ -330,6 +425,7 @@ def side_rows(args: argparse.Namespace, name: str, lp: str, lnav: str | None) ->
     rows = input_rows(ensure_inputs(args.out, args.mb), lnav, args.out / f"bench-{name}.duckdb", lp)
     jd = ensure_journal(args.out, args.journal_entries)
     rows += journal_rows(jd, args.out / f"bench-journal-{name}.duckdb", lp)
+    rows += memory_rows(args, args.out / f"bench-memory-{name}.duckdb", lp)
     if not args.skip_store:
         store = ensure_store(args.out, args.launches)
         copy = args.out / f"store{args.launches}-{name}.duckdb"
@@ -350,7 +446,7 @@ def measure_pairs(pairs: list[Pair], repeat: int) -> list[float]:
         loads.append(os.getloadavg()[0])
         for p in pairs:
             for row in (p.a, p.b) if i % 2 == 0 else (p.b, p.a):
-                row.runs.append(run_once(row.cmd, row.setup))
+                row.runs.append(run_once(row.cmd, row.setup, row.ok))
             print(
                 f"  [{i + 1}/{repeat}] {p.a.group:<28} {p.a.name:<32} "
                 f"{p.a.runs[-1][0]:7.2f} s / {p.b.runs[-1][0]:7.2f} s",
@@ -407,7 +503,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("LOGPARSE_BENCH_DIR") or HERE / "out"))
     ap.add_argument("--skip-lnav", action="store_true")
     ap.add_argument("--skip-store", action="store_true", help="without the read commands")
-    ap.add_argument("--only", help="only the groups whose name contains this (short-iso, json, export, journal, store)")
+    ap.add_argument("--many-lines", type=int, default=10_000_000, help="lines of the input of many launches")
+    ap.add_argument("--many-launches", type=int, default=10_000, help="launches in the input of many launches")
+    ap.add_argument("--bomb-mb", type=int, default=1024, help="MiB of NUL bytes in the .gz of the memory bound")
+    ap.add_argument(
+        "--only",
+        help="only the groups whose name contains this (short-iso, json, export, journal, store, many launches, bomb)",
+    )
     ap.add_argument(
         "--compare", nargs=2, metavar="NAME=CMD", help="two logparse commands, measured side by side on every row"
     )
@@ -417,9 +519,12 @@ def main() -> None:
         compare_main(args)
         return
     db = args.out / "bench.duckdb"
-    rows = input_rows(ensure_inputs(args.out, args.mb), None if args.skip_lnav else ensure_lnav(), db)
-    rows += journal_rows(ensure_journal(args.out, args.journal_entries), args.out / "bench-journal.duckdb")
-    if not args.skip_store:
+    rows = []
+    if not memory_only(args):  # --only many/bomb: the other inputs are not generated
+        rows += input_rows(ensure_inputs(args.out, args.mb), None if args.skip_lnav else ensure_lnav(), db)
+        rows += journal_rows(ensure_journal(args.out, args.journal_entries), args.out / "bench-journal.duckdb")
+    rows += memory_rows(args, args.out / "bench-memory.duckdb")
+    if not args.skip_store and not memory_only(args):
         rows += store_rows(ensure_store(args.out, args.launches), args.launches)
     if args.only:
         rows = [r for r in rows if args.only in r.group]

@@ -108,8 +108,9 @@ __all__ = [
 CHUNK_SIZE = 1 << 20
 #: How much of an input is looked at to detect its format.
 SNIFF_BYTES = 64 << 10
-#: A line longer than this is cut (memory bound); the pieces become separate records.
-MAX_LINE = 64 << 20
+#: A line longer than this is cut into pieces of this size, each a line of its own (memory bound;
+#: the grammar reads no line over 2,000,000 characters: ``grammar.classify.MAX_LINE``).
+MAX_LINE = 4 << 20
 #: Records held back while looking for an SGLang timestamp to date year-less lines.
 MAX_YEAR_LOOKAHEAD = 20_000
 MAX_YEAR_LOOKAHEAD_BYTES = 32 << 20
@@ -123,7 +124,7 @@ _WARNINGS = {
     "use -o export",
     "invalid-json": "{n} line{s} of a journal JSON rendering {are} not valid JSON: read as plain text",
     "export-text": "{n} line{s} of a journal export stream {are} not journal fields: read as plain text",
-    "long-line": "{n} line{s} longer than 64 MiB {were} cut into pieces",
+    "long-line": "{n} line{s} longer than {limit} {were} cut into pieces of {limit}, each read as a line",
     "corrupt": "the compressed data is corrupt or truncated after {n} decompressed byte{s}: "
     "the rest of the input is lost",
 }
@@ -237,7 +238,7 @@ class Source:
         c = self._counts.get(kind, 0) + n
         self._counts[kind] = c
         text = _WARNINGS[kind].format(
-            n=c, s="" if c == 1 else "s", are="is" if c == 1 else "are", were="was" if c == 1 else "were"
+            n=c, s="" if c == 1 else "s", are="is" if c == 1 else "are", were="was" if c == 1 else "were", limit=_mib()
         )
         text = f"{self.name}: {text}"
         i = self._warn_at.get(kind)
@@ -255,9 +256,11 @@ class Source:
         self._prepare()
         self._started = True
         assert self._head is not None and self._stream is not None  # set by _prepare
-        chunks = chain((self._head,), self._stream)
+        chunks: Iterator[bytes] = chain((self._head,), self._stream)
         self._head = b""
-        return chunks
+        if self.fmt == "journal-export":  # binary fields hold newlines of their own: its reader bounds them
+            return chunks
+        return streams.cut_long_lines(chunks, MAX_LINE, lambda: self.note_problem("long-line"))
 
     def _prepare(self) -> None:
         """Open the input, read the head, detect compression and format."""
@@ -337,7 +340,7 @@ class Source:
             raise InputError(f"{self.name}: {what} (reading failed after {self.bytes_read:,} bytes)") from None
 
     def _lines(self, chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
-        return streams.split_lines(chunks, self._crlf, MAX_LINE, lambda: self.note_problem("long-line"))
+        return streams.split_lines(chunks, self._crlf)
 
     def _numbered(self, chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
         n = 0
@@ -404,6 +407,10 @@ class Source:
                 yield rec
         if resolver is not None:
             yield from resolver.finish()
+
+
+def _mib() -> str:
+    return f"{MAX_LINE / (1 << 20):g} MiB" if MAX_LINE >= 1 << 20 else f"{MAX_LINE:,} bytes"
 
 
 class SourceContent:

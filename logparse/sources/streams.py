@@ -3,7 +3,10 @@
 ``.gz`` and ``.zst`` content is recognised by its magic bytes (not the file name) and
 decompressed as a stream; a truncated or corrupt stream yields everything before the
 damage, and says so (zstandard's stream reader ends a truncated frame without a word:
-:class:`ZstdFrames` follows the frames as their bytes pass and tells).  Lines are cut at ``\\n``; a line longer than the limit is cut into pieces.
+:class:`ZstdFrames` follows the frames as their bytes pass and tells).  The decompressor is asked
+for one chunk at a time (``read1``), so what it holds is bounded by the chunk size whatever the
+ratio of expansion.  Lines are cut at ``\\n``; a line longer than the limit is cut into pieces of
+the limit (:func:`cut_long_lines`) before anyone splits or gathers the content.
 """
 
 from __future__ import annotations
@@ -210,23 +213,69 @@ def gathered(chunks: Iterable[bytes], size: int) -> Iterator[tuple[bytes, bool]]
     yield b"".join(pending), True
 
 
-def split_lines(
-    chunks: Iterable[bytes], crlf: bool, max_line: int, on_long_line: Callable[[], None]
-) -> Iterator[list[bytes]]:
-    """Lists of physical lines (without ``\\n``; without a trailing ``\\r`` in CRLF inputs)."""
-    tail = b""
+def cut_long_lines(chunks: Iterable[bytes], max_line: int, on_long_line: Callable[[], None]) -> Iterator[bytes]:
+    """The chunks with a ``\\n`` put after every ``max_line`` bytes of a line that has not ended by
+    then, so that no line of the content is longer than ``max_line`` bytes, whoever splits it (the
+    record path's :func:`split_lines`, a bulk reader's blocks): a line is never held whole, and a
+    flood without newlines (a file of NUL bytes, a decompression bomb) is read in bounded memory.
+    The pieces do not depend on the chunks' sizes; ``on_long_line()`` once per line cut."""
+    run = 0  # bytes of the current line so far
+    cut = False  # the current line has been cut already
     for chunk in chunks:
-        if tail:
-            chunk = tail + chunk
-        parts = chunk.split(b"\n")
-        tail = parts.pop()
-        if len(tail) > max_line:
-            parts.append(tail)
-            tail = b""
+        n = len(chunk)
+        first = chunk.find(b"\n")
+        if first < 0 and run + n <= max_line:
+            run += n
+            yield chunk
+        elif first >= 0 and run + first <= max_line and n <= max_line:  # every line of it fits
+            run, cut = n - 1 - chunk.rfind(b"\n"), False
+            yield chunk
+        else:
+            ends, run, cut = _cuts(chunk, run, cut, max_line, on_long_line)
+            yield b"\n".join([chunk[a:b] for a, b in zip([0, *ends], [*ends, n], strict=True)])
+
+
+def _cuts(chunk: bytes, run: int, cut: bool, max_line: int, on_long_line: Callable[[], None]):
+    """Where ``\\n`` goes into ``chunk``, given ``run`` bytes of its first line before it; the bytes
+    of its last line, and whether that line is cut already."""
+    ends: list[int] = []
+    pos, n = 0, len(chunk)
+    while pos < n:
+        room = max_line - run
+        nl = chunk.find(b"\n", pos, pos + room + 1)
+        if nl >= 0:
+            run, cut, pos = 0, False, nl + 1
+            continue
+        if pos + room >= n:
+            run += n - pos
+            break
+        pos += room
+        ends.append(pos)
+        if not cut:
             on_long_line()
+            cut = True
+        run = 0
+    return ends, run, cut
+
+
+def split_lines(chunks: Iterable[bytes], crlf: bool) -> Iterator[list[bytes]]:
+    """Lists of physical lines (without ``\\n``; without a trailing ``\\r`` in CRLF inputs).  A line
+    is held until it ends: :func:`cut_long_lines` bounds it first."""
+    tail: list[bytes] = []
+    for chunk in chunks:
+        if b"\n" not in chunk:  # a piece of a long line: joined once, when it ends
+            if chunk:
+                tail.append(chunk)
+            continue
+        if tail:
+            tail.append(chunk)
+            chunk = b"".join(tail)
+        parts = chunk.split(b"\n")
+        last = parts.pop()
+        tail = [last] if last else []
         if crlf:
             parts = [p[:-1] if p[-1:] == b"\r" else p for p in parts]
-        if parts:
-            yield parts
+        yield parts
     if tail:
-        yield [tail[:-1] if crlf and tail[-1:] == b"\r" else tail]
+        line = b"".join(tail)
+        yield [line[:-1] if crlf and line[-1:] == b"\r" else line]

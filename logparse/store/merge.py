@@ -336,8 +336,8 @@ class Merger:
         _delete_launch_rows(con, sorted(gone), sorted(gone | set(self.ranges)))
         tables = table_rows(self.finals, self.metas)
         if not insert_small(con, tables):  # a large input: through polars and Arrow
-            for table, cols in tables.items():
-                _insert_frame(con, table, to_frame(table, cols))
+            for table in list(tables):  # each table's lists let go once framed: not held beside DuckDB's inserts
+                _insert_frame(con, table, to_frame(table, tables.pop(table)))
         rebuild.add_aliases(con, self.aliases, reason="the same launch, read again")
         con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT launch_id FROM launches)")
         write_ranges(con, self.ranges)
