@@ -170,6 +170,9 @@ def runtime_verdict(launch: Launch) -> dict[str, Any]:
     bits += [f"{retract:,} retraction(s)", f"queue peak {queue if queue is not None else '?'}"]
     if running is not None:
         bits.append(f"peak {running:g} running request(s)")
+    if rt.get("gen_throughput_p50") is not None:
+        p50, p90, top = (rt.get(f"gen_throughput_{q}") for q in ("p50", "p90", "max"))
+        bits.append(f"generation throughput median {p50:,.1f}, p90 {p90 or 0:,.1f}, max {top or 0:,.1f} tokens/s")
     out["evidence"] = f"{why} ({', '.join(bits)}; {out['batch_lines']:,} batch line(s))"
     out["tokens_per_request"] = int(tokens / running) if tokens and running else None
     return out

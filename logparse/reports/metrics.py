@@ -101,6 +101,37 @@ FAMILIES = (
         integer=True,
     ),
     Family(
+        "logparse_peak_kv_usage_ratio",
+        "gauge",
+        "Peak share of the KV cache in use in the latest launch's runtime lines (0-1: SGLang's token usage, "
+        "vLLM's GPU KV cache usage).",
+        "peak_token_usage",
+    ),
+    Family(
+        "logparse_peak_running_requests",
+        "gauge",
+        "Peak requests running at once in the latest launch's runtime lines.",
+        "peak_running_req",
+        integer=True,
+    ),
+    Family(
+        "logparse_peak_waiting_requests",
+        "gauge",
+        "Peak requests waiting (queued) in the latest launch's runtime lines.",
+        "peak_queue_req",
+        integer=True,
+    ),
+    *(
+        Family(
+            f"logparse_generation_throughput_{q}_tokens_per_second",
+            "gauge",
+            f"{what} of the generation throughput its runtime lines print in the latest launch (tokens/s, one value "
+            "a line).",
+            f"gen_throughput_{q}",
+        )
+        for q, what in (("p50", "Median"), ("p90", "90th percentile"), ("max", "Maximum"))
+    ),
+    Family(
         "logparse_startup_seconds", "gauge", "Startup time of the latest launch (first line to ready).", "startup_s"
     ),
     Family("logparse_launch_ready", "gauge", "1 if the latest launch became ready, else 0.", "ready", integer=True),
@@ -127,6 +158,9 @@ FAMILIES = (
     ),
 )
 
+#: The throughput's figures, read from the runtime a launch keeps (:mod:`logparse.launches.runtime`).
+_THROUGHPUT = ("gen_throughput_p50", "gen_throughput_p90", "gen_throughput_max")
+
 _LATEST = f"""
 WITH latest AS (
     SELECT deployment, max(launch_no) AS launch_no FROM launch_sequence GROUP BY deployment
@@ -137,10 +171,13 @@ WITH latest AS (
 )
 SELECT s.deployment, {", ".join(f"s.{f}" for f in FIELDS)}, s.unit, s.outcome, s.started_at,
        s.kv_tokens, s.kv_pool_gb, s.headroom_gb, s.weights_gb, s.max_running_requests_effective, s.startup_s,
+       s.peak_token_usage, s.peak_running_req, s.peak_queue_req,
+       {", ".join(f"TRY_CAST(r.runtime ->> '{k}' AS DOUBLE) AS {k}" for k in _THROUGHPUT)},
        c.launches, c.failed
 FROM latest t
 JOIN launch_sequence q ON q.deployment = t.deployment AND q.launch_no = t.launch_no
 JOIN launch_summary s ON s.launch_id = q.launch_id
+LEFT JOIN runtime_stats r ON r.launch_id = q.launch_id
 JOIN counts c ON c.deployment = t.deployment
 ORDER BY s.deployment
 """

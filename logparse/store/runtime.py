@@ -5,6 +5,9 @@ peaks, the first and last time) instead of events.  When a launch's runtime arri
 pieces (journal windows, half a log then the whole log), the store merges the pieces:
 
 * peaks are maxima and the time span a union: overlap cannot inflate them;
+* a distribution (the generation throughput's, :class:`logparse.launches.runtime.Histogram`) adds
+  up when the pieces are disjoint in time; pieces that overlap cannot be told apart in it, so the
+  larger piece's stands (overlap cannot inflate it either);
 * the line count treats what the store has as one contiguous span ``[first, last]``,
   with the number of lines seen in its first and last second.  A new piece whose lines
   come with their timestamps (the record path, always used for journal inputs) adds
@@ -22,9 +25,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-PEAKS = ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")
+from logparse.launches.runtime import PEAKS, THROUGHPUT_KEYS, throughput_of
+
 #: Runtime keys that come from batch lines (the rest of ``Launch.runtime`` comes from events).
-AGG_KEYS = PEAKS + ("retractions", "batch_lines", "first_runtime_at", "last_runtime_at")
+AGG_KEYS = PEAKS + ("retractions", "batch_lines", "first_runtime_at", "last_runtime_at") + THROUGHPUT_KEYS
 
 
 @dataclass
@@ -47,7 +51,8 @@ class BatchSpan:
         cls, runtime: dict[str, Any] | None, edges: dict[str, Any] | None = None, ts_counts: Counter | None = None
     ) -> BatchSpan:
         rt = runtime or {}
-        span = cls(lines=int(rt.get("batch_lines") or 0), peaks={k: rt.get(k) for k in PEAKS})
+        peaks = {k: rt.get(k) for k in PEAKS} | {k: rt[k] for k in THROUGHPUT_KEYS if rt.get(k) is not None}
+        span = cls(lines=int(rt.get("batch_lines") or 0), peaks=peaks)
         if isinstance(ts_counts, StampFrame):
             span.ts_counts = ts_counts
             span.first, span.last = ts_counts.first, ts_counts.last
@@ -97,6 +102,7 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     if a.empty:
         return b
     out = BatchSpan(peaks={k: _max(a.peaks.get(k), b.peaks.get(k)) for k in PEAKS})
+    out.peaks.update(_throughput(a, b))
     if a.first is None or a.last is None:
         out.lines = max(a.lines, b.lines)  # no time to tell pieces apart: the larger one
     elif b.ts_counts is not None:
@@ -134,6 +140,26 @@ def merge(a: BatchSpan, b: BatchSpan) -> BatchSpan:
     out.first_lines = edge(out.first, "first")
     out.last_lines = edge(out.last, "last")
     return out
+
+
+def _disjoint(a: BatchSpan, b: BatchSpan) -> bool:
+    if a.first is None or a.last is None or b.first is None or b.last is None:
+        return False
+    return b.first > a.last or b.last < a.first
+
+
+def _throughput(a: BatchSpan, b: BatchSpan) -> dict[str, Any]:
+    """The throughput's figures of two pieces: summed when disjoint, else the larger piece's (module doc)."""
+    has_a, has_b = (any(k in s.peaks for k in THROUGHPUT_KEYS) for s in (a, b))
+    if not has_a or not has_b:
+        return {k: v for s in (a, b) for k, v in s.peaks.items() if k in THROUGHPUT_KEYS}
+    if not _disjoint(a, b):
+        larger = b if b.lines > a.lines else a
+        return {k: v for k, v in larger.peaks.items() if k in THROUGHPUT_KEYS}
+    both = throughput_of(a.peaks)
+    other = throughput_of(b.peaks)
+    both.merge(other.pairs(), other.max, other.min)
+    return both.figures()
 
 
 def _added_beyond(a: BatchSpan, counts: Counter | StampFrame) -> int:
@@ -213,6 +239,11 @@ def apply(runtime: dict[str, Any], span: BatchSpan) -> dict[str, Any]:
     first = [x for x in (span.first, rt.get("first_runtime_at")) if x]
     last = [x for x in (span.last, rt.get("last_runtime_at")) if x]
     rt.update({k: span.peaks.get(k) for k in PEAKS})
+    for k in THROUGHPUT_KEYS:
+        if span.peaks.get(k) is not None:
+            rt[k] = span.peaks[k]
+        else:
+            rt.pop(k, None)
     rt["retractions"] = retractions
     rt["batch_lines"] = span.lines
     rt["first_runtime_at"] = min(first) if first else None

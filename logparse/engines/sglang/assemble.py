@@ -23,12 +23,13 @@ from typing import Any
 
 from logparse.engines.sglang.figures import FAILURE_KINDS, fill_launch
 from logparse.engines.sglang.ranks import V01_SUMMARY_FORMS, rank_memory
-from logparse.grammar.bounds import MAX_DIGITS, OUT_OF_RANGE, RANK, out_of_range_warning, shown
+from logparse.grammar.bounds import MAX_DIGITS, OUT_OF_RANGE, RANK, shown
 from logparse.grammar.events import Event
 from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.launches.figures import check_launch, event_warnings
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch
+from logparse.launches.runtime import RuntimeAgg
 from logparse.launches.times import zone_text
 
 #: Event kinds printed by scheduler (GPU worker) processes: they belong to a rank even
@@ -156,113 +157,19 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
         event.ts = stamp.replace(" ", "T") if len(stamp) > 8 else stamp
 
 
-#: Batch lines with a figure out of range whose warning a launch keeps (the rest are counted).
-MAX_IGNORED_KEPT = 5
-
-
-class RuntimeAgg:
-    """Runtime KV pressure of one launch, aggregated as lines arrive.
-
-    ``Decode batch``/``Prefill batch`` lines are most of a production log: they are
-    reduced to these aggregates (by the per-record path here, by vectorized extraction
-    in :mod:`logparse.engines.sglang.bulk`) instead of being kept as events.  Both paths use the same
-    definitions, so a launch gets the same figures whichever path read it.
-    """
-
-    __slots__ = (
-        "batch_lines",
-        "first_at",
-        "ignored",
-        "last_at",
-        "n_ignored",
-        "peak_queue_req",
-        "peak_running_req",
-        "peak_token_usage",
-        "peak_tokens",
-        "retractions",
+def add_batch(agg: RuntimeAgg, kind: str, f: dict[str, Any], ts: str | None, line_no: int = 0) -> None:
+    """A ``Decode batch`` / ``Prefill batch`` line's share of its launch's runtime aggregate (the bulk
+    path, :mod:`logparse.engines.sglang.bulk_runtime`, computes the same in bulk).  Its ``gen
+    throughput`` is not read yet: the proven rows of the bulk path do not keep it."""
+    agg.add_line(
+        ts,
+        f,
+        line_no,
+        running_req=f.get("running_req"),
+        token_usage=f.get("token_usage", f.get("full_token_usage")),
+        queue_req=f.get("queue_req"),
+        tokens=f.get("token", f.get("full_token")) if kind == "decode_batch" else None,
     )
-
-    def __init__(self) -> None:
-        self.batch_lines = 0
-        self.peak_running_req: float | None = None
-        self.peak_token_usage: float | None = None
-        self.peak_queue_req: float | None = None
-        self.peak_tokens: float | None = None
-        self.retractions = 0
-        self.first_at: str | None = None
-        self.last_at: str | None = None
-        #: warnings for the first batch figures out of their bounds (:mod:`logparse.grammar.bounds`), and how many
-        self.ignored: list[str] = []
-        self.n_ignored = 0
-
-    def _ts(self, ts: str | None) -> None:
-        if ts:
-            if self.first_at is None or ts < self.first_at:
-                self.first_at = ts
-            if self.last_at is None or ts > self.last_at:
-                self.last_at = ts
-
-    def add_batch(self, kind: str, f: dict[str, Any], ts: str | None, line_no: int = 0) -> None:
-        self.batch_lines += 1
-        self._ts(ts)
-        notes = f.get(OUT_OF_RANGE)
-        if notes:
-            self.n_ignored += 1
-            if len(self.ignored) < MAX_IGNORED_KEPT:
-                self.ignored.extend(out_of_range_warning(line_no, k, v) for k, v in notes.items())
-        self.merge_peaks(
-            f.get("running_req"),
-            f.get("token_usage", f.get("full_token_usage")),
-            f.get("queue_req"),
-            f.get("token", f.get("full_token")) if kind == "decode_batch" else None,
-        )
-
-    def add_retract(self, ts: str | None) -> None:
-        self.retractions += 1
-        self._ts(ts)
-
-    def merge_peaks(self, running, usage, queue, tokens) -> None:
-        if isinstance(running, (int, float)) and not isinstance(running, bool):
-            self.peak_running_req = running if self.peak_running_req is None else max(self.peak_running_req, running)
-        if isinstance(usage, (int, float)) and not isinstance(usage, bool):
-            self.peak_token_usage = usage if self.peak_token_usage is None else max(self.peak_token_usage, usage)
-        if isinstance(queue, (int, float)) and not isinstance(queue, bool):
-            self.peak_queue_req = queue if self.peak_queue_req is None else max(self.peak_queue_req, queue)
-        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
-            self.peak_tokens = tokens if self.peak_tokens is None else max(self.peak_tokens, tokens)
-
-    def merge(self, other: dict[str, Any]) -> None:
-        """Merge a vectorized aggregate (same keys as :meth:`to_dict`)."""
-        self.batch_lines += int(other.get("batch_lines") or 0)
-        self.retractions += int(other.get("retractions") or 0)
-        self.merge_peaks(
-            other.get("peak_running_req"),
-            other.get("peak_token_usage"),
-            other.get("peak_queue_req"),
-            other.get("peak_tokens"),
-        )
-        self._ts(other.get("first_runtime_at"))
-        self._ts(other.get("last_runtime_at"))
-
-    def warnings(self) -> list[str]:
-        """The launch's warnings for batch lines whose figures are out of their bounds."""
-        more = self.n_ignored - MAX_IGNORED_KEPT
-        tail = [f"{more} more batch line(s) with a figure out of range: ignored"] if more > 0 else []
-        return self.ignored + tail
-
-    def to_dict(self) -> dict[str, Any]:
-        if not self.batch_lines and not self.retractions:
-            return {}
-        return {
-            "peak_running_req": self.peak_running_req,
-            "peak_token_usage": self.peak_token_usage,
-            "peak_queue_req": self.peak_queue_req,
-            "peak_tokens": self.peak_tokens,
-            "retractions": self.retractions,
-            "batch_lines": self.batch_lines,
-            "first_runtime_at": self.first_at,
-            "last_runtime_at": self.last_at,
-        }
 
 
 class LaunchAssembler:
@@ -319,7 +226,7 @@ class LaunchAssembler:
 
     def add(self, ev: Event) -> None:
         if ev.kind in ("decode_batch", "prefill_batch"):
-            self.runtime.add_batch(ev.kind, ev.fields, ev.ts, ev.line_no)
+            add_batch(self.runtime, ev.kind, ev.fields, ev.ts, ev.line_no)
             return
         if ev.kind == "retract":
             self.runtime.add_retract(ev.ts)

@@ -27,6 +27,7 @@ from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.launches.figures import check_launch, event_warnings, mark_rank, settle_marks
 from logparse.launches.identity import launch_id
 from logparse.launches.model import Launch, RankMemory
+from logparse.launches.runtime import RuntimeAgg
 from logparse.launches.times import zone_text
 
 #: Kinds that are vLLM's own engine anchors: a vLLM launch needs one of them.
@@ -175,7 +176,7 @@ class VllmAssembly:
         ev.ts = ev.ts or outer
 
     def is_batch(self, ev: Event) -> bool:
-        return False
+        return ev.kind == "vllm_stats"  # the store counts them per second, as SGLang's batch lines
 
 
 class VllmLaunchAssembler:
@@ -192,7 +193,8 @@ class VllmLaunchAssembler:
         self.terminal = False
         self.engine_ranks: set[int | None] = set()
         self.progressed = False  # the engine started (anything beyond the API server's first lines)
-        self.runtime_lines = 0
+        #: the statistics lines, reduced as they arrive (not kept as events)
+        self.runtime = RuntimeAgg()
 
     def starts_new_launch(self, ev: Event) -> bool:
         if not self.events:
@@ -205,7 +207,11 @@ class VllmLaunchAssembler:
 
     def add(self, ev: Event) -> None:
         if ev.kind == "vllm_stats":
-            self.runtime_lines += 1
+            add_stats(self.runtime, ev)
+            self.progressed = True
+            return
+        if ev.kind == "vllm_preempted":
+            self.runtime.add_retract(ev.ts)
         if ev.kind == "vllm_engine_init":
             self.engine_ranks.add(ev.dp_rank)
         if ev.kind not in _SERVER_HEAD_KINDS and ev.kind.startswith("vllm_"):
@@ -219,13 +225,13 @@ class VllmLaunchAssembler:
         return True  # a launch opens only on a line a launch begins with (OPENING_KINDS)
 
     def only_generic(self) -> bool:
-        return not self.runtime_lines and all(e.kind in GENERIC_KINDS for e in self.events)
+        return not self.runtime.batch_lines and all(e.kind in GENERIC_KINDS for e in self.events)
 
     def continue_wrapped(self, piece: str) -> None:
         pass  # vLLM's lines are not rejoined
 
     def merge_runtime(self, agg: dict[str, Any]) -> None:
-        pass  # vLLM's runtime lines are events (the fast path decodes SGLang's)
+        self.runtime.merge(agg)
 
     def finish(self, ordinal: int | None = None, version: str | None = None) -> Launch:
         """The launch (vLLM prints its own release: ``version`` is not needed)."""
@@ -240,12 +246,28 @@ class VllmLaunchAssembler:
         launch.time_zone = zone_text(first_timed.utc_offset) if first_timed else None
         launch.ranks = vllm_rank_memory(evs)
         fill_launch(launch, evs)
-        if self.runtime_lines:
-            launch.runtime["stats_lines"] = self.runtime_lines
-        launch.warnings.extend(event_warnings(evs))
+        launch.runtime.update(self.runtime.to_dict())
+        launch.warnings.extend(event_warnings(evs) + self.runtime.warnings())
         check_launch(launch)
         launch.launch_id = launch_id(launch)
         return launch
+
+
+def add_stats(agg: RuntimeAgg, ev: Event) -> None:
+    """A statistics line's share of its launch's runtime aggregate (catalogue §2.9): the KV cache
+    usage in % as a share, the requests running and waiting (V0's ``Pending``), the generation
+    throughput."""
+    f = ev.fields
+    usage = f.get("kv_usage_pct")
+    agg.add_line(
+        ev.ts,
+        f,
+        ev.line_no,
+        gen_throughput=f.get("gen_throughput"),
+        running_req=f.get("running"),
+        token_usage=round(usage / 100, 6) if isinstance(usage, (int, float)) else None,
+        queue_req=f.get("waiting"),
+    )
 
 
 def _is_terminal(ev: Event) -> bool:

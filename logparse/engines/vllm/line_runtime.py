@@ -13,6 +13,8 @@ from typing import Any
 from logparse.engines.vllm.line_values import number, tokens_of
 
 _STATS_FIELDS = (
+    ("prompt_throughput", re.compile(r"Avg prompt throughput: ([\d.]+) tokens/s")),
+    ("gen_throughput", re.compile(r"Avg generation throughput: ([\d.]+) tokens/s")),
     ("running", re.compile(r"Running: (\d+) reqs")),
     ("waiting", re.compile(r"(?:Waiting|Pending): (\d+) reqs")),
     ("swapped", re.compile(r"Swapped: (\d+) reqs")),
