@@ -1,5 +1,5 @@
 """Memory bounded by a constant whatever the input: long lines cut, decompression bombs read in bounded
-memory (`docs/performance.md`, "Limits").  The bounds are asserted on Python's own allocations
+memory (`docs/performance.md`, "Memory and its limits").  The bounds are asserted on Python's own allocations
 (tracemalloc: the bytes and strings the sources and the parse hold), with the limits lowered through
 the modules, so that the inputs stay small and the tests fast; no time is asserted."""
 
