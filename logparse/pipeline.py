@@ -294,14 +294,14 @@ class StreamParser:
 
     def take(self, item: Counted | Gap | RuntimeSlice) -> None:
         """What the fast stage yields besides records (:mod:`logparse.grammar.fast`)."""
-        if item.__class__ is RuntimeSlice:
-            self._runtime(item)  # type: ignore[arg-type]
-        elif item.__class__ is Counted:
+        if isinstance(item, RuntimeSlice):
+            self._runtime(item)
+        elif isinstance(item, Counted):
             counts = self.counts
-            counts.total += item.total  # type: ignore[union-attr]
-            counts.parsed += item.parsed  # type: ignore[union-attr]
-            counts.noise += item.total - item.parsed  # type: ignore[union-attr]
-            self.engine_pids.update(item.pids)  # type: ignore[union-attr]
+            counts.total += item.total
+            counts.parsed += item.parsed
+            counts.noise += item.total - item.parsed
+            self.engine_pids.update(item.pids)
         else:  # a gap: well-formed engine lines end any multi-line record (traceback, warning) open
             for clf in self._classifiers.values():
                 clf.end_multiline()
@@ -492,7 +492,7 @@ def parse(
     shift = first_line - 1
     items = None
     if takes_fast_stage(src, fast):
-        items = fast_stage(src, hooks, block_bytes=block_bytes, first_line=first_line)
+        items = fast_stage(src, hooks, block_bytes=block_bytes)
     for item in src.records() if items is None else items:
         if isinstance(item, Record):
             item.line_no += shift

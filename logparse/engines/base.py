@@ -335,7 +335,7 @@ class Engine:
         """The engine's fast stage over ``src`` (its ``.items()``: records and the items of
         :mod:`logparse.grammar.fast`, in input order, for :func:`logparse.pipeline.parse`), or None
         when it has none for this input's format.  Options: ``block_bytes``, ``stamps`` (keep the
-        stamp of each batch line), ``first_line`` (the number of the input's first line)."""
+        stamp of each batch line); its lines are numbered from 1 (the loop shifts a window's)."""
         return None
 
     def owns_events(self, events: list[Event]) -> bool:

@@ -124,16 +124,13 @@ class BulkReader:
     """The fast stage over one source: its :meth:`items` are the records of the lines the grammar
     reads and, between them, what the blocks decoded in bulk (:mod:`logparse.grammar.fast`)."""
 
-    def __init__(self, src, block_bytes: int | None = None, stamps: bool = False, first_line: int = 1) -> None:
+    def __init__(self, src, block_bytes: int | None = None, stamps: bool = False) -> None:
         self.src = src
         self.block_bytes = max(block_bytes or block_bytes_for(src.fmt), 1)
         self.fmt = src.fmt
         self.parser = src.line_parser()
         self.pid_key: dict[Any, tuple] = {}
-        # a window of a longer input (watch) numbers its lines from ``first_line``, as its records are
-        # on the record path: a launch's line references must not depend on the path.  The parse
-        # loop shifts records itself, so the reader numbers them from 1 and its count goes from 0.
-        self.shift = first_line - 1
+        # lines are numbered from 1: the parse loop shifts a window's records (watch) itself
         self.line_no = 0
         self.last_python_row = -2
         #: keep the stamp of each batch line (:class:`~logparse.grammar.fast.RuntimeSlice`)
