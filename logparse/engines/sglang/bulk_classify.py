@@ -11,9 +11,12 @@ python rows, the counts of the vectorized rows, the runtime aggregates of the ba
 
 from __future__ import annotations
 
+from functools import cache
+
 from logparse.engines.sglang import bulk_runtime
 from logparse.engines.sglang import prefix as sglang_prefix
 from logparse.engines.sglang.classify import ANCHORS
+from logparse.grammar import runtime_decoder
 from logparse.grammar.classify import MAX_LINE
 from logparse.grammar.noise import GLOG
 from logparse.sources import timestamps
@@ -156,7 +159,9 @@ def classified(lf, fmt: str = "plain"):
     batch = prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"])
     return lf.with_columns(
         prefixed=prefixed,
-        batch=batch & _real_stamp(head),
+        # a batch line in a shape of the spec (grammars/sglang/runtime.toml); any other goes to the
+        # record path, which reads it as the grammar does
+        batch=batch & _real_stamp(head) & msg.str.contains(batch_shapes()),
         anchor=msg.str.contains_any(list(ANCHORS)),
         special=msg.str.contains(_SPECIAL) | (msg.str.len_bytes() > MAX_LINE),
         glog=glog,
@@ -169,6 +174,14 @@ def classified(lf, fmt: str = "plain"):
             | (pl.col("anchor") & ~pl.col("batch"))
         ).fill_null(True)
     )
+
+
+@cache
+def batch_shapes() -> str:
+    """The regexp of a bracketed SGLang batch line in every shape of the spec (no capture)."""
+    families = runtime_decoder.families("sglang")
+    shapes = "|".join(runtime_decoder.family_pattern(families[k]) for k in ("decode_batch", "prefill_batch"))
+    return rf"^\[[^\]]*\] (?:{shapes})$"
 
 
 #: SGLang's bracket opening with a stamp that names a real time (:data:`timestamps.REAL_STAMP`).
