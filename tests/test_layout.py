@@ -90,6 +90,13 @@ def modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted(PACKAGE_DIR.rglob("*.py"))}
 
 
+@cache
+def native_modules() -> frozenset[str]:
+    """The package's compiled extensions (``[tool.setuptools] ext-modules``: a ``.c`` file each),
+    optional by design: a module may guard their import, and they import nothing of the package."""
+    return frozenset(_module_name(p) for p in PACKAGE_DIR.rglob("*.c"))
+
+
 def _is_package(mod: str) -> bool:
     return modules()[mod].name == "__init__.py"
 
@@ -109,7 +116,7 @@ def _in_package(name: str) -> bool:
 
 def _closest_module(name: str) -> str:
     """``logparse.a.b`` itself, else its longest prefix that is a module (``import a.b.c`` of a name)."""
-    while name not in modules() and "." in name:
+    while name not in modules() and name not in native_modules() and "." in name:
         name = name.rsplit(".", 1)[0]
     return name
 
@@ -196,7 +203,7 @@ class _Visitor(ast.NodeVisitor):
             inner = _Visitor(self.src)
             for stmt in node.body:
                 inner.visit(stmt)
-            own = tuple(str(i.dst) for i in inner.imports)
+            own = tuple(str(i.dst) for i in inner.imports if i.dst not in native_modules())
             if own:
                 self.guards.append(Guard(self.src, node.lineno, "/".join(caught), own))
         self.generic_visit(node)
@@ -252,6 +259,8 @@ ENGINE_PARTS = {
     "versions": 1,
     "bulk": 1,
     "bulk_blocks": 1,
+    "bulk_native": 1,
+    "_templates": 1,
     "bulk_classify": 1,
     "bulk_runtime": 1,
     "bulk_template": 1,
@@ -304,7 +313,7 @@ def _runtime_edges() -> dict[str, set[str]]:
     """Edges that can execute: every import except ``if TYPE_CHECKING:`` ones, and except the
     lazy API facade of the root package (``logparse.parse``, ``logparse.Store``), which may
     import anything."""
-    graph: dict[str, set[str]] = {m: set() for m in modules()}
+    graph: dict[str, set[str]] = {m: set() for m in [*modules(), *native_modules()]}
     for mod in modules():
         for imp in imports_of(mod):
             if imp.type_only or (mod == PACKAGE and imp.lazy) or imp.dst == mod:

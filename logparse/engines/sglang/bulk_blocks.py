@@ -64,6 +64,14 @@ class BlockResult:
     samples: dict = dataclasses.field(default_factory=dict)
 
 
+def scanner():
+    """What runs the templates: the C scanner (:mod:`.bulk_native`) where it is built, else numpy
+    (:mod:`.bulk_template`); both prove the same rows with the same figures."""
+    from logparse.engines.sglang import bulk_native, bulk_template
+
+    return bulk_native if bulk_native.available() else bulk_template
+
+
 def split_lines(data: bytes):
     """Split a block into a polars Series of lines (no newline), exactly one per ``\\n``.
 
@@ -131,7 +139,7 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     rows = _message_rows(b, data, starts, ends, fmt)
     if rows is None:
         return None
-    decode, prefill, access = bulk_template.batch_rows(b, rows)
+    decode, prefill, access = scanner().batch_rows(b, rows)
     if not len(decode.row) and not len(prefill.row):
         return None
     proven = np.zeros(len(starts), bool)
@@ -208,7 +216,7 @@ def _message_rows(b, data: bytes, starts, ends, fmt: str):
         m = _REFERENCE_RE.search(head, m.start() + 1)
     if m is None or m.group(0)[4:5] != b"-" or m.group(0)[10:11] != b"T":
         return None
-    return bulk_template.header_rows(b, starts, ends, m.group(0))
+    return scanner().header_rows(b, starts, ends, m.group(0))
 
 
 def _collect_rest(data: bytes, starts, ends, rest, fmt: str, stamps: bool):
@@ -291,7 +299,7 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
     entries = np.flatnonzero(simple)
     b = bulk_template.Bytes(data)
     rows = bulk_template.Rows(entries, ms[entries], me[entries], {"pid": pid[entries]})
-    decode, prefill, access = bulk_template.batch_rows(b, rows)
+    decode, prefill, access = scanner().batch_rows(b, rows)
     if not len(decode.row) and not len(prefill.row):
         return None
     n = len(simple)

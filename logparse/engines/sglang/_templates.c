@@ -1,0 +1,480 @@
+/* The fast stage's template scanner in C: the same checks as logparse/engines/sglang/bulk_template.py,
+ * one row at a time instead of one numpy pass per step.
+ *
+ * Why C: numpy runs each step of a template over every candidate row of a block (a gather, a
+ * compare, a mask), tens of passes a row; on two cores that was most of the time of `parse` of a
+ * long log.  Here each row is read once, left to right, and left as soon as a step fails.
+ *
+ * Nothing here knows a wording: the templates come from Python (bulk_native.py compiles them from
+ * grammars/sglang/runtime.toml through bulk_template.template), as lists of steps.  The checks are
+ * bulk_template's, byte for byte (tests/engines/sglang/test_bulk_native.py compares both on every
+ * shape and on near misses); where a check reads past a row's end it reads what numpy reads (the
+ * next line, the block's zero padding), and a row whose position passes its end fails, as
+ * Rows.keep makes it.
+ *
+ * Buffers in and out are plain bytes-like objects (numpy arrays on the Python side): no numpy
+ * headers are needed to build this, only Python's.  The GIL is released while rows are scanned. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { OP_LIT = 0, OP_INT = 1, OP_FLT = 2, OP_BOOL = 3 };
+#define MAX_STEPS 48
+#define MAX_TEMPLATES 16
+#define MAX_WORDS 32
+#define MAX_ITEMS 40
+
+typedef struct {
+    int op;
+    const unsigned char *lit; /* OP_LIT: the text (borrowed from the program's bytes) */
+    Py_ssize_t len;
+    int col;                  /* the output column of a figure, -1: not kept */
+    int check;                /* compare the figure with [lo, hi] */
+    int never;                /* a decimal where the field is whole: the row is never proven */
+    double lo, hi;
+} Step;
+
+typedef struct {
+    int n;
+    Step steps[MAX_STEPS];
+} Template;
+
+typedef struct {
+    const unsigned char *d;
+    Py_ssize_t size; /* bytes readable (a block and its padding); reads past it give 0 */
+} Buf;
+
+static inline unsigned char at(const Buf *b, int64_t i) { return (i >= 0 && i < b->size) ? b->d[i] : 0; }
+static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static int literal(const Buf *b, int64_t pos, const unsigned char *text, Py_ssize_t len) {
+    if (pos < 0) return 0;
+    if (pos + len <= b->size) return memcmp(b->d + pos, text, (size_t)len) == 0;
+    for (Py_ssize_t k = 0; k < len; k++)
+        if (at(b, pos + k) != text[k]) return 0;
+    return 1;
+}
+
+/* bulk_template.Bytes.number: the digits at pos (at most 16 read) and their value. */
+static int number(const Buf *b, int64_t pos, int64_t *value) {
+    int n = 0;
+    int64_t v = 0;
+    while (n < 16 && is_digit(at(b, pos + n))) {
+        v = v * 10 + (at(b, pos + n) - '0');
+        n++;
+    }
+    *value = v;
+    return n;
+}
+
+/* bulk_template.Bytes.shape: 'D' a digit, any other character itself. */
+static int shape(const Buf *b, int64_t pos, const char *pattern) {
+    for (int k = 0; pattern[k]; k++) {
+        unsigned char c = at(b, pos + k);
+        if (pattern[k] == 'D' ? !is_digit(c) : c != (unsigned char)pattern[k]) return 0;
+    }
+    return 1;
+}
+
+static int two(const Buf *b, int64_t pos) { return (at(b, pos) - '0') * 10 + (at(b, pos + 1) - '0'); }
+
+static const int MONTH_DAYS[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+/* bulk_template._real_time over the stamp at pos (``YYYY-MM-DD?HH:MM:SS``, digits checked). */
+static int real_time(const Buf *b, int64_t pos, int64_t *code) {
+    int year = two(b, pos) * 100 + two(b, pos + 2), month = two(b, pos + 5), day = two(b, pos + 8);
+    int hour = two(b, pos + 11), minute = two(b, pos + 14), second = two(b, pos + 17);
+    if (code) *code = ((((((int64_t)year * 100 + month) * 100 + day) * 100 + hour) * 100 + minute) * 100) + second;
+    if (month < 1 || month > 12 || day < 1 || day > MONTH_DAYS[month]) return 0;
+    if (hour >= 24 || minute >= 60 || second >= 60 || year < 1) return 0;
+    if (month == 2 && day == 29 && !((year % 4 == 0) && ((year % 100 != 0) || (year % 400 == 0)))) return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- the bracket */
+
+static unsigned char ITEM[256];
+
+/* bulk_template._bracket + _items: the stamp number, where it starts, whether the bracket is bare,
+ * and the position of its ']' (returned; -1: not a plain bracket). */
+static int64_t bracket(const Buf *b, int64_t pos, int64_t end, int64_t *ts, int64_t *ts_at, int *bare) {
+    int64_t code;
+    if (!shape(b, pos, "[DDDD-DD-DD DD:DD:DD")) return -1;
+    if (!real_time(b, pos + 1, &code)) return -1;
+    int milli = at(b, pos + 20) == '.';
+    int64_t msv = 0;
+    if (milli) {
+        unsigned char after = at(b, pos + 24);
+        if (!shape(b, pos + 21, "DDD") || !(after == ' ' || after == ']')) return -1;
+        msv = 1000 + (at(b, pos + 21) - '0') * 100 + (at(b, pos + 22) - '0') * 10 + (at(b, pos + 23) - '0');
+    }
+    *ts = code * 10000 + msv;
+    *ts_at = pos + 1;
+    pos += milli ? 24 : 20;
+    if (pos > end) return -1;
+    if (at(b, pos) == ']') {
+        *bare = 1;
+        return pos;
+    }
+    *bare = 0;
+    if (at(b, pos) != ' ') return -1;
+    int prev_space = 0;
+    for (int k = 0; k <= MAX_ITEMS; k++) {
+        unsigned char c = at(b, pos + k);
+        if (k && c == ']') {
+            if (prev_space) return -1;
+            return pos + k <= end ? pos + k : -1;
+        }
+        int good = k ? (prev_space ? ITEM[c] == 1 : (ITEM[c] > 0 || c == ' ')) : c == ' ';
+        if (!good) return -1;
+        prev_space = c == ' ';
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- templates */
+
+/* One template at pos; the figures into the row's cells.  1: proven (its position reached end). */
+static int run_template(const Buf *b, const Template *t, int64_t pos, int64_t end, int64_t *icells, double *fcells,
+                        const int *col_is_float) {
+    for (int s = 0; s < t->n; s++) {
+        const Step *st = &t->steps[s];
+        if (st->op == OP_LIT) {
+            if (!literal(b, pos, st->lit, st->len)) return 0;
+            pos += st->len;
+        } else if (st->op == OP_BOOL) {
+            if (literal(b, pos, (const unsigned char *)"True", 4)) pos += 4;
+            else if (literal(b, pos, (const unsigned char *)"False", 5)) pos += 5;
+            else return 0;
+        } else {
+            int64_t v;
+            int n = number(b, pos, &v);
+            double value;
+            if (st->op == OP_FLT) {
+                int64_t frac;
+                int m = number(b, pos + n + 1, &frac);
+                if (!(n > 0 && n <= 15 && at(b, pos + n) == '.' && m > 0 && n + m <= 15)) return 0;
+                int64_t p = 1;
+                for (int k = 0; k < m; k++) p *= 10;
+                value = (double)(v * p + frac) / (double)p;
+                n = n + 1 + m;
+                if (st->never) return 0;
+            } else {
+                if (!(n > 0 && n <= 15)) return 0;
+                value = (double)v;
+            }
+            if (st->check && !(value >= st->lo && value <= st->hi)) return 0;
+            if (st->col >= 0) {
+                if (col_is_float[st->col]) fcells[st->col] = value;
+                else icells[st->col] = v;
+            }
+            pos += n;
+        }
+        if (pos > end) return 0;
+    }
+    return pos == end;
+}
+
+/* ---------------------------------------------------------------- access lines */
+
+typedef struct {
+    int n;
+    const unsigned char *text[MAX_WORDS];
+    Py_ssize_t len[MAX_WORDS];
+} Words;
+
+static unsigned char PATH[256], CLIENT[256];
+
+static int64_t run_of(const Buf *b, int64_t pos, const unsigned char *table, int cap) {
+    int n = 0;
+    while (n <= cap && table[at(b, pos + n)]) n++;
+    return (n > 0 && n <= cap) ? n : -1;
+}
+
+static int64_t one_of(const Buf *b, int64_t pos, int64_t end, const Words *w, int last) {
+    for (int k = 0; k < w->n; k++)
+        if (literal(b, pos, w->text[k], w->len[k]) && (!last || pos + w->len[k] == end)) return pos + w->len[k];
+    return -1;
+}
+
+/* bulk_template.access_rows on one row at its ']'. */
+static int access_line(const Buf *b, int64_t pos, int64_t end, const Words *methods, const Words *reasons) {
+    int64_t n, v;
+    if (!literal(b, pos, (const unsigned char *)"] INFO:     ", 12)) return 0;
+    pos += 12;
+    if (pos > end || (n = run_of(b, pos, CLIENT, 39)) < 0) return 0;
+    pos += n;
+    if (pos > end || at(b, pos) != ':') return 0;
+    pos += 1;
+    n = number(b, pos, &v);
+    pos += n;
+    if (!(n > 0 && n <= 5) || !literal(b, pos, (const unsigned char *)" - \"", 4)) return 0;
+    pos += 4;
+    if (pos > end || (pos = one_of(b, pos, end, methods, 0)) < 0 || pos > end) return 0;
+    if ((n = run_of(b, pos, PATH, 200)) < 0) return 0;
+    pos += n;
+    if (pos > end || !literal(b, pos, (const unsigned char *)" HTTP/1.1\" ", 11) || !shape(b, pos + 11, "DDD ")) return 0;
+    pos += 15;
+    if (pos > end || (pos = one_of(b, pos, end, reasons, 1)) < 0) return 0;
+    return pos <= end;
+}
+
+/* ---------------------------------------------------------------- reading the program */
+
+static int read_words(PyObject *seq, Words *w) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_WORDS) {
+        PyErr_SetString(PyExc_ValueError, "too many words");
+        return -1;
+    }
+    w->n = (int)n;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "words are bytes");
+            return -1;
+        }
+        w->text[k] = (const unsigned char *)PyBytes_AS_STRING(item);
+        w->len[k] = PyBytes_GET_SIZE(item);
+    }
+    return 0;
+}
+
+/* A template: a sequence of steps (op, text, col, check, never, lo, hi). */
+static int read_template(PyObject *seq, Template *t) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_STEPS) {
+        PyErr_SetString(PyExc_ValueError, "too many steps");
+        return -1;
+    }
+    t->n = (int)n;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Step *s = &t->steps[k];
+        PyObject *lit;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "iSiiidd", &s->op, &lit, &s->col, &s->check, &s->never,
+                              &s->lo, &s->hi))
+            return -1;
+        s->lit = (const unsigned char *)PyBytes_AS_STRING(lit);
+        s->len = PyBytes_GET_SIZE(lit);
+    }
+    return 0;
+}
+
+static int read_family(PyObject *obj, Template *out, int *count) {
+    PyObject *seq = PySequence_Fast(obj, "a family is a sequence of templates");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n > MAX_TEMPLATES) {
+        PyErr_SetString(PyExc_ValueError, "too many templates");
+        rc = -1;
+    }
+    for (Py_ssize_t k = 0; rc == 0 && k < n; k++) {
+        PyObject *steps = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, k), "a template is a sequence of steps");
+        rc = steps ? read_template(steps, &out[k]) : -1;
+        Py_XDECREF(steps);
+    }
+    *count = (int)n;
+    Py_DECREF(seq);
+    return rc;
+}
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Held;
+
+static int hold(PyObject *obj, Held *h, int writable) {
+    h->held = 0;
+    if (PyObject_GetBuffer(obj, &h->view, writable ? (PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) : PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    h->held = 1;
+    return 0;
+}
+
+static void release(Held *h, int n) {
+    for (int k = 0; k < n; k++)
+        if (h[k].held) PyBuffer_Release(&h[k].view);
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+/* batch(data, pos, end, decode, prefill, methods, reasons, col_is_float, kind, tmpl, ts, ts_at, icols, fcols)
+ *
+ * For each row i (message at pos[i], ending at end[i]): kind[i] 1 Decode, 2 Prefill, 3 access, 0 none;
+ * tmpl[i] the template of its family that proved it; ts/ts_at its stamp; icols/fcols (row-major,
+ * ncols a row) its figures. */
+static PyObject *batch(PyObject *self, PyObject *args) {
+    PyObject *o[14];
+    if (!PyArg_UnpackTuple(args, "batch", 14, 14, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9],
+                           &o[10], &o[11], &o[12], &o[13]))
+        return NULL;
+    /* on the heap: two blocks may be scanned at once, in two threads */
+    Template *decode = PyMem_Calloc(2 * MAX_TEMPLATES, sizeof(Template)), *prefill = decode + MAX_TEMPLATES;
+    if (!decode) return PyErr_NoMemory();
+    Words methods, reasons;
+    int nd = 0, np_ = 0;
+    PyObject *ms = PySequence_Fast(o[5], "methods"), *rs = ms ? PySequence_Fast(o[6], "reasons") : NULL;
+    int bad = !ms || !rs || read_family(o[3], decode, &nd) < 0 || read_family(o[4], prefill, &np_) < 0 ||
+              read_words(ms, &methods) < 0 || read_words(rs, &reasons) < 0;
+    if (!bad && ((nd && (decode[0].n == 0 || decode[0].steps[0].op != OP_LIT || decode[0].steps[0].len < 10)) ||
+                 (np_ && (prefill[0].n == 0 || prefill[0].steps[0].op != OP_LIT || prefill[0].steps[0].len < 10)))) {
+        PyErr_SetString(PyExc_ValueError, "a family's first template starts with a literal of 10 bytes or more");
+        bad = 1;
+    }
+    if (bad) {
+        Py_XDECREF(ms);
+        Py_XDECREF(rs);
+        PyMem_Free(decode);
+        return NULL;
+    }
+    Held h[9] = {0};
+    PyObject *bufs[9] = {o[0], o[1], o[2], o[7], o[8], o[9], o[10], o[11], o[12]};
+    int nh = 0;
+    for (; nh < 9; nh++)
+        if (hold(bufs[nh], &h[nh], nh >= 4) < 0) break;
+    PyObject *fcols_obj = o[13];
+    Held hf = {0};
+    if (nh < 9 || hold(fcols_obj, &hf, 1) < 0) {
+        release(h, nh);
+        PyMem_Free(decode);
+        Py_DECREF(ms);
+        Py_DECREF(rs);
+        return NULL;
+    }
+    Buf b = {(const unsigned char *)h[0].view.buf, h[0].view.len};
+    const int64_t *pos = h[1].view.buf, *end = h[2].view.buf;
+    Py_ssize_t n = h[1].view.len / 8;
+    const int8_t *is_float_b = h[3].view.buf;
+    Py_ssize_t ncols = h[3].view.len;
+    int col_is_float[64];
+    int ok = ncols <= 64 && h[2].view.len / 8 == n && h[4].view.len >= n && h[5].view.len >= n &&
+             h[6].view.len / 8 >= n && h[7].view.len / 8 >= n && h[8].view.len / 8 >= n * ncols &&
+             hf.view.len / 8 >= n * ncols;
+    if (!ok) {
+        release(h, nh);
+        PyBuffer_Release(&hf.view);
+        PyMem_Free(decode);
+        Py_DECREF(ms);
+        Py_DECREF(rs);
+        PyErr_SetString(PyExc_ValueError, "batch: buffers of the wrong size");
+        return NULL;
+    }
+    for (Py_ssize_t c = 0; c < ncols; c++) col_is_float[c] = is_float_b[c] != 0;
+    int8_t *kind = h[4].view.buf, *tmpl = h[5].view.buf;
+    int64_t *ts = h[6].view.buf, *ts_at = h[7].view.buf, *icols = h[8].view.buf;
+    double *fcols = hf.view.buf;
+    const unsigned char *dk = decode[0].steps[0].lit, *pk = prefill[0].steps[0].lit;
+
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int bare = 0;
+        int64_t close = bracket(&b, pos[i], end[i], &ts[i], &ts_at[i], &bare);
+        kind[i] = 0;
+        tmpl[i] = -1;
+        if (close < 0) continue;
+        int64_t *ic = icols + i * ncols;
+        double *fc = fcols + i * ncols;
+        if (nd && literal(&b, close, dk, 10)) {
+            for (int t = 0; t < nd; t++)
+                if (run_template(&b, &decode[t], close, end[i], ic, fc, col_is_float)) {
+                    kind[i] = 1;
+                    tmpl[i] = (int8_t)t;
+                    break;
+                }
+        } else if (np_ && literal(&b, close, pk, 10)) {
+            for (int t = 0; t < np_; t++)
+                if (run_template(&b, &prefill[t], close, end[i], ic, fc, col_is_float)) {
+                    kind[i] = 2;
+                    tmpl[i] = (int8_t)t;
+                    break;
+                }
+        } else if (bare && literal(&b, close, (const unsigned char *)"] INFO", 6)) {
+            if (access_line(&b, close, end[i], &methods, &reasons)) kind[i] = 3;
+        }
+    }
+    Py_END_ALLOW_THREADS
+
+    release(h, nh);
+    PyBuffer_Release(&hf.view);
+    PyMem_Free(decode);
+    Py_DECREF(ms);
+    Py_DECREF(rs);
+    Py_RETURN_NONE;
+}
+
+/* headers(data, starts, ends, pattern, rest, real, ok, pid, msg)
+ *
+ * bulk_template.header_rows: for each line, whether its journal header has the block reference's
+ * shape (``pattern``: 'D' a digit; then ``rest`` as it stands; ``real``: its stamp names a real
+ * time), then a pid of digits and ``]: ``; the pid and where the message starts. */
+static PyObject *headers(PyObject *self, PyObject *args) {
+    PyObject *data, *starts, *ends, *okb, *pidb, *msgb;
+    const char *pattern;
+    const unsigned char *rest;
+    Py_ssize_t plen, rlen;
+    int real;
+    if (!PyArg_ParseTuple(args, "OOOs#y#pOOO", &data, &starts, &ends, &pattern, &plen, &rest, &rlen, &real, &okb,
+                          &pidb, &msgb))
+        return NULL;
+    Held h[6] = {0};
+    PyObject *bufs[6] = {data, starts, ends, okb, pidb, msgb};
+    int nh = 0;
+    for (; nh < 6; nh++)
+        if (hold(bufs[nh], &h[nh], nh >= 3) < 0) break;
+    if (nh < 6) {
+        release(h, nh);
+        return NULL;
+    }
+    Py_ssize_t n = h[1].view.len / 8;
+    if (h[2].view.len / 8 != n || h[3].view.len < n || h[4].view.len / 8 < n || h[5].view.len / 8 < n) {
+        release(h, nh);
+        PyErr_SetString(PyExc_ValueError, "headers: buffers of the wrong size");
+        return NULL;
+    }
+    Buf b = {(const unsigned char *)h[0].view.buf, h[0].view.len};
+    const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    int8_t *ok = h[3].view.buf;
+    int64_t *pid = h[4].view.buf, *msg = h[5].view.buf;
+    Py_ssize_t gap = plen;
+
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t p = st[i], v;
+        ok[i] = 0;
+        if (!shape(&b, p, pattern) || !literal(&b, p + gap, rest, rlen)) continue;
+        if (real && !real_time(&b, p, NULL)) continue;
+        p += gap + rlen;
+        int k = number(&b, p, &v);
+        p += k;
+        if (!(k > 0 && k <= 10) || p > en[i] || !literal(&b, p, (const unsigned char *)"]: ", 3)) continue;
+        p += 3; /* as header_rows: the last check of the position is before the "]: " */
+        ok[i] = 1;
+        pid[i] = v;
+        msg[i] = p;
+    }
+    Py_END_ALLOW_THREADS
+
+    release(h, nh);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef METHODS[] = {
+    {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
+    {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_templates", "The fast stage's template scanner.", -1,
+                                    METHODS};
+
+PyMODINIT_FUNC PyInit__templates(void) {
+    const char *words = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+    for (const char *c = words; *c; c++) ITEM[(unsigned char)*c] = 1;
+    for (const char *c = "0123456789.-"; *c; c++) ITEM[(unsigned char)*c] = 2;
+    for (const char *c = "abcdefghijklmnopqrstuvwxyz0123456789/.-?&%"; *c; c++) PATH[(unsigned char)*c] = 1;
+    for (const char *c = "0123456789."; *c; c++) CLIENT[(unsigned char)*c] = 1;
+    return PyModule_Create(&MODULE);
+}

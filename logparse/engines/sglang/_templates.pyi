@@ -1,0 +1,24 @@
+# The C scanner's entry points (_templates.c); bulk_native.py is their one caller and says what
+# each buffer holds.
+from typing import Any
+
+def batch(
+    data: Any,
+    pos: Any,
+    end: Any,
+    decode: tuple,
+    prefill: tuple,
+    methods: tuple,
+    reasons: tuple,
+    col_is_float: bytes,
+    kind: Any,
+    tmpl: Any,
+    ts: Any,
+    ts_at: Any,
+    icols: Any,
+    fcols: Any,
+    /,
+) -> None: ...
+def headers(
+    data: Any, starts: Any, ends: Any, pattern: str, rest: bytes, real: bool, ok: Any, pid: Any, msg: Any, /
+) -> None: ...

@@ -1,0 +1,155 @@
+"""The C scanner (logparse/engines/sglang/_templates.c through bulk_native) against numpy's templates
+(bulk_template): on random blocks of runtime lines of every shape of grammars/sglang/runtime.toml,
+uvicorn access lines, other lines and near misses of each (a byte changed, dropped or added, a
+bracket with items, milliseconds, a stamp that names no time, a journal header a byte off), both
+prove the same rows, positioned alike, with the same figures of the same types.
+
+Derandomized in the gate (tests/fuzzing.py's profile); ``make fuzz`` explores with a fresh seed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logparse.engines.sglang import bulk_native, bulk_template
+from logparse.grammar import runtime_decoder
+
+pytestmark = pytest.mark.skipif(
+    not bulk_native.available() and not os.environ.get("LOGPARSE_CI"),
+    reason="the C scanner is not built here (no compiler when pip installed logparse)",
+)
+
+SHAPES = runtime_decoder.shapes("sglang")
+STAMPS = (
+    "2026-11-29 08:10:00",
+    "2026-11-29 08:10:00.123",
+    "2026-02-29 08:10:00",
+    "2024-02-29 23:59:59",
+    "2026-13-01 00:00:00",
+)
+ITEMS = ("", " TP0", " DP1 TP3", " TP0 EP12", " PP0 TP1 ", " tp-0.x", " 0TP", " TP[0]")
+ACCESS = (
+    'INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    'INFO:     10.0.0.12:8 - "GET /health HTTP/1.1" 503 Service Unavailable',
+    'INFO:     10.0.0.12:80 - "GET /get_model_info?x=1&y=%20 HTTP/1.1" 404 Not Found',
+    'INFO:     1.2.3.4:123456 - "GET / HTTP/1.1" 200 OK',
+    'INFO:     1.2.3.4:1 - "PATCH /' + "a" * 199 + ' HTTP/1.1" 200 OK',
+    'INFO:     1.2.3.4:1 - "PATCH /' + "a" * 201 + ' HTTP/1.1" 200 OK',
+)
+OTHER = ("Load weight end. type=X, dtype=torch.bfloat16, avail mem=70.10 GB, mem usage=8.00 GB.", "", "x")
+HEADERS = (
+    "2026-11-29T08:10:00+0000 gpu-node-7 python3[40334]: ",
+    "2026-11-29T08:10:00+0000 gpu-node-7 python3[4033412345]: ",
+    "2026-11-29T08:10:00+0000 gpu-node-7 python3[]: ",
+    "2026-11-29T25:10:00+0000 gpu-node-7 python3[1]: ",
+    "2026-11-29T08:10:00+0000 gpu-node-8 python3[1]: ",
+    "2026-11-29T08:10:00+0000 gpu-node-7 python3[1]:",
+)
+
+
+def _value(draw, field) -> str:
+    if field.type == "bool":
+        return draw(st.sampled_from(["True", "False", "true"]))
+    # every count of digits around the 15 the templates read, and the small figures of real lines
+    whole = draw(st.sampled_from(["0", "1", "3", "07"]) | st.text("0123456789", min_size=1, max_size=17))
+    if field.type == "int":
+        return whole
+    text = whole + "." + draw(st.text("0123456789", min_size=1, max_size=16))
+    return text + ("%" if field.type == "percent" else "")
+
+
+@st.composite
+def messages(draw) -> str:
+    kind = draw(st.sampled_from(("shape", "shape", "shape", "access", "other")))
+    if kind == "shape":
+        shape = draw(st.sampled_from(SHAPES))
+        values = [f.label + _value(draw, f) + f.unit for f in shape.fields]
+        message = shape.head + shape.sep.join(values) + shape.tail
+    else:
+        message = draw(st.sampled_from(ACCESS if kind == "access" else OTHER))
+    bracket = "[" + draw(st.sampled_from(STAMPS)) + draw(st.sampled_from(ITEMS)) + "] "
+    message = bracket + message
+    how = draw(st.sampled_from(("none", "none", "byte", "drop", "add")))
+    if how != "none" and message:
+        at = draw(st.integers(0, len(message) - 1))
+        byte = draw(st.sampled_from(["x", ",", " ", "1", ".", ":", "]", "é", "\x00"]))
+        message = message[:at] + ("" if how == "drop" else byte) + message[at + (how != "add") :]
+    return message
+
+
+def _same(a: bulk_template.Rows, b: bulk_template.Rows) -> None:
+    assert a.row.tolist() == b.row.tolist()
+    assert a.pos.tolist() == b.pos.tolist() and a.end.tolist() == b.end.tolist()
+    assert sorted(a.cols) == sorted(b.cols)
+    for k in a.cols:
+        assert a.cols[k].dtype == b.cols[k].dtype, k
+        assert a.cols[k].tolist() == b.cols[k].tolist(), k
+
+
+def _both(data: bytes, journal: bool) -> None:
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    if journal:
+        ref = HEADERS[0].encode()[: HEADERS[0].index("[") + 1]
+        rows_np = bulk_template.header_rows(b, starts, ends, ref)
+        rows_c = bulk_native.header_rows(b, starts, ends, ref)
+        _same(rows_np, rows_c)
+    else:
+        rows_np = bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
+        rows_c = bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
+    for x, y in zip(bulk_template.batch_rows(b, rows_np), bulk_native.batch_rows(b, rows_c)):
+        _same(x, y)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(messages(), min_size=1, max_size=30))
+def test_plain_blocks_are_proven_alike(drawn):
+    _both("\n".join(drawn).encode("utf-8", "surrogatepass"), journal=False)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(HEADERS), messages()), min_size=1, max_size=30))
+def test_journal_blocks_are_proven_alike(drawn):
+    _both("\n".join(h + m for h, m in drawn).encode(), journal=True)
+
+
+def test_every_sample_is_proven_by_both():
+    lines = [f"[2026-11-29 08:10:00 TP0] {s.sample}" for s in SHAPES] + [f"[2026-11-29 08:10:00] {ACCESS[0]}"]
+    data = "\n".join(lines).encode()
+    _both(data, journal=False)
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    decode, prefill, access = bulk_native.batch_rows(b, bulk_template.Rows(np.arange(len(starts)), starts, ends, {}))
+    assert len(decode.row) + len(prefill.row) == len(SHAPES) and access.row.tolist() == [len(SHAPES)]
+
+
+def test_every_field_at_the_edges_of_its_digits():
+    """Each figure of each shape written with 1, 14, 15, 16 and 17 digits (a decimal's whole and
+    fractional parts alike): where the 15 digits a template reads end, both draw the line alike."""
+    lines = []
+    for shape in SHAPES:
+        for k, field in enumerate(shape.fields):
+            if field.type == "bool":
+                continue
+            for n in (1, 14, 15, 16, 17):
+                digits = "9" * n
+                texts = [digits] if field.type == "int" else [digits + ".5", "1." + digits, "0." + digits]
+                for text in texts:
+                    values = [
+                        f.label + ("1" if f.type == "int" else "True" if f.type == "bool" else "0.5") + f.unit
+                        for f in shape.fields
+                    ]
+                    values[k] = field.label + text + ("%" if field.type == "percent" else "") + field.unit
+                    lines.append("[2026-11-29 08:10:00 TP0] " + shape.head + shape.sep.join(values) + shape.tail)
+    _both("\n".join(lines).encode(), journal=False)
+
+
+def test_the_scanner_is_built():
+    """Under .ci/run (which installs a compiler) the extension must be there: a build that fails
+    would otherwise leave numpy running the templates unnoticed."""
+    assert bulk_native.available(), "pip did not build logparse.engines.sglang._templates"
