@@ -461,9 +461,94 @@ static PyObject *headers(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* fields(block, names, starts, ends, ids, first_eq)
+ *
+ * bulk_export._key_ids for the lines of a block of export entries (its length in starts, one per
+ * newline plus the last): where each line starts and ends, the index in ``names`` of its field
+ * (its name: the bytes before the first '=' among its first 32), -1 for any other line, -2 for a
+ * blank one; and where that '=' is (start + 33 where there is none). */
+static PyObject *fields(PyObject *self, PyObject *args) {
+    PyObject *block, *names_obj, *outs[4];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &block, &names_obj, &outs[0], &outs[1], &outs[2], &outs[3])) return NULL;
+    PyObject *names = PySequence_Fast(names_obj, "names");
+    if (!names) return NULL;
+    Py_ssize_t nn = PySequence_Fast_GET_SIZE(names);
+    /* the names of each length (1..32), for an exact compare */
+    int by_len[33][64];
+    int count[33] = {0};
+    for (Py_ssize_t k = 0; k < nn; k++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(names, k);
+        Py_ssize_t len = PyBytes_Check(name) ? PyBytes_GET_SIZE(name) : 0;
+        if (len < 1 || len > 32 || count[len] >= 64) {
+            Py_DECREF(names);
+            PyErr_SetString(PyExc_ValueError, "a field name is bytes of 1 to 32");
+            return NULL;
+        }
+        by_len[len][count[len]++] = (int)k;
+    }
+    Held h[5] = {0};
+    PyObject *bufs[5] = {block, outs[0], outs[1], outs[2], outs[3]};
+    int nh = 0;
+    for (; nh < 5; nh++)
+        if (hold(bufs[nh], &h[nh], nh >= 1) < 0) break;
+    if (nh < 5) {
+        release(h, nh);
+        Py_DECREF(names);
+        return NULL;
+    }
+    const unsigned char *d = h[0].view.buf;
+    Py_ssize_t size = h[0].view.len, n = h[1].view.len / 8;
+    if (h[2].view.len / 8 != n || h[3].view.len / 8 != n || h[4].view.len / 8 != n) {
+        release(h, nh);
+        Py_DECREF(names);
+        PyErr_SetString(PyExc_ValueError, "fields: buffers of the wrong size");
+        return NULL;
+    }
+    int64_t *starts = h[1].view.buf, *ends = h[2].view.buf, *ids = h[3].view.buf, *first_eq = h[4].view.buf;
+    const unsigned char *texts[1024];
+    if (nn > 1024) nn = 1024;
+    for (Py_ssize_t k = 0; k < nn; k++) texts[k] = (const unsigned char *)PyBytes_AS_STRING(PySequence_Fast_GET_ITEM(names, k));
+    Py_ssize_t line = 0;
+
+    Py_BEGIN_ALLOW_THREADS
+    int64_t start = 0;
+    while (line < n) {
+        const unsigned char *nl = start < size ? memchr(d + start, '\n', (size_t)(size - start)) : NULL;
+        int64_t end = nl ? (int64_t)(nl - d) : size;
+        if (!nl && line != n - 1) break; /* fewer newlines than the caller counted */
+        int64_t limit = start + 32 < size ? start + 32 : size;
+        const unsigned char *eq = start < limit ? memchr(d + start, '=', (size_t)(limit - start)) : NULL;
+        int64_t klen = eq ? (int64_t)(eq - d) - start : 33;
+        int64_t id = -1;
+        if (eq && start + klen < end && klen > 0) {
+            for (int c = 0; c < count[klen]; c++)
+                if (memcmp(d + start, texts[by_len[klen][c]], (size_t)klen) == 0) {
+                    id = by_len[klen][c];
+                    break;
+                }
+        }
+        starts[line] = start;
+        ends[line] = end;
+        ids[line] = start == end ? -2 : id;
+        first_eq[line] = start + klen;
+        line++;
+        start = end + 1;
+    }
+    Py_END_ALLOW_THREADS
+
+    release(h, nh);
+    Py_DECREF(names);
+    if (line != n) {
+        PyErr_SetString(PyExc_ValueError, "fields: the block holds another count of lines");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
     {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
+    {"fields", fields, METH_VARARGS, "The field of each line of export entries (see the module's source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from logparse.engines.sglang import bulk_native
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
 from logparse.sources.streams import gathered
 
@@ -137,6 +138,7 @@ _ONCE = ("MESSAGE", "_PID", "__CURSOR", "_HOSTNAME", "_SYSTEMD_UNIT", "SYSLOG_ID
 #: Fields that give an entry another unit than ``_SYSTEMD_UNIT`` (:func:`journal_entry.entry_unit`).
 _UNIT_OVERRIDES = ("UNIT", "USER_UNIT", "CONTAINER_NAME", "_SYSTEMD_USER_UNIT")
 _WORDS = 4  # field names of up to 32 bytes
+_FIELD_NAMES = tuple(name.encode() for name in KNOWN_FIELDS)
 _MULT = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5)
 
 
@@ -224,13 +226,15 @@ class ExportBlock:
 
         self.block = block
         n = len(block)
-        padded = block + b"\x00" * (8 * _WORDS + 8)
-        a = np.frombuffer(block, np.uint8)
-        nl = np.flatnonzero(a == 10)
-        starts = np.concatenate(([0], nl + 1))
-        ends = np.concatenate((nl, [n]))
+        if bulk_native.available():
+            starts, ends, ids, first_eq = bulk_native.export_fields(block, _FIELD_NAMES)
+        else:
+            padded = block + b"\x00" * (8 * _WORDS + 8)
+            nl = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+            starts = np.concatenate(([0], nl + 1))
+            ends = np.concatenate((nl, [n]))
+            ids, first_eq = _key_ids(block, padded, starts, ends)
         self.n_lines = len(starts)
-        ids, first_eq = _key_ids(block, padded, starts, ends)
         blank = ids == -2
         grp = np.cumsum(blank) - blank
         ngrp = int(grp[-1]) + 1

@@ -130,3 +130,12 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
         return bulk_template.Rows(rows.row[sel], rows.end[sel], rows.end[sel], cols)
 
     return family(1, decode_cols), family(2, prefill_cols), family(3, ())
+
+
+def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`.bulk_export._key_ids` with the lines found, scanned in C: each line's start, end,
+    field (the index in ``names``; -1 another line, -2 a blank one) and first ``=``."""
+    n = block.count(b"\n") + 1
+    starts, ends, ids, first_eq = (np.empty(n, np.int64) for _ in range(4))
+    _templates.fields(block, names, starts, ends, ids, first_eq)
+    return starts, ends, ids, first_eq

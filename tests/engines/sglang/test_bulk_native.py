@@ -153,3 +153,29 @@ def test_the_scanner_is_built():
     """Under .ci/run (which installs a compiler) the extension must be there: a build that fails
     would otherwise leave numpy running the templates unnoticed."""
     assert bulk_native.available(), "pip did not build logparse.engines.sglang._templates"
+
+
+_NAMES = ("MESSAGE", "_PID", "PRIORITY", "_SYSTEMD_UNIT", "__CURSOR", "SYSLOG_IDENTIFIER", "MESSAGE_ID", "X", "=", "")
+_EXPORT_LINE = st.one_of(
+    st.tuples(st.sampled_from(_NAMES), st.sampled_from(["=", "==", "", "\n"]), st.text("ab=1 \x00", max_size=40)).map(
+        "".join
+    ),
+    st.just("A" * 31 + "=x"),
+    st.just("A" * 32 + "=x"),
+    st.just("MESSAGE"),  # a binary field's name line
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_EXPORT_LINE, min_size=1, max_size=40))
+def test_export_fields_are_found_alike(drawn):
+    from logparse.engines.sglang import bulk_export
+
+    block = "\n".join(drawn).encode()
+    starts, ends, ids, first_eq = bulk_native.export_fields(block, bulk_export._FIELD_NAMES)
+    nl = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+    assert starts.tolist() == [0, *(nl + 1).tolist()] and ends.tolist() == [*nl.tolist(), len(block)]
+    want_ids, want_eq = bulk_export._key_ids(block, block + bytes(40), starts, ends)
+    assert ids.tolist() == want_ids.tolist()
+    known = ids >= 0  # where the '=' is read (other lines' values are never looked at)
+    assert first_eq[known].tolist() == want_eq[known].tolist()
