@@ -16,6 +16,7 @@
  * headers are needed to build this, only Python's.  The GIL is released while rows are scanned. */
 
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -545,9 +546,99 @@ static PyObject *fields(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* json(data, starts, ends, ok, pid, msg, msg_end, out)
+ *
+ * The MESSAGE and _PID of ``-o json`` lines: the string after the first ``"MESSAGE":`` (then
+ * ``"`` or `` "``) up to its closing quote, copied into ``out`` with its escapes ``\"``, ``\\`` and
+ * ``\/`` decoded (msg/msg_end: where it lies there); the digits of the first ``"_PID":``, written
+ * ``"_PID": "N"``.  ok[i] is 0 wherever either is not so plain (another escape: a control
+ * character, a \u sequence; a MESSAGE that is no string): the line is left to polars and the
+ * record path, which read it as they always did.  JSON writes a key once, so the first
+ * ``"MESSAGE":`` is the key (inside a string its quotes would be escaped). */
+static PyObject *json(PyObject *self, PyObject *args) {
+    PyObject *o[8];
+    if (!PyArg_UnpackTuple(args, "json", 8, 8, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return NULL;
+    Held h[8] = {0};
+    int nh = 0;
+    for (; nh < 8; nh++)
+        if (hold(o[nh], &h[nh], nh >= 3) < 0) break;
+    if (nh < 8) {
+        release(h, nh);
+        return NULL;
+    }
+    Py_ssize_t n = h[1].view.len / 8;
+    if (h[2].view.len / 8 != n || h[3].view.len < n || h[4].view.len / 8 < n || h[5].view.len / 8 < n ||
+        h[6].view.len / 8 < n || h[7].view.len < h[0].view.len) {
+        release(h, nh);
+        PyErr_SetString(PyExc_ValueError, "json: buffers of the wrong size");
+        return NULL;
+    }
+    const unsigned char *d = h[0].view.buf;
+    const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    int8_t *ok = h[3].view.buf;
+    int64_t *pid = h[4].view.buf, *ms = h[5].view.buf, *me = h[6].view.buf;
+    unsigned char *out = h[7].view.buf;
+    int64_t used = 0;
+
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        ok[i] = 0;
+        int64_t s = st[i], e = en[i];
+        const unsigned char *k = memmem(d + s, (size_t)(e - s), "\"MESSAGE\":", 10);
+        if (!k) continue;
+        int64_t at = (int64_t)(k - d) + 10;
+        if (at < e && d[at] == '"') at += 1;
+        else if (at + 1 < e && d[at] == ' ' && d[at + 1] == '"') at += 2;
+        else continue;
+        int64_t w = used, p = at;
+        int good = 0;
+        while (p < e) {
+            unsigned char c = d[p];
+            if (c == '"') {
+                good = 1;
+                break;
+            }
+            if (c == '\\') {
+                unsigned char x = p + 1 < e ? d[p + 1] : 0;
+                if (x != '"' && x != '\\' && x != '/') break;
+                out[w++] = x;
+                p += 2;
+                continue;
+            }
+            out[w++] = c;
+            p++;
+        }
+        if (!good) continue;
+        const unsigned char *pk = memmem(d + s, (size_t)(e - s), "\"_PID\":", 7);
+        if (!pk) continue;
+        int64_t q = (int64_t)(pk - d) + 7;
+        while (q < e && d[q] == ' ') q++;
+        if (q >= e || d[q] != '"') continue;
+        q++;
+        int64_t v = 0;
+        int digits = 0;
+        while (q + digits < e && is_digit(d[q + digits]) && digits < 18) {
+            v = v * 10 + (d[q + digits] - '0');
+            digits++;
+        }
+        if (digits == 0 || q + digits >= e || d[q + digits] != '"') continue;
+        ok[i] = 1;
+        pid[i] = v;
+        ms[i] = used;
+        me[i] = w;
+        out[w++] = '\n'; /* messages apart, as lines are: a check past a message's end reads no other */
+        used = w;
+    }
+    Py_END_ALLOW_THREADS
+
+    release(h, nh);
+    return PyLong_FromLongLong((long long)used);
+}
+
 static PyMethodDef METHODS[] = {
     {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
+    {"json", json, METH_VARARGS, "MESSAGE and _PID of -o json lines (see the module's source)."},
     {"fields", fields, METH_VARARGS, "The field of each line of export entries (see the module's source)."},
     {NULL, NULL, 0, NULL},
 };

@@ -31,7 +31,7 @@ def block_bytes_for(fmt: str) -> int:
 
 
 #: Formats whose blocks are first read by :mod:`.bulk_template` (the batch lines it proves skip polars).
-TEMPLATE_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise"})
+TEMPLATE_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json"})
 #: Up to this many rows the templates leave in a block go to the record path as they are (a
 #: polars query has a fixed cost of tens of ms a block, the record path ~20 µs a line).
 RECORD_PATH_ROWS = 1000
@@ -139,6 +139,8 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     rows = _message_rows(b, data, starts, ends, fmt)
     if rows is None:
         return None
+    if isinstance(rows, tuple):  # JSON: the messages decoded into a buffer of their own
+        b, rows = rows
     decode, prefill, access = scanner().batch_rows(b, rows)
     if not len(decode.row) and not len(prefill.row):
         return None
@@ -165,7 +167,10 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
         py_lines,
         aggs,
         pid_list,
-        samples={pid: data[starts[i] : ends[i]].decode("ascii") if v is None else v for pid, (i, v) in first.items()}
+        samples={
+            pid: data[starts[i] : ends[i]].decode("utf-8", "surrogateescape") if v is None else v
+            for pid, (i, v) in first.items()
+        }
         if fmt != "plain"
         else {},
     )
@@ -210,6 +215,10 @@ def _message_rows(b, data: bytes, starts, ends, fmt: str):
 
     if fmt == "plain":
         return bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {})
+    if fmt == "journal-json":  # only the C scanner finds the messages of JSON lines
+        from logparse.engines.sglang import bulk_native
+
+        return bulk_native.json_rows(b, starts, ends) if bulk_native.available() else None  # (messages, rows)
     head = data[: ends[min(len(ends) - 1, 64)]]
     m = _REFERENCE_RE.search(head)
     while m is not None and m.start() and head[m.start() - 1] != 10:

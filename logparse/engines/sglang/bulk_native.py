@@ -139,3 +139,17 @@ def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, n
     starts, ends, ids, first_eq = (np.empty(n, np.int64) for _ in range(4))
     _templates.fields(block, names, starts, ends, ids, first_eq)
     return starts, ends, ids, first_eq
+
+
+def json_rows(b: bulk_template.Bytes, starts: np.ndarray, ends: np.ndarray) -> tuple:
+    """The messages of ``-o json`` lines whose MESSAGE and _PID are plain (see ``_templates.c``):
+    their own :class:`.bulk_template.Bytes` (each message decoded, on a line of its own) and the
+    rows positioned at them there, column ``pid``."""
+    n = len(starts)
+    ok = np.zeros(n, np.int8)
+    pid, ms, me = (np.empty(n, np.int64) for _ in range(3))
+    out = bytearray(len(b.arr))
+    st, en = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
+    used = _templates.json(b.arr, st, en, ok, pid, ms, me, out)
+    rows = np.flatnonzero(ok)
+    return bulk_template.Bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})

@@ -9,7 +9,9 @@ Derandomized in the gate (tests/fuzzing.py's profile); ``make fuzz`` explores wi
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -179,3 +181,57 @@ def test_export_fields_are_found_alike(drawn):
     assert ids.tolist() == want_ids.tolist()
     known = ids >= 0  # where the '=' is read (other lines' values are never looked at)
     assert first_eq[known].tolist() == want_eq[known].tolist()
+
+
+_JSON_TEXT = st.one_of(
+    st.text(st.sampled_from(list('ab "\\/é\t\x01]:[')), max_size=30),
+    st.just("[2026-11-29 08:10:00] Decode batch, #running-req: 1"),
+)
+
+
+@st.composite
+def json_lines(draw) -> str:
+    entry: dict = {"__CURSOR": "s=1;i=2", "_HOSTNAME": draw(st.sampled_from(["gpu-node-7", "nœud"]))}
+    pid = draw(st.sampled_from(["40334", "7", "", "x1", "٣", 12, "1234567890123456789"]))
+    message = draw(st.one_of(_JSON_TEXT, st.sampled_from([ACCESS[0], "[2026-11-29 08:10:00] " + ACCESS[0]]), st.none()))
+    if draw(st.booleans()):
+        entry["_PID"] = pid
+    entry["MESSAGE"] = message if message is not None else [1, 2]
+    if draw(st.booleans()):
+        entry["_PID"] = pid  # set again: still where it was first written
+    separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+    return json.dumps(entry, ensure_ascii=draw(st.booleans()), separators=separators)
+
+
+def _plain_json(line: str) -> bool:
+    """Whether the scanner reads the line: MESSAGE a string with no escape but \\" \\\\ \\/, and
+    _PID a string of at most 18 ASCII digits."""
+    from logparse.engines.sglang.bulk_classify import JSON_MESSAGE
+
+    entry = json.loads(line)
+    pid = entry.get("_PID")
+    raw = re.search(JSON_MESSAGE, line)
+    plain = raw is not None and re.fullmatch(r'(?:[^\\]|\\["\\/])*', raw.group(1)) is not None
+    return (
+        plain
+        and isinstance(entry["MESSAGE"], str)
+        and isinstance(pid, str)
+        and re.fullmatch("[0-9]{1,18}", pid) is not None
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(json_lines(), min_size=1, max_size=20))
+def test_json_messages_are_the_decoded_strings(drawn):
+    """What the C scanner takes from a JSON line is exactly its decoded MESSAGE and its _PID, on a
+    line of its own; the lines it cannot read so (another escape, no string) are left to polars."""
+    data = "\n".join(drawn).encode()
+    b = bulk_template.Bytes(data)
+    starts, ends = b.lines()
+    messages, rows = bulk_native.json_rows(b, starts, ends)
+    assert rows.row.tolist() == [k for k, line in enumerate(drawn) if _plain_json(line)]
+    for row, pos, end, pid in zip(rows.row, rows.pos, rows.end, rows.cols["pid"]):
+        entry = json.loads(drawn[row])
+        assert messages.arr[pos:end].tobytes().decode() == entry["MESSAGE"]
+        assert messages.arr[end] == 10
+        assert str(pid) == entry["_PID"]
