@@ -138,34 +138,49 @@ def aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
 
 
 def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None):
-    """The aggregates of the proven rows, and the first row of their pid, when they are all one
-    (segment, pid), the usual block, read by numpy: ``({seg: [(pid, aggregate)]}, {pid: row})``;
-    None otherwise."""
+    """The aggregates of the proven rows, grouped by (segment, pid) with numpy, and the first row of
+    each pid: ``({seg: [(pid, aggregate)]}, {pid: row})`` (the same figures as
+    :func:`merged_aggregates`' polars query, for blocks whose other rows the record path reads)."""
     import numpy as np
 
     from logparse.engines.sglang import bulk_template
 
-    parts = [r for r in (decode, prefill) if len(r.row)]
-    rows = np.concatenate([r.row for r in parts])
-    lo, hi = int(rows.min()), int(rows.max())
-    seg = np.searchsorted(python_rows, [lo, hi], side="right") - 1
-    pid = np.concatenate([r.cols["pid"] for r in parts]) if with_pid else None
-    if seg[0] != seg[1] or (pid is not None and pid.min() != pid.max()):
-        return None
-    ts = np.concatenate([r.cols["ts"] for r in parts])
-    agg = {
-        "batch_lines": len(rows),
-        "peak_running_req": max(int(r.cols["running"].max()) for r in parts),
-        "peak_token_usage": max(float(r.cols["usage"].max()) for r in parts),
-        "peak_queue_req": max(int(r.cols["queue"].max()) for r in parts),
-        "peak_tokens": int(decode.cols["tokens"].max()) if len(decode.row) else None,
-        "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
-        "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
+    parts = [(r, r is decode) for r in (decode, prefill) if len(r.row)]
+    rows = np.concatenate([r.row for r, _ in parts])
+    seg = np.searchsorted(python_rows, rows, side="right") - 1
+    pid = np.concatenate([r.cols["pid"] for r, _ in parts]) if with_pid else np.zeros(len(rows), np.int64)
+    pids, pid_at = np.unique(pid, return_inverse=True)
+    keys, which = np.unique(seg * len(pids) + pid_at.ravel(), return_inverse=True)
+    which = which.ravel()
+    groups = np.stack([keys // len(pids), pids[keys % len(pids)]])
+    order = np.argsort(which, kind="stable")  # each group's rows together, decode rows first as they came
+    cuts = np.searchsorted(which[order], np.arange(len(keys) + 1))
+    cols = {
+        c: np.concatenate([r.cols[c] for r, _ in parts])[order] for c in ("running", "usage", "queue", "ts", "ts_at")
     }
-    if stamps:
-        agg["stamps"] = _stamp_frame(ts, [r.cols["ts_at"] for r in parts], b)
-    key = int(pid[0]) if pid is not None else None
-    return {int(seg[0]): [(key, agg)]}, {key: lo}
+    is_decode = np.concatenate([np.full(len(r.row), d) for r, d in parts])[order]
+    tokens = np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts])[order]
+    out: dict[int, list] = {}
+    first: dict = {}
+    for g in range(groups.shape[1]):
+        lo, hi = cuts[g], cuts[g + 1]
+        ts = cols["ts"][lo:hi]
+        dec = is_decode[lo:hi]
+        agg = {
+            "batch_lines": int(hi - lo),
+            "peak_running_req": int(cols["running"][lo:hi].max()),
+            "peak_token_usage": float(cols["usage"][lo:hi].max()),
+            "peak_queue_req": int(cols["queue"][lo:hi].max()),
+            "peak_tokens": int(tokens[lo:hi][dec].max()) if dec.any() else None,
+            "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
+            "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
+        }
+        if stamps:
+            agg["stamps"] = _stamp_frame(ts, [cols["ts_at"][lo:hi]], b)
+        key = int(groups[1, g]) if with_pid else None
+        out.setdefault(int(groups[0, g]), []).append((key, agg))
+        first[key] = min(first.get(key, rows.max()), int(rows[order[lo:hi]].min()))
+    return out, first
 
 
 def _stamp_frame(ts, at: list, b):
