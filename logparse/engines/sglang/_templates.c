@@ -546,15 +546,30 @@ static PyObject *fields(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Where the last ``"MESSAGE":`` of [s, e) starts, or -1: found from the end, as MESSAGE is mostly
+ * the last field; the last, as a JSON reader keeps a repeated key's last value (the record path's
+ * json.loads does). */
+static int64_t last_key(const unsigned char *d, int64_t s, int64_t e) {
+    int64_t to = e;
+    while (to - s >= 10) {
+        const unsigned char *m = memrchr(d + s + 1, 'M', (size_t)(to - s - 1));
+        if (!m) return -1;
+        int64_t at = (int64_t)(m - d) - 1;
+        if (at + 10 <= e && memcmp(d + at, "\"MESSAGE\":", 10) == 0) return at;
+        to = at + 1;
+    }
+    return -1;
+}
+
 /* json(data, starts, ends, ok, pid, msg, msg_end, out)
  *
- * The MESSAGE and _PID of ``-o json`` lines: the string after the first ``"MESSAGE":`` (then
+ * The MESSAGE and _PID of ``-o json`` lines: the string after the last ``"MESSAGE":`` (then
  * ``"`` or `` "``) up to its closing quote, copied into ``out`` with its escapes ``\"``, ``\\`` and
  * ``\/`` decoded (msg/msg_end: where it lies there); the digits of the first ``"_PID":``, written
  * ``"_PID": "N"``.  ok[i] is 0 wherever either is not so plain (another escape: a control
  * character, a \u sequence; a MESSAGE that is no string): the line is left to polars and the
- * record path, which read it as they always did.  JSON writes a key once, so the first
- * ``"MESSAGE":`` is the key (inside a string its quotes would be escaped). */
+ * record path, which read it as they always did.  Inside a string a key's quotes are escaped, so
+ * ``"MESSAGE":`` is always a key; journalctl writes each key once. */
 static PyObject *json(PyObject *self, PyObject *args) {
     PyObject *o[8];
     if (!PyArg_UnpackTuple(args, "json", 8, 8, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return NULL;
@@ -584,9 +599,9 @@ static PyObject *json(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         ok[i] = 0;
         int64_t s = st[i], e = en[i];
-        const unsigned char *k = memmem(d + s, (size_t)(e - s), "\"MESSAGE\":", 10);
-        if (!k) continue;
-        int64_t at = (int64_t)(k - d) + 10;
+        int64_t key = last_key(d, s, e);
+        if (key < 0) continue;
+        int64_t at = key + 10;
         if (at < e && d[at] == '"') at += 1;
         else if (at + 1 < e && d[at] == ' ' && d[at + 1] == '"') at += 2;
         else continue;
@@ -609,7 +624,9 @@ static PyObject *json(PyObject *self, PyObject *args) {
             p++;
         }
         if (!good) continue;
-        const unsigned char *pk = memmem(d + s, (size_t)(e - s), "\"_PID\":", 7);
+        /* the pid's key among the other fields: before MESSAGE's, else after its string */
+        const unsigned char *pk = memmem(d + s, (size_t)(key - s), "\"_PID\":", 7);
+        if (!pk) pk = memmem(d + p, (size_t)(e - p), "\"_PID\":", 7);
         if (!pk) continue;
         int64_t q = (int64_t)(pk - d) + 7;
         while (q < e && d[q] == ' ') q++;
