@@ -474,6 +474,11 @@ static PyObject *fields(PyObject *self, PyObject *args) {
     PyObject *names = PySequence_Fast(names_obj, "names");
     if (!names) return NULL;
     Py_ssize_t nn = PySequence_Fast_GET_SIZE(names);
+    if (nn > 1024) {
+        Py_DECREF(names);
+        PyErr_SetString(PyExc_ValueError, "at most 1024 field names");
+        return NULL;
+    }
     /* the names of each length (1..32), for an exact compare */
     int by_len[33][64];
     int count[33] = {0};
@@ -507,7 +512,6 @@ static PyObject *fields(PyObject *self, PyObject *args) {
     }
     int64_t *starts = h[1].view.buf, *ends = h[2].view.buf, *ids = h[3].view.buf, *first_eq = h[4].view.buf;
     const unsigned char *texts[1024];
-    if (nn > 1024) nn = 1024;
     for (Py_ssize_t k = 0; k < nn; k++) texts[k] = (const unsigned char *)PyBytes_AS_STRING(PySequence_Fast_GET_ITEM(names, k));
     Py_ssize_t line = 0;
 
