@@ -55,12 +55,13 @@ def collect(lf, stamps: bool, py_columns: list[str], odd=None):
             # a row of each pid, read by the record path when no python row told its stream
             lf.filter(vec & pl.col("batch")).select("pid", *py_columns).group_by("pid").agg(pl.all().first()),
             rows.filter(pl.col("odd")).select("i"),
+            bulk_runtime.histogram(rows),
             *([bulk_runtime.stamp_counts(rows)] if stamps else []),
         ]
     )
     if odd is None and len(out[5]):
         return collect(plain, stamps, py_columns, out[5]["i"].implode())
-    return out[0], out[1], (out[2], out[6] if stamps else None), out[3], out[4]
+    return out[0], out[1], (out[2], out[7] if stamps else None, out[6]), out[3], out[4]
 
 
 def messages(data: bytes, eb, simple):
