@@ -25,6 +25,8 @@ from logparse.sources import timestamps
 #: definition as the classifier's fast path and the grammar).
 PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
+#: The families of SGLang's batch lines (grammars/sglang/runtime.toml).
+BATCH_FAMILIES = ("decode_batch", "prefill_batch")
 #: A glog-format line (noise.GLOG) at the start of a message.
 GLOG_PATTERN = "^(?:" + GLOG + ")"
 
@@ -157,7 +159,7 @@ def classified(lf, fmt: str = "plain"):
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
     glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
-    batch = prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"])
+    batch = prefixed & head.str.contains_any(["] " + runtime_decoder.family_word("sglang", k) for k in BATCH_FAMILIES])
     return lf.with_columns(
         prefixed=prefixed,
         # a batch line in a shape of the spec (grammars/sglang/runtime.toml); any other goes to the
@@ -181,7 +183,7 @@ def classified(lf, fmt: str = "plain"):
 def batch_shapes() -> str:
     """The regexp of a bracketed SGLang batch line in every shape of the spec (no capture)."""
     families = runtime_decoder.families("sglang")
-    shapes = "|".join(runtime_decoder.family_pattern(families[k]) for k in ("decode_batch", "prefill_batch"))
+    shapes = "|".join(runtime_decoder.family_pattern(families[k]) for k in BATCH_FAMILIES)
     return rf"^\[[^\]]*\] (?:{shapes})$"
 
 

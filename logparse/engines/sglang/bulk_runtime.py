@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.grammar import bounds
+from logparse.grammar import bounds, runtime_decoder
 from logparse.grammar.fast import MAX_THROUGHPUT, THROUGHPUT_EDGES, THROUGHPUT_ZERO
 
 
@@ -58,13 +58,18 @@ def _batch_fields(batch, field, foreign: bool = False):
     import polars as pl
 
     msg = pl.col("msg")
-    decode = msg.str.contains("] Decode batch", literal=True)
+    decode = msg.str.contains("] " + runtime_decoder.family_word("sglang", "decode_batch"), literal=True)
+
+    def read(name: str):
+        return field(msg, runtime_decoder.label("sglang", name))
+
     texts = {
-        "running": field(msg, "#running-req: "),
-        "usage": field(msg, "token usage: "),
-        "queue": field(msg, "#queue-req: "),
-        "tokens": pl.when(decode).then(pl.coalesce(field(msg, "#token: "), field(msg, "#full token: "))),
-        "gen": pl.when(decode).then(field(msg, "gen throughput (token/s): ")),
+        "running": read("running_req"),
+        # SWA's full token usage: its label ends with the plain one's ("full token usage: ")
+        "usage": read("token_usage"),
+        "queue": read("queue_req"),
+        "tokens": pl.when(decode).then(pl.coalesce(read("token"), read("full_token"))),
+        "gen": pl.when(decode).then(read("gen_throughput")),
     }
     batch = batch.with_columns(**{"_" + k: t for k, t in texts.items()})  # each cut once, read twice
     values = {k: pl.col("_" + k).cast(pl.Float64 if k in ("usage", "gen") else pl.Int64, strict=False) for k in texts}
