@@ -646,3 +646,63 @@ def test_one_loop_over_records():
         mod: found for mod in modules() if not mod.startswith(_RECORD_MAKERS) and (found := _loops_over_records(mod))
     }
     assert offenders == {}
+
+
+# ------------------------------------------------------------------------------- runtime labels
+
+#: The one module that turns the runtime lines' spec (``grammars/<engine>/runtime.toml``) into code.
+_RUNTIME_DECODER = "logparse.grammar.runtime_decoder"
+
+
+@cache
+def _runtime_labels() -> tuple[str, ...]:
+    """What the spec spells: each family's first words (``Decode batch``) and each field's label."""
+    from logparse.grammar import runtime_decoder
+
+    out: set[str] = set()
+    for engine in ("sglang", "vllm"):
+        for family in runtime_decoder.families(engine):
+            out.add(runtime_decoder.family_word(engine, family))
+        out |= {f.label for s in runtime_decoder.shapes(engine) for f in s.fields}
+    return tuple(sorted(out))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def runtime_labels_spelled(mod: str) -> list[str]:
+    """The string and bytes literals of ``mod`` (docstrings aside) that spell a runtime label of the
+    spec as a pattern would (with its ``: ``; a table's heading, ``peak #running-req``, is output)."""
+    if mod == _RUNTIME_DECODER:
+        return []
+    tree = ast.parse(modules()[mod].read_text(encoding="utf-8"))
+    skip = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in skip:
+            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+            found += [f"line {node.lineno}: {lab!r}" for lab in _runtime_labels() if lab in text]
+    return found
+
+
+#: Modules that still spell a runtime label (issue 34 item 2): removed as each one asks the decoder.
+KNOWN_RUNTIME_LABELS: dict[str, str] = {
+    "logparse.store.watch": "_RUNTIME_LINE spells SGLang's batch words (vLLM's stats line not yet runtime-only)",
+    "logparse.engines.vllm.prefix": "the stats line's start in BARE_MESSAGE_STARTS (rank -1: below the decoder)",
+    "logparse.engines.vllm.line_runtime": "the Transformer's _STATS_FIELDS regexps",
+}
+
+
+@pytest.mark.parametrize("module", _cases(KNOWN_RUNTIME_LABELS))
+def test_runtime_labels_come_from_the_spec(module):
+    """A runtime line's words are written once, in ``grammars/<engine>/runtime.toml``: every module but
+    the decoder asks :mod:`logparse.grammar.runtime_decoder` for them."""
+    bad = runtime_labels_spelled(module)
+    assert not bad, "runtime labels spelled outside the spec: " + "; ".join(bad)

@@ -11,12 +11,28 @@ the grammar reads, and between them these three:
   which end any multi-line record (a traceback, a warning) open on any stream;
 * :class:`RuntimeSlice` -- the runtime aggregate of one stream's runtime lines, for the launch open
   there (and, for the store, the stamps of its lines when the reader kept them).
+
+The generation throughput's distribution of an aggregate is counted in fixed buckets
+(:data:`THROUGHPUT_EDGES`, read by :class:`logparse.launches.runtime.Histogram`), so that a fast
+reader's counts in bulk and the assembler's line by line are the same, and add up across blocks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+#: Buckets of the throughput's distribution: ``STEPS`` a doubling; values below ``2**-5`` share
+#: bucket ``THROUGHPUT_ZERO``, values beyond ``2**30`` bucket ``THROUGHPUT_TOP``.
+THROUGHPUT_STEPS = 8
+THROUGHPUT_ZERO = -5 * THROUGHPUT_STEPS - 1
+THROUGHPUT_TOP = 30 * THROUGHPUT_STEPS
+#: The lower edge of buckets ``THROUGHPUT_ZERO + 1`` to ``THROUGHPUT_TOP`` (a fixed table of floats:
+#: a value's bucket is ``THROUGHPUT_ZERO`` plus the number of edges at or below it, whichever code
+#: counts them: Python's ``bisect``, numpy's or polars' ``search_sorted``).
+THROUGHPUT_EDGES = tuple(2.0 ** (i / THROUGHPUT_STEPS) for i in range(THROUGHPUT_ZERO + 1, THROUGHPUT_TOP + 1))
+#: A throughput beyond this (tokens/s) is no figure (a damaged line): not counted.
+MAX_THROUGHPUT = 1e12
 
 
 @dataclass(slots=True)

@@ -186,3 +186,23 @@ def holds_expr(values: dict[str, Any], shape: Shape):
             return pl.lit(False)
         ok = ok & values[f.name].is_between(b.lo, b.hi).fill_null(False)
     return ok
+
+
+def family_word(engine: str, family: str) -> str:
+    """What every line of a family holds first after its lead (the common start of its shapes'
+    heads and first labels, to the end of a word): ``Decode batch``, ``Avg prompt throughput:``."""
+    starts = [s.head + s.fields[0].label for s in families(engine)[family]]
+    common = starts[0]
+    for s in starts[1:]:
+        while not s.startswith(common):
+            common = common[:-1]
+    return common.rstrip(" ,.")
+
+
+def label(engine: str, name: str) -> str:
+    """The label of field ``name`` in an engine's shapes (``running_req`` -> ``#running-req: ``);
+    every shape that has the field gives it the same label."""
+    found = {f.label for s in shapes(engine) for f in s.fields if f.name == name}
+    if len(found) != 1:
+        raise KeyError(f"runtime field {engine}/{name}: labels {sorted(found)}")
+    return found.pop()

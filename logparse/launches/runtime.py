@@ -15,25 +15,32 @@ it the figures of its own lines (an engine's fast path merges an aggregate it co
 * ``retractions``: requests the engine took back for want of KV cache (SGLang's retractions, vLLM's
   preemption warnings);
 * ``batch_lines``: the runtime lines read; ``first_runtime_at`` / ``last_runtime_at``;
-* where the lines print a generation throughput (vLLM's ``Avg generation throughput``):
+* where the lines print a generation throughput (SGLang's decode lines' ``gen throughput``, vLLM's
+  ``Avg generation throughput``):
   ``gen_throughput_p50``, ``gen_throughput_p90``, ``gen_throughput_min``, ``gen_throughput_max``
   (tokens/s, one value a line) and ``gen_throughput_hist``, the distribution they are read from (:class:`Histogram`).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any
 
 from logparse.grammar.bounds import FRACTION, OUT_OF_RANGE, out_of_range_warning
+from logparse.grammar.fast import (
+    MAX_THROUGHPUT,
+    THROUGHPUT_EDGES,
+    THROUGHPUT_STEPS,
+    THROUGHPUT_TOP,
+    THROUGHPUT_ZERO,
+)
 
 #: Runtime lines with a figure out of range whose warning a launch keeps (the rest are counted).
 MAX_IGNORED_KEPT = 5
 #: The peaks of the runtime lines (maxima: any order and any split of the lines gives the same).
 PEAKS = ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")
 #: The figures of the generation throughput's distribution (:class:`Histogram`).
-#: A throughput beyond this (tokens/s) is no figure (a damaged line): not counted.
-MAX_THROUGHPUT = 1e12
 THROUGHPUT_KEYS = (
     "gen_throughput_p50",
     "gen_throughput_p90",
@@ -50,12 +57,16 @@ class Histogram:
     Bucket ``i`` holds the values in ``[2**(i/8), 2**((i+1)/8))`` (each 9 % wide: a quantile is its
     bucket's middle, within 4.5 % of the true value, and within the exact minimum and maximum); the values
     below ``2**-5`` (an idle interval's 0.0) share bucket :data:`ZERO`, read as 0; values beyond
-    ``2**30`` the last one."""
+    ``2**30`` the last one.  The edges are a fixed table of floats (:data:`EDGES`): a value's bucket is
+    :data:`ZERO` plus the number of edges at or below it, the same whichever code counts them (Python's
+    ``bisect`` here, numpy's or polars' ``search_sorted`` in an engine's fast path)."""
 
-    STEPS = 8
-    ZERO = -5 * STEPS - 1
-    TOP = 30 * STEPS
+    STEPS = THROUGHPUT_STEPS
+    ZERO = THROUGHPUT_ZERO
+    TOP = THROUGHPUT_TOP
     BUCKETS = TOP - ZERO + 1
+    #: the lower edge of buckets ``ZERO + 1`` to ``TOP``, in order (:data:`logparse.grammar.fast.THROUGHPUT_EDGES`)
+    EDGES = THROUGHPUT_EDGES
 
     __slots__ = ("counts", "max", "min")
 
@@ -66,9 +77,7 @@ class Histogram:
 
     @classmethod
     def bucket(cls, value: float) -> int:
-        if value < 2.0**-5:
-            return cls.ZERO
-        return min(cls.TOP, math.floor(math.log2(value) * cls.STEPS))
+        return cls.ZERO + bisect.bisect_right(cls.EDGES, value)
 
     def add(self, value: float) -> None:
         b = self.bucket(value)

@@ -159,16 +159,18 @@ def apply_prefix(event: Event, prefix: dict[str, Any], gpu: int | None) -> None:
 
 def add_batch(agg: RuntimeAgg, kind: str, f: dict[str, Any], ts: str | None, line_no: int = 0) -> None:
     """A ``Decode batch`` / ``Prefill batch`` line's share of its launch's runtime aggregate (the bulk
-    path, :mod:`logparse.engines.sglang.bulk_runtime`, computes the same in bulk).  Its ``gen
-    throughput`` is not read yet: the proven rows of the bulk path do not keep it."""
+    path, :mod:`logparse.engines.sglang.bulk_runtime`, computes the same in bulk), its ``gen
+    throughput`` (a decode line's) one value of the launch's throughput distribution."""
+    decode = kind == "decode_batch"
     agg.add_line(
         ts,
         f,
         line_no,
+        gen_throughput=f.get("gen_throughput") if decode else None,
         running_req=f.get("running_req"),
         token_usage=f.get("token_usage", f.get("full_token_usage")),
         queue_req=f.get("queue_req"),
-        tokens=f.get("token", f.get("full_token")) if kind == "decode_batch" else None,
+        tokens=f.get("token", f.get("full_token")) if decode else None,
     )
 
 

@@ -25,6 +25,8 @@ from logparse.sources import timestamps
 #: definition as the classifier's fast path and the grammar).
 PREFIX_PATTERN = "^" + sglang_prefix.PREFIX
 _SPECIAL = r"[\r\x1b\x00]"
+#: The families of SGLang's batch lines (grammars/sglang/runtime.toml).
+BATCH_FAMILIES = ("decode_batch", "prefill_batch")
 #: A glog-format line (noise.GLOG) at the start of a message.
 GLOG_PATTERN = "^(?:" + GLOG + ")"
 
@@ -55,12 +57,13 @@ def collect(lf, stamps: bool, py_columns: list[str], odd=None):
             # a row of each pid, read by the record path when no python row told its stream
             lf.filter(vec & pl.col("batch")).select("pid", *py_columns).group_by("pid").agg(pl.all().first()),
             rows.filter(pl.col("odd")).select("i"),
+            bulk_runtime.histogram(rows),
             *([bulk_runtime.stamp_counts(rows)] if stamps else []),
         ]
     )
     if odd is None and len(out[5]):
         return collect(plain, stamps, py_columns, out[5]["i"].implode())
-    return out[0], out[1], (out[2], out[6] if stamps else None), out[3], out[4]
+    return out[0], out[1], (out[2], out[7] if stamps else None, out[6]), out[3], out[4]
 
 
 def messages(data: bytes, eb, simple):
@@ -156,7 +159,7 @@ def classified(lf, fmt: str = "plain"):
     head = msg.str.slice(0, 96)
     prefixed = head.str.contains(PREFIX_PATTERN)
     glog = msg.str.slice(0, 320).str.contains(GLOG_PATTERN) if fmt == "plain" else pl.lit(False)
-    batch = prefixed & head.str.contains_any(["] Decode batch", "] Prefill batch"])
+    batch = prefixed & head.str.contains_any(["] " + runtime_decoder.family_word("sglang", k) for k in BATCH_FAMILIES])
     return lf.with_columns(
         prefixed=prefixed,
         # a batch line in a shape of the spec (grammars/sglang/runtime.toml); any other goes to the
@@ -180,7 +183,7 @@ def classified(lf, fmt: str = "plain"):
 def batch_shapes() -> str:
     """The regexp of a bracketed SGLang batch line in every shape of the spec (no capture)."""
     families = runtime_decoder.families("sglang")
-    shapes = "|".join(runtime_decoder.family_pattern(families[k]) for k in ("decode_batch", "prefill_batch"))
+    shapes = "|".join(runtime_decoder.family_pattern(families[k]) for k in BATCH_FAMILIES)
     return rf"^\[[^\]]*\] (?:{shapes})$"
 
 

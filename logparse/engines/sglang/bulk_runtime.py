@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.grammar import bounds
+from logparse.grammar import bounds, runtime_decoder
+from logparse.grammar.fast import MAX_THROUGHPUT, THROUGHPUT_EDGES, THROUGHPUT_ZERO
 
 
 def batch_rows(batch):
@@ -39,7 +40,13 @@ def batch_rows(batch):
 
 
 #: The field (:data:`logparse.grammar.bounds.BATCH_FIELDS`) of each figure column.
-_FIGURE_FIELDS = {"running": "running_req", "usage": "token_usage", "queue": "queue_req", "tokens": "token"}
+_FIGURE_FIELDS = {
+    "running": "running_req",
+    "usage": "token_usage",
+    "queue": "queue_req",
+    "tokens": "token",
+    "gen": "gen_throughput",
+}
 
 
 def _batch_fields(batch, field, foreign: bool = False):
@@ -51,18 +58,24 @@ def _batch_fields(batch, field, foreign: bool = False):
     import polars as pl
 
     msg = pl.col("msg")
-    decode = msg.str.contains("] Decode batch", literal=True)
+    decode = msg.str.contains("] " + runtime_decoder.family_word("sglang", "decode_batch"), literal=True)
+
+    def read(name: str):
+        return field(msg, runtime_decoder.label("sglang", name))
+
     texts = {
-        "running": field(msg, "#running-req: "),
-        "usage": field(msg, "token usage: "),
-        "queue": field(msg, "#queue-req: "),
-        "tokens": pl.when(decode).then(pl.coalesce(field(msg, "#token: "), field(msg, "#full token: "))),
+        "running": read("running_req"),
+        # SWA's full token usage: its label ends with the plain one's ("full token usage: ")
+        "usage": read("token_usage"),
+        "queue": read("queue_req"),
+        "tokens": pl.when(decode).then(pl.coalesce(read("token"), read("full_token"))),
+        "gen": pl.when(decode).then(read("gen_throughput")),
     }
     batch = batch.with_columns(**{"_" + k: t for k, t in texts.items()})  # each cut once, read twice
-    values = {k: pl.col("_" + k).cast(pl.Float64 if k == "usage" else pl.Int64, strict=False) for k in texts}
+    values = {k: pl.col("_" + k).cast(pl.Float64 if k in ("usage", "gen") else pl.Int64, strict=False) for k in texts}
     odd = msg.str.contains(bounds.FOREIGN_DIGIT_PATTERN) if foreign else pl.lit(False)
     for k in texts:
-        bound = bounds.BATCH_FIELDS[_FIGURE_FIELDS[k]]
+        bound = bounds.BATCH_FIELDS.get(_FIGURE_FIELDS[k]) or bounds.bound_of(_FIGURE_FIELDS[k])
         odd = odd | (pl.col("_" + k).is_not_null() & ~values[k].is_between(bound.lo, bound.hi).fill_null(False))
     return batch.select(
         "i",
@@ -97,6 +110,21 @@ def _field_exact(msg, key: str):
     return after.str.slice(0, 24).str.split_exact(",", 1).struct.field("field_0").str.strip_chars()
 
 
+def _gen_counted():
+    """Whether a row's generation throughput is one value of the distribution (as
+    :meth:`logparse.launches.runtime.RuntimeAgg.add_line` counts them)."""
+    import polars as pl
+
+    return pl.col("gen").is_between(0, MAX_THROUGHPUT).fill_null(False)
+
+
+def _gen_extremes():
+    import polars as pl
+
+    gen = pl.col("gen").filter(_gen_counted())
+    return gen.min().alias("gen_throughput_min"), gen.max().alias("gen_throughput_max")
+
+
 def aggregate(rows):
     """Runtime aggregates per (segment, pid) of the batch rows (:func:`batch_rows`)."""
     import polars as pl
@@ -109,7 +137,32 @@ def aggregate(rows):
         pl.col("tokens").max().alias("peak_tokens"),
         pl.col("ts").min().alias("first_runtime_at"),
         pl.col("ts").max().alias("last_runtime_at"),
+        *_gen_extremes(),
     )
+
+
+def histogram(rows):
+    """The generation throughput's distribution per (segment, pid) of batch rows: a row per bucket
+    (:class:`logparse.launches.runtime.Histogram`'s fixed edges) and its count; counts of any split of
+    the rows add up to the same."""
+    import polars as pl
+
+    bucket = pl.lit(pl.Series(THROUGHPUT_EDGES)).search_sorted(pl.col("gen"), side="right").cast(pl.Int64)
+    return (
+        rows.filter(_gen_counted())
+        .group_by("seg", "pid", (bucket + THROUGHPUT_ZERO).alias("bucket"))
+        .agg(pl.len().cast(pl.Int64).alias("n"))
+    )
+
+
+def merged_histograms(parts: list):
+    """Histogram frames (:func:`histogram`) of the same rows' pieces as one."""
+    import polars as pl
+
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return pl.concat([p.cast(parts[0].schema) for p in parts]).group_by("seg", "pid", "bucket").agg(pl.col("n").sum())
 
 
 def stamp_counts(rows):
@@ -124,10 +177,14 @@ def stamp_counts(rows):
 def aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
     """``{segment: [(pid, aggregate), ...]}`` with ISO times; with stamps counted
     (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts``, one row a line."""
-    agg, stamps = agg
+    agg, stamps, hist = agg
     parts = stamps.partition_by("seg", "pid", as_dict=True, include_key=False) if stamps is not None else None
+    hists = hist.sort("bucket").partition_by("seg", "pid", as_dict=True, include_key=False) if hist is not None else {}
     aggs: dict[int, list[tuple[Any, dict]]] = {}
     for row in agg.iter_rows(named=True):
+        counts = hists.get((row["seg"], row["pid"]))
+        if counts is not None and len(counts):
+            row["gen_throughput_hist"] = [list(p) for p in counts.iter_rows()]
         for k in ("first_runtime_at", "last_runtime_at"):
             if row[k]:
                 row[k] = row[k].replace(" ", "T", 1)
@@ -160,6 +217,7 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
     }
     is_decode = np.concatenate([np.full(len(r.row), d) for r, d in parts])[order]
     tokens = np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts])[order]
+    gen = np.concatenate([r.cols["gen"] if d else np.zeros(len(r.row)) for r, d in parts])[order]
     out: dict[int, list] = {}
     first: dict = {}
     for g in range(groups.shape[1]):
@@ -174,6 +232,7 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
             "peak_tokens": int(tokens[lo:hi][dec].max()) if dec.any() else None,
             "first_runtime_at": bulk_template.stamp_text(int(ts.min())),
             "last_runtime_at": bulk_template.stamp_text(int(ts.max())),
+            **(_gen_figures(gen[lo:hi][dec]) if dec.any() else {}),
         }
         if stamps:
             agg["stamps"] = _stamp_frame(ts, [cols["ts_at"][lo:hi]], b)
@@ -181,6 +240,24 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
         out.setdefault(int(groups[0, g]), []).append((key, agg))
         first[key] = min(first.get(key, rows.max()), int(rows[order[lo:hi]].min()))
     return out, first
+
+
+def _gen_figures(gen) -> dict[str, Any]:
+    """The generation throughput's distribution of proven decode rows (numpy), as
+    :meth:`logparse.launches.runtime.RuntimeAgg.merge` takes it."""
+    import numpy as np
+
+    gen = gen[(gen >= 0) & (gen <= MAX_THROUGHPUT)]
+    if not len(gen):
+        return {}
+    buckets, counts = np.unique(
+        np.searchsorted(THROUGHPUT_EDGES, gen, side="right") + THROUGHPUT_ZERO, return_counts=True
+    )
+    return {
+        "gen_throughput_hist": [[int(b), int(n)] for b, n in zip(buckets, counts)],
+        "gen_throughput_min": float(gen.min()),
+        "gen_throughput_max": float(gen.max()),
+    }
 
 
 def _stamp_frame(ts, at: list, b):
@@ -227,6 +304,7 @@ def proven_frame(decode, prefill, python_rows, with_pid: bool):
                     "usage": c["usage"],
                     "queue": c["queue"],
                     "tokens": pl.Series(c["tokens"] if decoding else [None] * n, dtype=pl.Int64),
+                    "gen": pl.Series(c["gen"] if decoding else [None] * n, dtype=pl.Float64),
                     "ts": c["ts"],
                 }
             )
@@ -260,7 +338,7 @@ def merged_aggregates(agg, frame, stamps: bool):
     """The aggregates (and stamps) of the polars rows and the proven rows together."""
     import polars as pl
 
-    rest, rest_stamps = agg if agg is not None else (None, None)
+    rest, rest_stamps, rest_hist = agg if agg is not None else (None, None, None)
     ts = pl.col("ts")
     mine = frame.group_by("seg", "pid").agg(
         pl.len().alias("batch_lines"),
@@ -270,10 +348,12 @@ def merged_aggregates(agg, frame, stamps: bool):
         pl.col("tokens").max().alias("peak_tokens"),
         _stamp_text(ts.min(), " ").alias("first_runtime_at"),
         _stamp_text(ts.max(), " ").alias("last_runtime_at"),
+        *_gen_extremes(),
     )
+    hist = merged_histograms([rest_hist, histogram(frame)])
     mine_stamps = frame.select("seg", "pid", _stamp_text(ts, "T").alias("ts")) if stamps else None
     if rest is None:
-        return mine, mine_stamps
+        return mine, mine_stamps, hist
     both = (
         pl.concat([rest, mine.cast(rest.schema)])
         .group_by("seg", "pid")
@@ -282,8 +362,10 @@ def merged_aggregates(agg, frame, stamps: bool):
             *(pl.col(k).max() for k in ("peak_running_req", "peak_token_usage", "peak_queue_req", "peak_tokens")),
             pl.col("first_runtime_at").min(),
             pl.col("last_runtime_at").max(),
+            pl.col("gen_throughput_min").min(),
+            pl.col("gen_throughput_max").max(),
         )
     )
     if mine_stamps is None or rest_stamps is None:
-        return both, None
-    return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)])
+        return both, None, hist
+    return both, pl.concat([rest_stamps, mine_stamps.cast(rest_stamps.schema)]), hist

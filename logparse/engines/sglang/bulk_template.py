@@ -230,6 +230,7 @@ COLUMNS = {
     "token_usage": "usage",
     "full_token_usage": "usage",
     "queue_req": "queue",
+    "gen_throughput": "gen",
 }
 
 

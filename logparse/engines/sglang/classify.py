@@ -20,6 +20,7 @@ from logparse.engines.base import STRENGTH, Claim
 from logparse.engines.sglang.line import LineParseError, parse_line
 from logparse.engines.sglang.line_values import batch_value, field_name
 from logparse.engines.sglang.prefix import PREFIX_RE, STAMP_START_RE, prefix_fields
+from logparse.grammar import runtime_decoder
 from logparse.grammar.bounds import has_foreign_digits
 from logparse.grammar.kinds import GENERIC_KINDS
 from logparse.grammar.noise import TQDM_RE, bare_noise, prefixed_noise
@@ -44,6 +45,10 @@ SERVER_ARGS_CONTINUATION = "server_args_continuation"
 MAX_WRAPPED_PAYLOAD = 1_000_000
 
 _NAME = "sglang"
+#: What a batch line holds first after the prefix, by family (``Decode batch``, ``Prefill batch``:
+#: grammars/sglang/runtime.toml).
+BATCH_WORDS = {k: runtime_decoder.family_word(_NAME, k) for k in ("decode_batch", "prefill_batch")}
+_BATCH_STARTS = tuple(BATCH_WORDS.values())
 
 
 def prefix_info(head: str) -> dict[str, Any]:
@@ -62,10 +67,10 @@ def fast_batch(text: str, start: int, prefix: dict[str, Any] | None = None) -> t
     ``tests/engines/sglang/test_classify.py`` checks that both agree.  Any shape it does not know
     (mixed-chunk header, the 0.4.9 ``full=N, swa=M`` items) falls back to the grammar.
     """
-    if text.startswith("Decode batch", start):
-        kind, rest = "decode_batch", text[start + 12 :]
-    else:
-        kind, rest = "prefill_batch", text[start + 13 :]
+    kind = next((k for k, w in BATCH_WORDS.items() if text.startswith(w, start)), None)
+    if kind is None:
+        return None
+    rest = text[start + len(BATCH_WORDS[kind]) :]
     fields: dict[str, Any] = {}
     if rest.startswith(" ["):
         end = rest.find("]")
@@ -156,7 +161,7 @@ class SglangClassifier:
 
     def prefixed(self, text: str, m: re.Match | None) -> Claim | None:
         """A runtime line (``Decode batch``/``Prefill batch``) read without lark (``m``: its prefix)."""
-        if m is not None and text.startswith(("Decode batch", "Prefill batch"), m.end()):
+        if m is not None and text.startswith(_BATCH_STARTS, m.end()):
             fast = fast_batch(text, m.end(), prefix_fields(m))
             if fast is not None:
                 return _claim("parsed", fast[2][0], fast, text)

@@ -41,6 +41,7 @@ def test_block_size_does_not_change_the_result(generated, fmt):
     many = _summary(parse_sources(open_inputs([path]), bulk="force", block_bytes=4096))
     assert one == many
     assert one[0]["unrecognized"] == 0 and len(one[1]) >= 1
+    assert any(launch[-1].get("gen_throughput_p50") is not None for launch in one[1])
 
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "json"])
@@ -401,6 +402,8 @@ def test_template_rows_and_near_misses_equal_the_record_path(monkeypatch, fmt, r
         got = _summary(parse_sources([text_source("x", text, FORMAT_NAMES[fmt])], bulk="force", block_bytes=block))
         assert got == records
     assert max(launch[-1].get("peak_running_req") or 0 for launch in records[1]) >= 40
+    # the decode lines' gen throughput: its distribution, bucket for bucket, whatever the path
+    assert any(launch[-1].get("gen_throughput_hist") for launch in records[1])
 
 
 @pytest.mark.parametrize("fmt", ["plain", "short-iso", "export"])
