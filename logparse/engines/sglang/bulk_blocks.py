@@ -102,14 +102,14 @@ def classify_block(data: bytes, fmt: str, crlf: bool, stamps: bool = False) -> B
 
     ``stamps``: also count the batch lines of each stamp (the store merges overlapping
     journal windows exactly with them)."""
-    import polars as pl
-
     if fmt == "journal-export":
         return _classify_export(data, stamps)
     if not crlf and fmt in TEMPLATE_FORMATS:
         proven = _classify_proven(data, fmt, stamps)
         if proven is not None:
             return proven
+    import polars as pl  # only here: a block the templates prove needs no polars at all
+
     lines = split_lines(data)
     if crlf:
         lines = lines.str.strip_suffix("\r")
