@@ -462,6 +462,46 @@ static PyObject *headers(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* lines(data, starts, ends)
+ *
+ * Where each line of a block starts and ends (its newline's offset; the last line ends at the
+ * block's end): one per newline plus the last, as bulk_template.Bytes.lines, found with memchr.
+ * starts and ends hold as many int64 as the block has newlines plus one. */
+static PyObject *lines(PyObject *self, PyObject *args) {
+    PyObject *bufs[3];
+    if (!PyArg_UnpackTuple(args, "lines", 3, 3, &bufs[0], &bufs[1], &bufs[2])) return NULL;
+    Held h[3] = {0};
+    int nh = 0;
+    for (; nh < 3; nh++)
+        if (hold(bufs[nh], &h[nh], nh >= 1) < 0) break;
+    if (nh < 3) {
+        release(h, nh);
+        return NULL;
+    }
+    const char *d = h[0].view.buf;
+    Py_ssize_t size = h[0].view.len, cap = h[1].view.len / 8, n = 0;
+    if (h[2].view.len / 8 != cap || cap < 1) {
+        release(h, nh);
+        PyErr_SetString(PyExc_ValueError, "lines: buffers of the wrong size");
+        return NULL;
+    }
+    int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    const char *p = d, *stop = d + size;
+    st[0] = 0;
+    while (n + 1 < cap) {
+        const char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (!nl) break;
+        en[n] = nl - d;
+        st[++n] = nl - d + 1;
+        p = nl + 1;
+    }
+    en[n] = size;
+    Py_END_ALLOW_THREADS
+    release(h, nh);
+    return PyLong_FromSsize_t(n + 1);
+}
+
 /* fields(block, names, starts, ends, ids, first_eq)
  *
  * bulk_export._key_ids for the lines of a block of export entries (its length in starts, one per
@@ -658,6 +698,7 @@ static PyObject *json(PyObject *self, PyObject *args) {
 
 static PyMethodDef METHODS[] = {
     {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
+    {"lines", lines, METH_VARARGS, "Where each line of a block starts and ends (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
     {"json", json, METH_VARARGS, "MESSAGE and _PID of -o json lines (see the module's source)."},
     {"fields", fields, METH_VARARGS, "The field of each line of export entries (see the module's source)."},

@@ -38,6 +38,19 @@ def available() -> bool:
     return _templates is not None and os.environ.get("LOGPARSE_NATIVE", "1") != "0"
 
 
+def block_bytes(data: bytes) -> bulk_template.Bytes:
+    """A block as the C scanner reads it: in place, not padded (it checks every offset)."""
+    return bulk_template.Bytes(data, pad=False)
+
+
+def lines(b: bulk_template.Bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`.bulk_template.Bytes.lines`, found with memchr."""
+    n = b.buf.count(b"\n", 0, b.size)
+    starts, ends = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
+    _templates.lines(b.arr[: b.size], starts, ends)
+    return starts, ends
+
+
 @cache
 def columns() -> tuple[tuple[str, ...], bytes]:
     """The figure columns the templates keep (:data:`.bulk_template.COLUMNS`), and for each whether
@@ -122,7 +135,7 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
     def family(code: int, filled: tuple[frozenset, ...]) -> bulk_template.Rows:
         sel = np.flatnonzero(kind == code)
         cols = {c: v[sel] for c, v in base.items()}
-        used = [filled[t] for t in np.unique(tmpl[sel]).tolist()] if filled else []
+        used = [filled[t] for t in bulk_template.distinct_ints(tmpl[sel])] if filled else []
         if used:  # as bulk_template._family: the columns every template that proved a row fills
             for c in sorted(frozenset.intersection(*used), key=names.index):
                 j = names.index(c)
@@ -152,4 +165,4 @@ def json_rows(b: bulk_template.Bytes, starts: np.ndarray, ends: np.ndarray) -> t
     st, en = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
     used = _templates.json(b.arr, st, en, ok, pid, ms, me, out)
     rows = np.flatnonzero(ok)
-    return bulk_template.Bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})
+    return block_bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})

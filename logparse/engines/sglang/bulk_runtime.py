@@ -206,18 +206,17 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
     rows = np.concatenate([r.row for r, _ in parts])
     seg = np.searchsorted(python_rows, rows, side="right") - 1
     pid = np.concatenate([r.cols["pid"] for r, _ in parts]) if with_pid else np.zeros(len(rows), np.int64)
-    pids, pid_at = np.unique(pid, return_inverse=True)
-    keys, which = np.unique(seg * len(pids) + pid_at.ravel(), return_inverse=True)
-    which = which.ravel()
-    groups = np.stack([keys // len(pids), pids[keys % len(pids)]])
-    order = np.argsort(which, kind="stable")  # each group's rows together, decode rows first as they came
-    cuts = np.searchsorted(which[order], np.arange(len(keys) + 1))
+    groups, order, cuts = _groups(seg, pid)
     cols = {
-        c: np.concatenate([r.cols[c] for r, _ in parts])[order] for c in ("running", "usage", "queue", "ts", "ts_at")
+        c: _in_order(np.concatenate([r.cols[c] for r, _ in parts]), order)
+        for c in ("running", "usage", "queue", "ts", "ts_at")
     }
-    is_decode = np.concatenate([np.full(len(r.row), d) for r, d in parts])[order]
-    tokens = np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts])[order]
-    gen = np.concatenate([r.cols["gen"] if d else np.zeros(len(r.row)) for r, d in parts])[order]
+    is_decode = _in_order(np.concatenate([np.full(len(r.row), d) for r, d in parts]), order)
+    tokens = _in_order(
+        np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts]), order
+    )
+    gen = _in_order(np.concatenate([r.cols["gen"] if d else np.zeros(len(r.row)) for r, d in parts]), order)
+    rows_in_order = _in_order(rows, order)
     out: dict[int, list] = {}
     first: dict = {}
     for g in range(groups.shape[1]):
@@ -238,8 +237,33 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
             agg["stamps"] = _stamp_frame(ts, [cols["ts_at"][lo:hi]], b)
         key = int(groups[1, g]) if with_pid else None
         out.setdefault(int(groups[0, g]), []).append((key, agg))
-        first[key] = min(first.get(key, rows.max()), int(rows[order[lo:hi]].min()))
+        first[key] = min(first.get(key, rows.max()), int(rows_in_order[lo:hi].min()))
     return out, first
+
+
+def _groups(seg, pid) -> tuple:
+    """The (segment, pid) groups of rows: ``(groups, order, cuts)``, a 2×G array of each group's
+    segment and pid, the rows in group order (each group's rows together, decode rows first as they
+    came; None: as they are) and where each group's rows begin in it.  One group (a block of one
+    launch's runtime lines, the common case) costs no sort and no gather."""
+    import numpy as np
+
+    n = len(seg)
+    if n and seg.min() == seg.max() and pid.min() == pid.max():
+        return np.array([[seg[0]], [pid[0]]]), None, np.array([0, n])
+    pids, pid_at = np.unique(pid, return_inverse=True)
+    keys, which = np.unique(seg * len(pids) + pid_at.ravel(), return_inverse=True)
+    which = which.ravel()
+    order = np.argsort(which, kind="stable")
+    return (
+        np.stack([keys // len(pids), pids[keys % len(pids)]]),
+        order,
+        np.searchsorted(which[order], np.arange(len(keys) + 1)),
+    )
+
+
+def _in_order(a, order):
+    return a if order is None else a[order]
 
 
 def _gen_figures(gen) -> dict[str, Any]:
@@ -250,11 +274,10 @@ def _gen_figures(gen) -> dict[str, Any]:
     gen = gen[(gen >= 0) & (gen <= MAX_THROUGHPUT)]
     if not len(gen):
         return {}
-    buckets, counts = np.unique(
-        np.searchsorted(THROUGHPUT_EDGES, gen, side="right") + THROUGHPUT_ZERO, return_counts=True
-    )
+    counts = np.bincount(np.searchsorted(THROUGHPUT_EDGES, gen, side="right"))  # no sort: a bucket per edge
+    buckets = np.flatnonzero(counts)
     return {
-        "gen_throughput_hist": [[int(b), int(n)] for b, n in zip(buckets, counts)],
+        "gen_throughput_hist": [[int(b) + THROUGHPUT_ZERO, int(counts[b])] for b in buckets],
         "gen_throughput_min": float(gen.min()),
         "gen_throughput_max": float(gen.max()),
     }
