@@ -462,6 +462,19 @@ static PyObject *headers(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* newlines(data): how many newlines a block holds (memchr: bytes.count is a byte at a time). */
+static PyObject *newlines(PyObject *self, PyObject *arg) {
+    Held h = {0};
+    if (hold(arg, &h, 0) < 0) return NULL;
+    const char *p = h.view.buf, *stop = p + h.view.len;
+    Py_ssize_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (const char *nl; (nl = memchr(p, '\n', (size_t)(stop - p))) != NULL; p = nl + 1) n++;
+    Py_END_ALLOW_THREADS
+    release(&h, 1);
+    return PyLong_FromSsize_t(n);
+}
+
 /* lines(data, starts, ends)
  *
  * Where each line of a block starts and ends (its newline's offset; the last line ends at the
@@ -698,6 +711,7 @@ static PyObject *json(PyObject *self, PyObject *args) {
 
 static PyMethodDef METHODS[] = {
     {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
+    {"newlines", newlines, METH_O, "How many newlines a block holds."},
     {"lines", lines, METH_VARARGS, "Where each line of a block starts and ends (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
     {"json", json, METH_VARARGS, "MESSAGE and _PID of -o json lines (see the module's source)."},

@@ -251,14 +251,18 @@ def _groups(seg, pid) -> tuple:
     n = len(seg)
     if n and seg.min() == seg.max() and pid.min() == pid.max():
         return np.array([[seg[0]], [pid[0]]]), None, np.array([0, n])
-    pids, pid_at = np.unique(pid, return_inverse=True)
-    keys, which = np.unique(seg * len(pids) + pid_at.ravel(), return_inverse=True)
-    which = which.ravel()
-    order = np.argsort(which, kind="stable")
+    from logparse.engines.sglang.bulk_template import distinct_ints
+
+    pids = np.asarray(distinct_ints(pid), np.int64)
+    key = (seg + 1) * len(pids) + np.searchsorted(pids, pid)  # segment -1: the rows before any Python row
+    counts = np.bincount(key)
+    keys = np.flatnonzero(counts)
+    # a stable sort of keys that fit 16 bits is numpy's radix sort: no comparison sort of a block
+    order = np.argsort(key.astype(np.uint16) if keys[-1] < 1 << 16 else key, kind="stable")
     return (
-        np.stack([keys // len(pids), pids[keys % len(pids)]]),
+        np.stack([keys // len(pids) - 1, pids[keys % len(pids)]]),
         order,
-        np.searchsorted(which[order], np.arange(len(keys) + 1)),
+        np.concatenate([[0], np.cumsum(counts[keys])]),
     )
 
 

@@ -82,7 +82,7 @@ class Bytes:
         self.size = len(data)
         # numpy's steps read past a line's end (the padding's zeros never match); the C scanner
         # checks every offset and reads the block in place (``pad=False``: no copy of 4 MB a block)
-        self.buf = buf = data + bytes(_PAD) if pad else data
+        buf = data + bytes(_PAD) if pad else data
         self.arr = np.frombuffer(buf, np.uint8)
         # overlapping unaligned words: word k is bytes k..k+7
         self.w8 = np.ndarray((max(len(buf) - 7, 0),), dtype="<u8", buffer=buf, strides=(1,))
