@@ -222,16 +222,18 @@ def migrate(con, to: int | None = None) -> int:
     for versions in steps:
         with transaction(con):
             for v in versions:
-                _apply_migration(con, v, __version__)
+                _apply_migration(con, v, __version__, derived=current > 0)
     return max(current, target)
 
 
-def _apply_migration(con, v: int, version: str) -> None:
+def _apply_migration(con, v: int, version: str, derived: bool) -> None:
+    """Migration ``v``; ``derived``: the store holds launches whose derived tables the last one
+    recomputes (a new store has none)."""
     schema.MIGRATIONS[v - 1](con)
     if v == schema.SCHEMA_VERSION:  # the views over the tables the last migration left
         schema.finish_migrations(con)
-        # derived tables recomputed with this version's definitions (the views they read may have changed)
-        sequence.refresh(con)
+        if derived:  # recomputed with this version's definitions (the views they read may have changed)
+            sequence.refresh(con)
     con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, datetime.now(), version])
 
 
