@@ -149,7 +149,7 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
 def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`.bulk_export._key_ids` with the lines found, scanned in C: each line's start, end,
     field (the index in ``names``; -1 another line, -2 a blank one) and first ``=``."""
-    n = block.count(b"\n") + 1
+    n = _templates.newlines(block) + 1  # memchr: bytes.count reads a byte at a time
     starts, ends, ids, first_eq = (np.empty(n, np.int64) for _ in range(4))
     _templates.fields(block, names, starts, ends, ids, first_eq)
     return starts, ends, ids, first_eq
