@@ -200,7 +200,7 @@ def decompressed_chunks(dec, chunk_size: int, on_corrupt: Callable[[int], None])
 def line_blocks(chunks: Iterable[bytes], size: int) -> Iterator[bytes]:
     """The chunks cut into blocks of whole lines of at least ``size`` bytes where lines allow
     (each without its final newline; the last holds what is left, its one trailing newline
-    dropped, and comes only when not empty).  Each byte is copied once, into its block: the
+    dropped, and comes unless nothing is left).  Each byte is copied once, into its block: the
     chunks are joined up to the last newline, and only the piece of a line after it is carried."""
     pending: list[bytes] = []
     fresh = 0  # bytes gathered since the last cut was tried (what :func:`gathered` would join)
@@ -221,10 +221,8 @@ def line_blocks(chunks: Iterable[bytes], size: int) -> Iterator[bytes]:
         pending = [pending[k][cut + 1 :], *pending[k + 1 :]]
         yield block
     data = b"".join(pending)
-    if data.endswith(b"\n"):
-        data = data[:-1]
-    if data:
-        yield data
+    if data:  # the rest after the last cut; "\n" alone is one empty line, as the record path reads it
+        yield data[:-1] if data.endswith(b"\n") else data
 
 
 def gathered(chunks: Iterable[bytes], size: int) -> Iterator[tuple[bytes, bool]]:
