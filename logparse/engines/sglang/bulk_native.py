@@ -146,6 +146,22 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
     return family(1, decode_cols), family(2, prefill_cols), family(3, ())
 
 
+def span_ints(block: bytes, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """:meth:`.bulk_export.ExportBlock.pids` scanned in C: the value of each span of 1 to 10 digits, else 0."""
+    s, e = np.ascontiguousarray(s, np.int64), np.ascontiguousarray(e, np.int64)
+    out = np.empty(len(s), np.int64)
+    _templates.span_ints(block, s, e, out)
+    return out
+
+
+def same_spans(block: bytes, s: np.ndarray, e: np.ndarray, k: int) -> np.ndarray:
+    """:func:`.bulk_export._same_span` in C (memcmp): which spans hold the same bytes as span ``k``."""
+    s, e = np.ascontiguousarray(s, np.int64), np.ascontiguousarray(e, np.int64)
+    out = np.empty(len(s), np.int8)
+    _templates.same_spans(block, s, e, k, out)
+    return out.view(bool)
+
+
 def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`.bulk_export._key_ids` with the lines found, scanned in C: each line's start, end,
     field (the index in ``names``; -1 another line, -2 a blank one) and first ``=``."""
