@@ -166,17 +166,18 @@ def merged_histograms(parts: list):
 
 
 def stamp_counts(rows):
-    """The ISO stamp of each batch row, by segment and pid: kept as frames, one row a line (a
-    journal has a stamp every second or so, too many for Python dicts; counting them is left
-    to the few questions asked of them, :class:`logparse.store.runtime.StampFrame`)."""
+    """The batch rows per ISO stamp, by segment and pid: kept as frames of ``ts`` and ``n`` (a
+    journal has a stamp every second or so, too many for Python dicts; the few questions asked of
+    them are :class:`logparse.store.runtime.StampFrame`'s)."""
     import polars as pl
 
-    return rows.select("seg", "pid", pl.col("ts").str.replace(" ", "T", literal=True))
+    ts = pl.col("ts").str.replace(" ", "T", literal=True)
+    return rows.group_by("seg", "pid", ts).agg(pl.len().cast(pl.Int64).alias("n"))
 
 
 def aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
     """``{segment: [(pid, aggregate), ...]}`` with ISO times; with stamps counted
-    (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts``, one row a line."""
+    (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts`` and ``n``."""
     agg, stamps, hist = agg
     parts = stamps.partition_by("seg", "pid", as_dict=True, include_key=False) if stamps is not None else None
     hists = hist.sort("bucket").partition_by("seg", "pid", as_dict=True, include_key=False) if hist is not None else {}
@@ -288,25 +289,24 @@ def _gen_figures(gen) -> dict[str, Any]:
 
 
 def _stamp_frame(ts, at: list, b):
-    """The ISO stamp of each row (:func:`stamp_counts`' frame): copied from the block when all have
-    one width (an Arrow array over one buffer), else written from :mod:`.bulk_template`'s stamp
-    numbers, each distinct one once."""
+    """The rows per ISO stamp (the ``(ts, n)`` pair :func:`logparse.store.runtime.stamp_counts`
+    takes: numpy byte strings and counts), one entry a run of rows of one stamp (a log's rows come
+    in time order: a run a second, not an entry a line); the texts copied from the block when all
+    have one width, else written from :mod:`.bulk_template`'s stamp numbers.  No polars: a stream
+    read whole by the C scanner never imports it."""
     import numpy as np
-    import polars as pl
-    import pyarrow as pa
 
     from logparse.engines.sglang import bulk_template
 
-    milli = ts % 10000 > 0
+    first = np.flatnonzero(np.concatenate(([True], ts[1:] != ts[:-1])))
+    n = np.diff(np.append(first, len(ts))).astype(np.int64)
+    codes = ts[first]
+    milli = codes % 10000 > 0
     if not milli.any() or milli.all():
         width = 23 if milli.any() else 19
-        buf = bulk_template.stamp_texts(b, np.concatenate(at), width)
-        offsets = np.arange(len(ts) + 1, dtype=np.int64) * width
-        arr = pa.LargeStringArray.from_buffers(len(ts), pa.py_buffer(offsets), pa.py_buffer(buf))
-        return pl.DataFrame({"ts": pl.from_arrow(arr)})
-    distinct, which = np.unique(ts, return_inverse=True)
-    texts = pl.DataFrame({"c": distinct}).select(_stamp_text(pl.col("c"), "T")).to_series()
-    return pl.DataFrame({"ts": texts.gather(which.ravel())})
+        texts = bulk_template.stamp_texts(b, np.concatenate(at)[first], width)
+        return np.ascontiguousarray(texts).view(f"S{width}"), n
+    return np.array([bulk_template.stamp_text(c) for c in codes.tolist()], dtype="S23"), n
 
 
 def proven_frame(decode, prefill, python_rows, with_pid: bool):
@@ -378,7 +378,11 @@ def merged_aggregates(agg, frame, stamps: bool):
         *_gen_extremes(),
     )
     hist = merged_histograms([rest_hist, histogram(frame)])
-    mine_stamps = frame.select("seg", "pid", _stamp_text(ts, "T").alias("ts")) if stamps else None
+    mine_stamps = (
+        frame.group_by("seg", "pid", _stamp_text(ts, "T").alias("ts")).agg(pl.len().cast(pl.Int64).alias("n"))
+        if stamps
+        else None
+    )
     if rest is None:
         return mine, mine_stamps, hist
     both = (
