@@ -44,6 +44,7 @@ from pathlib import Path
 from logparse import engines
 from logparse.store import db as dbm
 from logparse.store import merge, model_configs
+from logparse.store.batched import apply_input
 from logparse.store.frames import to_json
 from logparse.store.ingest_parse import ParsedSource, parse_source, source_kind
 from logparse.store.ingest_progress import PROGRESS_MIN_BYTES
@@ -143,16 +144,16 @@ def refused_data(exc: BaseException) -> bool:
 def set_aside_refused(con, ps: ParsedSource, opts: IngestOptions) -> ParsedSource:
     """The input without the launches the store refuses, each tried alone in a transaction rolled
     back at once; each set aside is named in the input's warnings (kept in its ``sources`` row)."""
-    kept: list[Item] = []
+    refused: list[tuple[int, int]] = []
     notes: list[str] = []
-    for item in ps.items:
+    for key, item in ps.items.keyed():
         why = _refusal(con, item, opts)
-        if why is None:
-            kept.append(item)
-        else:
+        if why is not None:
+            refused.append(key)
             notes.append(f"{_item_where(item)}: set aside, the store refused it ({why})")
+    ps.items.set_aside(refused)
     ps.warnings.extend(notes)  # the same list the caller reports (and the ``sources`` row keeps)
-    return replace(ps, items=kept, set_aside=notes)
+    return replace(ps, set_aside=notes)
 
 
 def _refusal(con, item: Item, opts: IngestOptions) -> str | None:
@@ -203,15 +204,8 @@ def _ingest_parsed(
                 known_hashes.add(ps.content_hash)
             return SourceOutcome(ps.name, "skipped", message="already in the store (same content)")
         res = (
-            apply_items(
-                con,
-                ps.items,
-                source_id=sid,
-                opts=opts,
-                now=now,
-                cursors=ps.cursor_by_line,
-                source_name=ps.name,
-                source_lines=ps.counts.total,
+            apply_input(
+                con, ps.items, source_id=sid, opts=opts, now=now, source_name=ps.name, source_lines=ps.counts.total
             )
             if has_content
             else merge.Result()
@@ -367,7 +361,10 @@ def _ingest_one(
         if source_kind(src) == "journal":
             raise  # journalctl failed: the query (and its cursor) is the caller's to handle
         return SourceOutcome(src.name, "failed", message=str(exc))
-    out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
+    try:
+        out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
+    finally:
+        ps.close()
     if out.status in ("stored", "pending", "failed"):  # (failed: the launches the store set aside)
         report.warnings.extend(ps.warnings)
     lease.maybe_release()
