@@ -9,11 +9,16 @@ as it was before the input (:class:`~logparse.store.matching.Grouping`), and onl
 written, group by group in their order, a few batches in memory at a time (the batches a group's
 items are in, which are one batch but for a launch two batches hold pieces of).  The deployments'
 order and the launches' changes are refreshed once, at the end, over everything written.
+
+What DuckDB holds of the open transaction is bounded too (:func:`bounded_memory`): past
+:data:`WRITE_MEMORY` its blocks wait in DuckDB's temporary directory (``<store>.tmp``) until the
+commit; a write that needs more than that is written again without the bound.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +26,11 @@ from logparse.store import pending, sequence
 from logparse.store.items import Item, ItemBatches
 from logparse.store.matching import Grouping
 from logparse.store.merge import Options, Result, apply_items, merge_groups
+
+#: DuckDB's ``memory_limit`` while an input of several batches is written, its transaction open
+#: (DuckDB keeps the rows a transaction appends in memory until it commits, unless the limit says
+#: otherwise: 10,000 launches would hold some 1.5 GB).
+WRITE_MEMORY = "160MB"
 
 #: One group: its stored launch ids and its items' keys (:class:`~logparse.store.matching.Grouping`).
 Group = tuple[list[str], list]
@@ -55,6 +65,21 @@ def apply_input(
         deployments |= deps
     sequence.refresh(con, deployments)
     return total
+
+
+@contextmanager
+def bounded_memory(con, items: ItemBatches, bound: bool = True) -> Iterator[None]:
+    """DuckDB's memory held to :data:`WRITE_MEMORY` while an input of several batches is written
+    (``bound``: False after a write that needed more); the default limit again after it (the
+    store's write connections set none of their own)."""
+    if not (bound and items.spilled):
+        yield
+        return
+    con.execute(f"SET memory_limit = '{WRITE_MEMORY}'")
+    try:
+        yield
+    finally:
+        con.execute("RESET memory_limit")
 
 
 def _chunks(

@@ -40,11 +40,12 @@ from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from logparse import engines
 from logparse.store import db as dbm
 from logparse.store import merge, model_configs
-from logparse.store.batched import apply_input
+from logparse.store.batched import apply_input, bounded_memory
 from logparse.store.frames import to_json
 from logparse.store.ingest_parse import ParsedSource, parse_source, source_kind
 from logparse.store.ingest_progress import PROGRESS_MIN_BYTES
@@ -104,14 +105,19 @@ def ingest_parsed(
     stored (:func:`set_aside_refused`); an input that still cannot be written fails alone."""
     import duckdb
 
+    where: dict[str, Any] = {"journal_scope_key": journal_scope_key, "known_hashes": known_hashes}
     try:
         try:
-            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+            return _ingest_parsed(lease, ps, opts, **where)
+        except duckdb.OutOfMemoryException:
+            if not ps.items.spilled:
+                raise
+            return _ingest_parsed(lease, ps, opts, bound=False, **where)  # (see batched.bounded_memory)
         except duckdb.Error as exc:
             if not refused_data(exc) or not ps.items:
                 raise
             ps = set_aside_refused(lease.get(), ps, opts)
-            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+            return _ingest_parsed(lease, ps, opts, **where)
     except duckdb.Error as exc:  # the transaction was rolled back
         lease.close()
         damaged = dbm.damage(lease.path, exc)
@@ -183,6 +189,7 @@ def _ingest_parsed(
     *,
     journal_scope_key: str | None,
     known_hashes: set[str] | None,
+    bound: bool = True,
 ) -> SourceOutcome:
     now = datetime.now()
     sid = source_id_for(ps.name, ps.content_hash)
@@ -195,7 +202,7 @@ def _ingest_parsed(
         return SourceOutcome(ps.name, "model_config", message="a model's config: used for its launches")
     if not has_content and not ps.skipped and model_configs.is_weights_index(ps.name):
         return SourceOutcome(ps.name, "model_config", message="a model's weights index: read with its config.json")
-    with dbm.transaction(con):  # (an early return commits the empty transaction)
+    with bounded_memory(con, ps.items, bound), dbm.transaction(con):  # (an early return commits the empty transaction)
         if (
             ps.content_hash
             and con.execute("SELECT 1 FROM sources WHERE content_hash = ? LIMIT 1", [ps.content_hash]).fetchall()

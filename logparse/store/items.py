@@ -57,7 +57,7 @@ def is_continuation(events: Sequence[Event]) -> bool:
 
 #: Events (and items) of an input an ingest holds in memory at once: past it, the items so far are
 #: written to a temporary file (:mod:`logparse.spill`), and read back a batch at a time to be stored.
-BATCH_EVENTS = 20_000
+BATCH_EVENTS = 2_000
 
 
 class ItemBatches:

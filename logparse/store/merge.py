@@ -348,11 +348,10 @@ class Merger:
 
 def _insert_frame(con, table: str, df) -> None:
     if df.height:
-        con.register("_rows", df.to_arrow())
-        try:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-        finally:
-            con.unregister("_rows")
+        # read by DuckDB's replacement scan of this local name, not registered: a registered table
+        # is held until the transaction ends (an input of many batches would hold all its frames)
+        _rows = df.to_arrow()
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
 
 
 def _lines_of_named_source(final: Launch, named: Range | None) -> None:
