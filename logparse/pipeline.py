@@ -13,6 +13,7 @@ Library entry points (the CLI is a thin layer over these):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,16 +21,18 @@ from typing import Any
 from logparse import engines
 from logparse.engines.base import Assembler, Assembly, Claim
 from logparse.grammar.bounds import bound_fields
-from logparse.grammar.classify import LineClassifier, engine_line
+from logparse.grammar.classify import LineClassifier
 from logparse.grammar.events import Event
 from logparse.grammar.fast import Counted, Gap, RuntimeSlice
 from logparse.grammar.kinds import GENERIC_KINDS
+from logparse.grammar.units import Units
 from logparse.launches.identity import make_distinct
 from logparse.launches.model import LineCounts, ParseResult, SourceSummary, Unrecognized
 from logparse.launches.times import iso_utc, utc_offset
 from logparse.sources.records import Record
 from logparse.sources.redact import redact
 from logparse.sources.timestamps import NOTE_BAD_TIME, bad_time_note, iso_stamp_ok, record_time_is_instant
+from logparse.spill import SpilledDict
 
 #: Unrecognized lines kept in the result per source (the counts are always exact).
 MAX_UNRECOGNIZED_KEPT = 10_000
@@ -37,18 +40,6 @@ MAX_UNRECOGNIZED_KEPT = 10_000
 MAX_UNRECOGNIZED_TEXT = 4_000
 #: Record notes that change how figures should be read: said once per source, with a count.
 _SURFACED_NOTES = ("year from", "unit from", "Docker Desktop local time", "time from the Python logging", "month name")
-
-
-class _UnitTally:
-    """The lines of one unit (host, unit) of a journal or capture, until it is known to be an engine's."""
-
-    __slots__ = ("engine", "noise", "parsed", "pids", "unrecognized")
-
-    def __init__(self) -> None:
-        self.parsed = self.noise = self.unrecognized = 0
-        #: the engine whose line the unit printed (None: none yet)
-        self.engine: str | None = None
-        self.pids: set[int] = set()
 
 
 #: The stream key of a line no outer layer says anything about.
@@ -62,9 +53,12 @@ class ParseHooks:
     """What a caller of :func:`parse` hears besides the launches (each a no-op here).
 
     ``stamps``: the fast stage keeps the stamp of each batch line it decodes (:meth:`batch_stamps`),
-    which the store needs to merge overlapping windows of a stream exactly."""
+    which the store needs to merge overlapping windows of a stream exactly.  ``takes_launches``: the
+    hooks take each launch as soon as it is final (:meth:`launch`), so the parse holds none of them
+    (:data:`RESIDENT_LAUNCHES`); else the parse collects them (:attr:`SourceParse.launches`)."""
 
     stamps: bool = False
+    takes_launches: bool = False
 
     def source(self, src: Any, parser: StreamParser) -> None:
         """The parse of ``src`` begins (progress: the source counts its bytes, the parser its lines)."""
@@ -72,12 +66,26 @@ class ParseHooks:
     def record(self, rec: Record) -> None:
         """A record reaches the grammar (the store notes its journal cursor)."""
 
+    def event(self, ev: Event) -> None:
+        """The record last given to :meth:`record` is an event that joined a launch or waits for one
+        (a batch line is told to :meth:`batch` instead)."""
+
+    def launch(self, launch: Any, asm: Assembler) -> None:
+        """A launch is final (with ``takes_launches``), in the order of the input's launches: every
+        launch that began before it was handed out before it, with its ordinal and distinct id."""
+
     def batch(self, asm: Assembler, ev: Event) -> None:
         """A batch line the grammar read joined the launch ``asm``."""
 
     def batch_stamps(self, asm: Assembler, stamps: Any) -> None:
         """The fast stage decoded batch lines of the launch ``asm`` (``stamps``: their stamps)."""
 
+
+#: Launches (open or closed, not yet handed out) a parse whose hooks take them keeps in memory; the
+#: others wait in a temporary file (:class:`logparse.spill.SpilledDict`) until a line of theirs
+#: comes, or their turn to be handed out (a journal's launches are each on a stream of their own,
+#: open to the input's end).
+RESIDENT_LAUNCHES = 64
 
 #: Inputs at least this large (and streams whose size is not known) take an engine's fast stage;
 #: below it the record path is faster (it imports neither polars nor numpy).
@@ -104,24 +112,33 @@ class StreamParser:
         #: each engine's assembly (how its events become launches), by name
         self._assembly: dict[str, Assembly] = {e.name: e.assembly() for e in engines.all()}
         self._default = engines.default().name
-        #: the launch open per (engine, stream)
-        self._open: dict[tuple[str, tuple], Assembler] = {}
-        self._done: list[Assembler] = []
+        #: every assembler not yet handed out, open or closed, by its order (the oldest in a file
+        #: when the hooks take the launches); the order of the one open per (engine, stream)
+        self._asms: SpilledDict[int, Assembler] = SpilledDict(RESIDENT_LAUNCHES if self.hooks.takes_launches else None)
+        self._open: dict[tuple[str, tuple], int] = {}
+        self._open_orders: list[int] = []  # a heap of the open ones' orders (and of some closed since)
+        self._still_open: set[int] = set()
+        self._closed: list[int] = []  # a heap of the closed ones' orders, until no open one precedes them
         self._order = 0
+        #: closed assemblers that are no launch, in order: kept or not at the end (``_other_units``)
+        self._pieces: list[Assembler] = []
+        #: launches handed out so far, and their ids (each made distinct from those before it)
+        self._n_launches = 0
+        self._seen_ids: set[str] = set()
+        #: the launches, when the hooks do not take them
+        self.launches: list = []
         self._orphan_lines = 0
         #: notes of the outer layer worth telling the user once per source (year inference, ...)
         self._notes: dict[str, int] = {}
         #: Runtime-only fragments (assemblers with ``.stream`` and ``.events``) of a launch that
         #: started before this input begins: not launches here, kept for the store to attach.
         self.orphans: list[Assembler] = []
-        #: after finish(): the assembler of each launch, in the order of the launches
+        #: the assembler of each launch, in the order of the launches (when the hooks do not take them)
         self.assemblers: list[Assembler] = []
         #: lines per unit of a journal or capture (other programs' lines are counted apart)
-        self._units: dict[tuple, _UnitTally] = {}
+        self._units = Units(self._default)
         #: the unit of each kept unrecognized line (None: no unit)
         self._unrecognized_units: list[tuple | None] = []
-        #: pids of engine lines the fast stage counted itself (their units are an engine's)
-        self.engine_pids: set[int] = set()
         #: the stream of the last record fed
         self._last_key: tuple | None = None
         #: the engine each stream printed last, and each engine's lines held back per stream until a
@@ -182,7 +199,7 @@ class StreamParser:
         unit = None
         if rec.unit is not None:
             unit = (rec.host, rec.unit)
-            self._tally(unit, rec, res)
+            self._units.tally(unit, rec, res)
         if res.status == "unrecognized":
             self._keep_unrecognized(rec, res, unit)
         elif res.status == "parsed":
@@ -200,7 +217,7 @@ class StreamParser:
         """The event of a parsed line, placed on the launch of its engine open on the stream."""
         parser = res.engine or self._default
         if res.parsed is None:  # the next piece of a wrapped line
-            cur = self._open.get((parser, key))
+            cur = self._open_on((parser, key))
             if cur is not None:
                 cur.continue_wrapped(res.text)
             return
@@ -221,76 +238,17 @@ class StreamParser:
         ev.utc_offset = utc_offset(ev.ts, outer, record_time_is_instant(rec.fmt, rec.notes))
         self._add_event(engine, key, ev)
 
-    def _tally(self, unit: tuple, rec: Record, res: Claim) -> None:
-        t = self._units.get(unit)
-        if t is None:
-            t = self._units[unit] = _UnitTally()
-        if rec.pid is not None:
-            t.pids.add(rec.pid)
-        if t.engine is not None:
-            return
-        found = engine_line(rec.text)
-        if res.status == "parsed":
-            t.parsed += 1
-            if res.parsed is None or res.parsed[2][0] not in GENERIC_KINDS:
-                t.engine = res.engine or self._default
-            elif found is not None:
-                t.engine = found
-        elif found is not None:
-            t.engine = found
-        elif res.status == "noise":
-            t.noise += 1
-        else:
-            t.unrecognized += 1
-
-    def _ours(self) -> set[tuple]:
-        """The units an engine's line shows in (or named after an engine, or whose pid printed one)."""
-        names = engines.names()
-        return {
-            unit
-            for unit, t in self._units.items()
-            if t.engine is not None
-            or any(n in str(unit[1]).lower() for n in names)
-            or (t.pids and not t.pids.isdisjoint(self.engine_pids))
-        }
-
     def _other_units(self) -> set[tuple]:
-        """Units none of whose lines is an engine's (nginx next to sglang.service): their lines move
-        from parsed/noise/unrecognized to ``other_units``, their unrecognized lines are not kept."""
-        ours = self._ours()
-        if not ours:
-            # No unit shows an engine's line (a journal window holding only a traceback's tail, say):
-            # nothing tells the engine's unit from the others, so every line stays the engine's.
-            return set()
-        others: dict[tuple, int] = {}
-        for unit, t in self._units.items():
-            if unit in ours:
-                continue
-            n = t.parsed + t.noise + t.unrecognized
-            self.counts.parsed -= t.parsed
-            self.counts.noise -= t.noise
-            self.counts.unrecognized -= t.unrecognized
-            self.counts.other_units += n
-            others[unit] = n
+        """Units none of whose lines is an engine's (:mod:`logparse.grammar.units`): their lines are
+        counted as ``other_units``, their unrecognized lines are not kept."""
+        ours, others = self._units.others(self.counts)
         if not others:
             return set()
         kept = [(u, w) for u, w in zip(self.unrecognized, self._unrecognized_units) if w not in others]
         self.unrecognized = [u for u, _ in kept]
         self._unrecognized_units = [w for _, w in kept]
-        self._other_units_warning(ours, others)
+        self.warnings.append(self._units.warning(self.source_name, ours, others))
         return set(others)
-
-    def _other_units_warning(self, ours: set[tuple], others: dict[tuple, int]) -> None:
-        shown = ", ".join(f"{unit[1]}: {n}" for unit, n in list(others.items())[:5]) + (
-            ", …" if len(others) > 5 else ""
-        )
-        total = sum(others.values())
-        seen = sorted({t.engine for u, t in self._units.items() if u in ours and t.engine} or {self._default})
-        whose = " or ".join(engines.label(e) for e in seen)
-        self.warnings.append(
-            f"{self.source_name}: {total} line{'s' if total != 1 else ''} of other units ({shown}) "
-            f"are not {whose}'s: counted apart, as other_units"
-        )
 
     def take(self, item: Counted | Gap | RuntimeSlice) -> None:
         """What the fast stage yields besides records (:mod:`logparse.grammar.fast`)."""
@@ -301,14 +259,14 @@ class StreamParser:
             counts.total += item.total
             counts.parsed += item.parsed
             counts.noise += item.total - item.parsed
-            self.engine_pids.update(item.pids)
+            self._units.engine_pids.update(item.pids)
         else:  # a gap: well-formed engine lines end any multi-line record (traceback, warning) open
             for clf in self._classifiers.values():
                 clf.end_multiline()
 
     def _runtime(self, item: RuntimeSlice) -> None:
         """A runtime aggregate of the fast stage joins its engine's launch open on its stream."""
-        cur = self._open.get((item.engine, item.key))
+        cur = self._open_on((item.engine, item.key))
         if cur is None:
             cur = self._new(item.engine, item.key)
         cur.merge_runtime(item.aggregate)
@@ -319,12 +277,13 @@ class StreamParser:
         """An event joins its engine's launch open on its stream; an event that can open one opens it
         (with the lines held back before it); one that cannot is held back, if the engine holds it."""
         assembly, slot = self._assembly[engine], (engine, key)
-        cur = self._open.get(slot)
+        cur = self._open_on(slot)
         if cur is None:
             if not assembly.opens(ev):
                 held = self._held.setdefault(slot, [])
                 if assembly.holds(ev) and len(held) < _MAX_HELD:
                     held.append(ev)
+                    self.hooks.event(ev)
                 return
             cur = self._new(engine, key, self._generic_head(engine, key, ev))
         elif cur.starts_new_launch(ev):
@@ -338,6 +297,8 @@ class StreamParser:
         cur.add(ev)
         if assembly.is_batch(ev):
             self.hooks.batch(cur, ev)
+        else:
+            self.hooks.event(ev)
 
     def _generic_head(self, engine: str, key: tuple, ev: Event) -> list[Event]:
         """The generic lines (a traceback, uvicorn's) a stream printed before its first line of this
@@ -349,24 +310,64 @@ class StreamParser:
         if not self._assembly[engine].adopts_head(ev):
             return []
         for other in self._assembly:
-            head = self._open.get((other, key))
+            head = self._open_on((other, key))
             if other != engine and head is not None and head.only_generic():
-                del self._open[(other, key)]
+                order = self._open.pop((other, key))
+                self._still_open.discard(order)
+                self._asms.pop(order)
                 return list(head.events)
         return []
 
+    def _open_on(self, slot: tuple[str, tuple]) -> Assembler | None:
+        """The assembler open on a stream for an engine (read back if it waited in the spill)."""
+        order = self._open.get(slot)
+        return None if order is None else self._asms.get(order)
+
     def _new(self, engine: str, key: tuple, head: list[Event] | None = None) -> Assembler:
-        cur = self._open[(engine, key)] = self._assembly[engine].new(self.source_name, key)
+        cur = self._assembly[engine].new(self.source_name, key)
         self._order += 1
         cur.order = self._order
+        self._open[(engine, key)] = cur.order
+        self._still_open.add(cur.order)
+        heapq.heappush(self._open_orders, cur.order)
         for held in sorted([*(head or []), *self._held.pop((engine, key), [])], key=lambda e: e.line_no):
             cur.add(held)
+        self._asms[cur.order] = cur
         return cur
 
     def _close(self, slot: tuple[str, tuple]) -> None:
-        asm = self._open.pop(slot, None)
-        if asm is not None:
-            self._done.append(asm)
+        order = self._open.pop(slot, None)
+        if order is not None:
+            self._still_open.discard(order)
+            heapq.heappush(self._closed, order)
+            self._hand_out()
+
+    def _hand_out(self) -> None:
+        """Finish, in order, the closed assemblers that no open one precedes (a launch's ordinal is its
+        place among the launches that opened before it: final once none of them is open)."""
+        opened = self._open_orders
+        while opened and opened[0] not in self._still_open:
+            heapq.heappop(opened)
+        oldest = opened[0] if opened else None
+        while self._closed and (oldest is None or self._closed[0] < oldest):
+            asm = self._asms.pop(heapq.heappop(self._closed))
+            if asm is not None:
+                self._final(asm)
+
+    def _final(self, asm: Assembler) -> None:
+        """A closed assembler: its launch, numbered and made distinct, to the hooks or the result
+        (a piece that is no launch waits for the end, which says whose it is)."""
+        if not asm.is_launch():
+            self._pieces.append(asm)
+            return
+        self._n_launches += 1
+        launch = asm.finish(version=self.sglang_version, ordinal=self.ordinal_base + self._n_launches)
+        make_distinct([launch], self._seen_ids)
+        if self.hooks.takes_launches:
+            self.hooks.launch(launch, asm)
+        else:
+            self.launches.append(launch)
+            self.assemblers.append(asm)
 
     def _held_orphans(self) -> None:
         """Lines held back on a stream on which no launch of their engine opened (a piece of a log that
@@ -385,27 +386,27 @@ class StreamParser:
             self.orphans.append(piece)
         self._held.clear()
 
-    def _launches(self, others: set[tuple]) -> list:
-        launches: list = []
-        for asm in sorted(self._done, key=lambda a: a.order):
-            if not asm.is_launch():
-                if (asm.stream[0], asm.stream[1]) in others:
-                    continue  # an exception line of another program: counted as other_units
-                self._orphan_lines += len(asm.events)
-                self.orphans.append(asm)
-                continue
-            self.assemblers.append(asm)
-            launches.append(asm.finish(version=self.sglang_version, ordinal=self.ordinal_base + len(launches) + 1))
-        return launches
+    def _keep_pieces(self, others: set[tuple]) -> None:
+        for asm in self._pieces:
+            if (asm.stream[0], asm.stream[1]) in others:
+                continue  # an exception line of another program: counted as other_units
+            self._orphan_lines += len(asm.events)
+            self.orphans.append(asm)
+        self._pieces = []
 
     def finish(self) -> tuple[list, LineCounts, list[Unrecognized], list[str]]:
-        for slot in list(self._open):
-            self._close(slot)
-        launches = self._launches(self._other_units())
+        """The input ended: every launch is closed and handed out, then what no launch holds."""
+        for order in self._open.values():
+            heapq.heappush(self._closed, order)
+        self._open.clear()
+        self._open_orders.clear()
+        self._still_open.clear()
+        self._hand_out()
+        self._asms.close()
+        self._keep_pieces(self._other_units())
         self._held_orphans()
-        make_distinct(launches)
         self._closing_warnings()
-        return launches, self.counts, self.unrecognized, self.warnings
+        return self.launches, self.counts, self.unrecognized, self.warnings
 
     def _closing_warnings(self) -> None:
         for note, n in self._notes.items():

@@ -9,6 +9,7 @@ which skips them when the systemd tools are not installed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import struct
@@ -149,3 +150,49 @@ def render_all(journal: Path, out_dir: Path | None = None) -> dict[str, bytes]:
         if out_dir is not None:
             (out_dir / f"{name}.txt").write_bytes(data)
     return result
+
+
+# ------------------------------------------------------------------ a journal of two sample logs
+
+BOOT_A, BOOT_B = "a" * 31 + "1", "b" * 31 + "2"
+UNIT1, UNIT2 = "sglang.service", "sglang-small.service"
+
+
+def _split_launches(text: str) -> list[list[str]]:
+    out, cur = [], []
+    for line in text.splitlines():
+        if "server_args=" in line and any("server_args=" in ln for ln in cur):
+            out.append(cur)
+            cur = []
+        cur.append(line)
+    out.append(cur)
+    return out
+
+
+def two_units() -> list[Entry]:
+    """Two sample logs as journald stores them, one entry per line: the three launches of
+    ``restarts-0.5.12.log`` in ``sglang.service`` (a new pid per start, a reboot before the third)
+    and ``llama-0.5.9-dataclass.log`` in a second unit whose lines are interleaved with the first."""
+    from helpers import SAMPLES
+
+    restarts = (SAMPLES / "sglang-0.5/restarts-0.5.12.log").read_text()
+    small = (SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log").read_text()
+    t = 1_780_000_000_000_000
+    entries: list[Entry] = []
+    unit1 = []
+    for i, block in enumerate(_split_launches(restarts)):
+        boot = BOOT_A if i < 2 else BOOT_B
+        unit1.append(Entry(0, boot, "gpu-node-2", UNIT1, "systemd", 1, f"Started {UNIT1} - SGLang.".encode()))
+        unit1 += [Entry(0, boot, "gpu-node-2", UNIT1, "python3", 7000 + i, line.encode()) for line in block]
+    unit2 = [Entry(0, BOOT_A, "gpu-node-2", UNIT2, "python3", 9100, line.encode()) for line in small.splitlines()]
+    # Interleave the second unit into the first boot, keep time order.
+    n_boot_a = sum(1 for e in unit1 if e.boot == BOOT_A)
+    merged = []
+    a_entries, b_entries = unit1[:n_boot_a], unit1[n_boot_a:]
+    for x, y in itertools.zip_longest(a_entries, unit2):
+        merged += [e for e in (x, y) if e is not None]
+    merged += b_entries
+    for e in merged:
+        t += 50_000
+        entries.append(Entry(t, e.boot, e.host, e.unit, e.ident, e.pid, e.message))
+    return entries

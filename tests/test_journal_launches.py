@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import gzip
 import io
-import itertools
 import sys
 
 import pytest
 from helpers import CORPUS, SAMPLES, cli_process, corpus_params, needs_corpus
-from journal_fixture import Entry, build_journal, render_all, require_tools
+from journal_fixture import BOOT_B, UNIT1, UNIT2, build_journal, render_all, require_tools, two_units
 
 from logparse.pipeline import parse_sources
 from logparse.sources import journal_source, open_inputs, text_source
-
-BOOT_A, BOOT_B = "a" * 31 + "1", "b" * 31 + "2"
-UNIT1, UNIT2 = "sglang.service", "sglang-small.service"
 
 
 def figures(launch):
@@ -56,42 +52,11 @@ def figures(launch):
     )
 
 
-def _split_launches(text: str) -> list[list[str]]:
-    out, cur = [], []
-    for line in text.splitlines():
-        if "server_args=" in line and any("server_args=" in ln for ln in cur):
-            out.append(cur)
-            cur = []
-        cur.append(line)
-    out.append(cur)
-    return out
-
-
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
     require_tools()
-    restarts = (SAMPLES / "sglang-0.5/restarts-0.5.12.log").read_text()
-    small = (SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log").read_text()
-    t = 1_780_000_000_000_000
-    entries: list[Entry] = []
-    unit1 = []
-    for i, block in enumerate(_split_launches(restarts)):
-        boot = BOOT_A if i < 2 else BOOT_B
-        unit1.append(Entry(0, boot, "gpu-node-2", UNIT1, "systemd", 1, f"Started {UNIT1} - SGLang.".encode()))
-        unit1 += [Entry(0, boot, "gpu-node-2", UNIT1, "python3", 7000 + i, line.encode()) for line in block]
-    unit2 = [Entry(0, BOOT_A, "gpu-node-2", UNIT2, "python3", 9100, line.encode()) for line in small.splitlines()]
-    # Interleave the second unit into the first boot, keep time order.
-    n_boot_a = sum(1 for e in unit1 if e.boot == BOOT_A)
-    merged = []
-    a_entries, b_entries = unit1[:n_boot_a], unit1[n_boot_a:]
-    for x, y in itertools.zip_longest(a_entries, unit2):
-        merged += [e for e in (x, y) if e is not None]
-    merged += b_entries
-    for e in merged:
-        t += 50_000
-        entries.append(Entry(t, e.boot, e.host, e.unit, e.ident, e.pid, e.message))
     d = tmp_path_factory.mktemp("journal")
-    path = build_journal(entries, d)
+    path = build_journal(two_units(), d)
     return path, render_all(path)
 
 

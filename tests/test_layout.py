@@ -37,6 +37,7 @@ STAGES = {
     "files": -1,
     "data": -1,
     "figures": -1,
+    "spill": -1,
     "sglang_prefix": -1,
     "vllm_prefix": -1,
     "engines": -1,

@@ -106,11 +106,12 @@ def launch_id(launch: Any) -> str:
     return identity(launch).launch_id()
 
 
-def make_distinct(launches: list[Any]) -> None:
+def make_distinct(launches: list[Any], seen: set[str] | None = None) -> None:
     """Two starts of one source that look the same (the same text at the same SGLang stamps, with no
     record time to tell them apart, as ``-o cat`` shows a start journald holds three times): the
-    ordinal completes the later ones' identity, so ids stay unique."""
-    seen: set[str] = set()
+    ordinal completes the later ones' identity, so ids stay unique.  ``seen``: the ids of the
+    source's launches before these (updated), for launches made distinct as they come."""
+    seen = set() if seen is None else seen
     for launch in launches:
         if launch.launch_id in seen:
             launch.launch_id = identity(launch).launch_id(with_ordinal=True)

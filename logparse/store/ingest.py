@@ -40,10 +40,12 @@ from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from logparse import engines
 from logparse.store import db as dbm
 from logparse.store import merge, model_configs
+from logparse.store.batched import apply_input, bounded_memory
 from logparse.store.frames import to_json
 from logparse.store.ingest_parse import ParsedSource, parse_source, source_kind
 from logparse.store.ingest_progress import PROGRESS_MIN_BYTES
@@ -103,14 +105,19 @@ def ingest_parsed(
     stored (:func:`set_aside_refused`); an input that still cannot be written fails alone."""
     import duckdb
 
+    where: dict[str, Any] = {"journal_scope_key": journal_scope_key, "known_hashes": known_hashes}
     try:
         try:
-            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+            return _ingest_parsed(lease, ps, opts, **where)
+        except duckdb.OutOfMemoryException:
+            if not ps.items.spilled:
+                raise
+            return _ingest_parsed(lease, ps, opts, bound=False, **where)  # (see batched.bounded_memory)
         except duckdb.Error as exc:
             if not refused_data(exc) or not ps.items:
                 raise
             ps = set_aside_refused(lease.get(), ps, opts)
-            return _ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known_hashes)
+            return _ingest_parsed(lease, ps, opts, **where)
     except duckdb.Error as exc:  # the transaction was rolled back
         lease.close()
         damaged = dbm.damage(lease.path, exc)
@@ -143,16 +150,16 @@ def refused_data(exc: BaseException) -> bool:
 def set_aside_refused(con, ps: ParsedSource, opts: IngestOptions) -> ParsedSource:
     """The input without the launches the store refuses, each tried alone in a transaction rolled
     back at once; each set aside is named in the input's warnings (kept in its ``sources`` row)."""
-    kept: list[Item] = []
+    refused: list[tuple[int, int]] = []
     notes: list[str] = []
-    for item in ps.items:
+    for key, item in ps.items.keyed():
         why = _refusal(con, item, opts)
-        if why is None:
-            kept.append(item)
-        else:
+        if why is not None:
+            refused.append(key)
             notes.append(f"{_item_where(item)}: set aside, the store refused it ({why})")
+    ps.items.set_aside(refused)
     ps.warnings.extend(notes)  # the same list the caller reports (and the ``sources`` row keeps)
-    return replace(ps, items=kept, set_aside=notes)
+    return replace(ps, set_aside=notes)
 
 
 def _refusal(con, item: Item, opts: IngestOptions) -> str | None:
@@ -182,6 +189,7 @@ def _ingest_parsed(
     *,
     journal_scope_key: str | None,
     known_hashes: set[str] | None,
+    bound: bool = True,
 ) -> SourceOutcome:
     now = datetime.now()
     sid = source_id_for(ps.name, ps.content_hash)
@@ -194,7 +202,7 @@ def _ingest_parsed(
         return SourceOutcome(ps.name, "model_config", message="a model's config: used for its launches")
     if not has_content and not ps.skipped and model_configs.is_weights_index(ps.name):
         return SourceOutcome(ps.name, "model_config", message="a model's weights index: read with its config.json")
-    with dbm.transaction(con):  # (an early return commits the empty transaction)
+    with bounded_memory(con, ps.items, bound), dbm.transaction(con):  # (an early return commits the empty transaction)
         if (
             ps.content_hash
             and con.execute("SELECT 1 FROM sources WHERE content_hash = ? LIMIT 1", [ps.content_hash]).fetchall()
@@ -203,15 +211,8 @@ def _ingest_parsed(
                 known_hashes.add(ps.content_hash)
             return SourceOutcome(ps.name, "skipped", message="already in the store (same content)")
         res = (
-            apply_items(
-                con,
-                ps.items,
-                source_id=sid,
-                opts=opts,
-                now=now,
-                cursors=ps.cursor_by_line,
-                source_name=ps.name,
-                source_lines=ps.counts.total,
+            apply_input(
+                con, ps.items, source_id=sid, opts=opts, now=now, source_name=ps.name, source_lines=ps.counts.total
             )
             if has_content
             else merge.Result()
@@ -367,7 +368,10 @@ def _ingest_one(
         if source_kind(src) == "journal":
             raise  # journalctl failed: the query (and its cursor) is the caller's to handle
         return SourceOutcome(src.name, "failed", message=str(exc))
-    out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
+    try:
+        out = ingest_parsed(lease, ps, opts, journal_scope_key=journal_scope_key, known_hashes=known)
+    finally:
+        ps.close()
     if out.status in ("stored", "pending", "failed"):  # (failed: the launches the store set aside)
         report.warnings.extend(ps.warnings)
     lease.maybe_release()

@@ -10,6 +10,7 @@ Kept pieces (``pending_pieces``) join the items they share lines with or the pro
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -90,7 +91,7 @@ def _server_args_hash(item: Item) -> str | None:
     return next((line_hash(e.ts, e.text) for e in item.events if e.kind in kinds), None)
 
 
-def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
+def _match_lines(con, items: list[Item], claimed: set[str]) -> list[tuple[int, str]]:
     """Items sharing lines (same time and text) with a stored launch they are compatible with."""
     probe_item, probe_hash, probe_record = [], [], []
     for i, it in enumerate(items):
@@ -138,18 +139,17 @@ def _match_lines(con, items: list[Item]) -> list[tuple[int, str]]:
         if _compatible(items[i], host, pid, boot, None if same_record else record_start, headless):
             exact = record_start is not None and record_start == _record_start(items[i])
             candidates.setdefault(i, []).append((headless, not exact, started or "", ordinal or 0, lid, set(shared)))
-    return _assign(items, candidates)
+    return _assign(items, candidates, claimed)
 
 
-def _assign(items: list[Item], candidates: dict[int, list[tuple]]) -> list[tuple[int, str]]:
+def _assign(items: list[Item], candidates: dict[int, list[tuple]], claimed: set[str]) -> list[tuple[int, str]]:
     """The stored launches each item is part of.  Launches stored without their start that share a
     line with the item are pieces of its launch.  Of those with a start (an opening line), the best
     candidate (the same record time, else the earliest), and the others that hold other lines of the
     item (pieces of it, each opened by its own line: server_args in one, the init lines in another);
     two that hold the same line of the item are two copies of one start, of which the item is one
     (matched in order: one stored launch per starting item, while pieces that continue a launch may
-    share one)."""
-    claimed: set[str] = set()
+    share one).  ``claimed``: the stored launches starting items took so far (updated)."""
     pairs = []
     for i in sorted(candidates):
         ranked = sorted(candidates[i], key=lambda c: c[:-1])
@@ -196,9 +196,9 @@ def _same_process_before(item: Item, boot, other_boot, started: str | None, firs
     return not (not (boot and other_boot) and first and started and _days_between(started, first) > 30)
 
 
-def _match(con, items: list[Item]) -> list[tuple[int, str]]:
-    """(item index, stored launch_id) pairs: the same launch."""
-    pairs = _match_ids(con, items) + _match_lines(con, items)
+def _match(con, items: list[Item], claimed: set[str]) -> list[tuple[int, str]]:
+    """(item index, stored launch_id) pairs: the same launch (``claimed``: see :func:`_assign`)."""
+    pairs = _match_ids(con, items) + _match_lines(con, items, claimed)
     matched = {i for i, _ in pairs}
     for i, it in enumerate(items):
         if i not in matched and it.continuation:
@@ -208,60 +208,132 @@ def _match(con, items: list[Item]) -> list[tuple[int, str]]:
     return pairs
 
 
-def _item_links(items: list[Item]) -> list[tuple[int, int]]:
-    """Pairs of items that are one launch: a kept piece (``pending_id``) and the other items sharing a
-    line with it; without one, in the journal, the latest launch of its process that started before
-    it, and the other pieces of that process."""
-    kept = [i for i, it in enumerate(items) if it.pending_id is not None]
-    if not kept:
-        return []
-    hashes = [{line_hash(e.ts, e.text) for e in it.events if e.ts} for it in items]
-    pairs = []
-    for k in kept:
-        piece = items[k]
-        sharing = [
-            i
-            for i, it in enumerate(items)
-            if i != k and hashes[k] & hashes[i] and _compatible(piece, it.host, it.stream[3], it.stream[2])
-        ]
-        pairs += [(k, i) for i in sharing or _same_process(items, k)]
-    return pairs
+def _hashes(item: Item) -> set[str]:
+    return {line_hash(e.ts, e.text) for e in item.events if e.ts}
 
 
-def _same_process(items: list[Item], k: int) -> list[int]:
-    """The items a kept piece joins by process: the latest launch of its host and pid that started
-    before it, and the other pieces without a start of that process."""
-    piece = items[k]
+@dataclass
+class _Links:
+    """What a kept piece may join among the input's items (see :meth:`Grouping.groups`): the items
+    sharing a line with it, and else those of its process: the pieces without a start, and the
+    latest launch that started before it (its key and start)."""
+
+    sharing: list = field(default_factory=list)
+    pieces: list = field(default_factory=list)
+    latest: tuple[Any, str] | None = None
+
+
+def _process(piece: Item) -> tuple | None:
+    """The (host, pid) a kept piece joins by process, and its boot; None when it names no process."""
     host, _u, boot, pid = piece.stream
     if pid is None and not boot:
-        return []
-    first = piece.first_ts()
-    same = [i for i, it in enumerate(items) if i != k and it.host == (piece.host or host) and it.stream[3] == pid]
-    starts = [
-        i
-        for i in same
-        if items[i].launch is not None
-        and not items[i].continuation
-        and _same_process_before(piece, boot, items[i].stream[2], items[i].launch.started_at, first)  # type: ignore[union-attr]
-    ]
-    latest = max(starts, key=lambda i: items[i].launch.started_at or "", default=None)  # type: ignore[union-attr]
-    pieces = [i for i in same if items[i].continuation and items[i].launch is None]
-    return pieces + ([latest] if latest is not None else [])
+        return None
+    return piece.host or host, pid, boot
 
 
-def groups(con, items: list[Item]) -> list[tuple[list[str], list[int]]]:
-    """Items and stored launches that are one launch: (stored ids, item indexes) per group."""
-    uf = _UnionFind()
-    for i in range(len(items)):
-        uf.find(("i", i))
-    for i, lid in _match(con, items):
-        uf.union(("i", i), ("s", lid))
-    for a, b in _item_links(items):
-        uf.union(("i", a), ("i", b))
-    found: dict[Any, list] = {}
-    for node in list(uf.parent):
-        found.setdefault(uf.find(node), []).append(node)
-    return [
-        (sorted(n[1] for n in nodes if n[0] == "s"), sorted(n[1] for n in nodes if n[0] == "i"))
-        for nodes in found.values()
-    ]
+class Grouping:
+    """Which items and stored launches are one launch, read a batch of items at a time: the groups
+    are those one reading of every item finds (:func:`groups`).  Each batch is matched against the
+    store as it is before any of them is written (:meth:`add`: the stored launches that starting
+    items claimed carried from batch to batch), then, when some kept pieces are relevant to the
+    input, every batch is read again in the same order (:meth:`link`) for what each piece joins.
+
+    Items are named by keys: ``(0, batch, index)`` for the input's, ``(1, piece_id)`` for the kept
+    pieces (``kept``), which come after every item of the input in the order of their ids (as
+    :func:`logparse.store.pending.relevant` orders them)."""
+
+    def __init__(self) -> None:
+        self._uf = _UnionFind()
+        self._claimed: set[str] = set()
+        self._added = self._linked = 0
+        #: the kept pieces relevant to any batch, by id (each as first read), and what each may join
+        self.kept: dict[str, Item] = {}
+        self._links: dict[str, _Links] = {}
+
+    def add(self, con, items: list[Item], kept: list[Item]) -> None:
+        """The next batch of the input's items, with the kept pieces relevant to it."""
+        b, self._added = self._added, self._added + 1
+        new = [p for p in kept if p.pending_id not in self.kept]
+        self.kept.update((p.pending_id, p) for p in new if p.pending_id)
+        keys: list = [(0, b, i) for i in range(len(items))] + [(1, p.pending_id) for p in new]
+        for key in keys:
+            self._uf.find(key)
+        for i, lid in _match(con, items + new, self._claimed):
+            self._uf.union(keys[i], ("s", lid))
+
+    def link(self, items: list[Item]) -> None:
+        """The next batch again (in the order of :meth:`add`): which of its items each kept piece joins."""
+        b, self._linked = self._linked, self._linked + 1
+        hashes = [_hashes(it) for it in items]
+        for piece in self.kept.values():
+            self._link(piece, items, hashes, b)
+
+    def _link(self, piece: Item, items: list[Item], hashes: list[set[str]], b: int) -> None:
+        """The items of batch ``b`` a kept piece shares a line with, or may join by process."""
+        links = self._links.setdefault(str(piece.pending_id), _Links())
+        mine = _hashes(piece)
+        for i, it in enumerate(items):
+            if mine & hashes[i] and _compatible(piece, it.host, it.stream[3], it.stream[2]):
+                links.sharing.append((0, b, i))
+        proc = _process(piece)
+        if proc is None:
+            return
+        host, pid, boot = proc
+        first = piece.first_ts()
+        for i, it in enumerate(items):
+            if it.host != host or it.stream[3] != pid:
+                continue
+            if it.continuation and it.launch is None:
+                links.pieces.append((0, b, i))
+            elif it.launch is not None and not it.continuation:
+                started = it.launch.started_at or ""
+                later = links.latest is None or started > links.latest[1]  # (the first of equal ones kept)
+                if later and _same_process_before(piece, boot, it.stream[2], it.launch.started_at, first):
+                    links.latest = ((0, b, i), started)
+
+    def _join_kept(self) -> None:
+        """Each kept piece with the items sharing a line with it (kept pieces among them), or else
+        with the pieces and the latest launch of its process."""
+        ids = sorted(self.kept)
+        for pid in ids:
+            piece, links = self.kept[pid], self._links.get(pid) or _Links()
+            mine = _hashes(piece)
+            others = [(q, self.kept[q]) for q in ids if q != pid]
+            sharing = links.sharing + [
+                (1, q)
+                for q, it in others
+                if mine & _hashes(it) and _compatible(piece, it.host, it.stream[3], it.stream[2])
+            ]
+            proc = _process(piece)
+            if not sharing and proc is not None:
+                sharing = links.pieces + [(1, q) for q, it in others if (it.host, it.stream[3]) == proc[:2]]
+                sharing += [links.latest[0]] if links.latest is not None else []
+            for key in sharing:
+                self._uf.union((1, pid), key)
+
+    def groups(self) -> list[tuple[list[str], list]]:
+        """Items and stored launches that are one launch: (stored ids, item keys) per group, in the
+        order of their first item."""
+        self._join_kept()
+        uf = self._uf
+        found: dict[Any, list] = {}
+        for node in list(uf.parent):
+            found.setdefault(uf.find(node), []).append(node)
+        out = [
+            (sorted(n[1] for n in nodes if n[0] == "s"), sorted(n for n in nodes if n[0] != "s"))
+            for nodes in found.values()
+        ]
+        return sorted(out, key=lambda g: g[1][0])
+
+
+def groups(con, items: list[Item], kept: list[Item]) -> list[tuple[list[str], list[int]]]:
+    """Items and stored launches that are one launch: (stored ids, item indexes) per group, the kept
+    pieces relevant to the items (:func:`logparse.store.pending.relevant`, in its order) indexed
+    after them."""
+    grouping = Grouping()
+    grouping.add(con, items, kept)
+    if grouping.kept:
+        grouping.link(items)
+    index: dict[tuple, int] = {(0, 0, i): i for i in range(len(items))}
+    index.update({(1, p.pending_id): len(items) + n for n, p in enumerate(kept)})
+    return [(ids, [index[k] for k in keys]) for ids, keys in grouping.groups()]

@@ -89,11 +89,11 @@ class _Group:
 class Merger:
     """Merges groups of items into the store within one transaction (see :func:`apply_items`)."""
 
-    def __init__(
-        self, con, items: list[Item], source_id: str | None, opts: Options, now: datetime, cursors, source_name
-    ):
+    def __init__(self, con, items: list[Item], source_id: str | None, opts: Options, now: datetime, source_name):
         self.con, self.items, self.source_id, self.opts, self.now = con, items, source_id, opts, now
-        self.cursors, self.source_name = cursors or {}, source_name
+        self.source_name = source_name
+        #: the journal cursor of each line of the input (by line number), from its items
+        self.cursors: dict[int, str] = {}
         self.res = Result()
         self.finals: list[Launch] = []
         self.metas: list[LaunchMeta] = []
@@ -106,6 +106,7 @@ class Merger:
         self.origins: dict[int, Origin] = {}
         for it in items:
             self.origins.update(it.origins)
+            self.cursors.update(it.cursors)
             if it.meta is not None:
                 self.origins.update(it.meta.event_origin)
         self.ranking = Ranking(self.origin, {})
@@ -326,10 +327,10 @@ class Merger:
         self.kept.append(pending.Piece(stream, events, {id(e): self.origin(e) for e in events}, span, ranges))
         self.res.kept_lines += n_lines
 
-    def write(self, with_changes: bool = True) -> None:
-        """Replace the launches written in the store, their sources' ranges, the pieces kept; refresh
-        the deployments' order (``with_changes``: and ``launch_change``; a store merge refreshes it
-        once, after its last batch)."""
+    def write(self) -> set[str]:
+        """Replace the launches written in the store, their sources' ranges, the pieces kept; the
+        deployments whose order this may change (:func:`logparse.store.sequence.refresh`, which the
+        caller runs once, after its last batch)."""
         con = self.con
         gone = self.delete_ids | {launch.launch_id for launch in self.finals}
         deployments = sequence.deployments_of(con, gone)
@@ -342,17 +343,15 @@ class Merger:
         con.execute("DELETE FROM launch_aliases WHERE alias IN (SELECT launch_id FROM launches)")
         write_ranges(con, self.ranges)
         pending.replace(con, sorted(self.pending_done), self.kept, self.now)
-        deployments |= sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
-        sequence.refresh(con, deployments, with_changes=with_changes)
+        return deployments | sequence.deployments_of(con, [launch.launch_id for launch in self.finals])
 
 
 def _insert_frame(con, table: str, df) -> None:
     if df.height:
-        con.register("_rows", df.to_arrow())
-        try:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-        finally:
-            con.unregister("_rows")
+        # read by DuckDB's replacement scan of this local name, not registered: a registered table
+        # is held until the transaction ends (an input of many batches would hold all its frames)
+        _rows = df.to_arrow()
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
 
 
 def _lines_of_named_source(final: Launch, named: Range | None) -> None:
@@ -400,24 +399,50 @@ def apply_items(
     source_id: str | None,
     opts: Options,
     now: datetime,
-    cursors: dict[int, str] | None = None,
     source_name: str | None = None,
     source_lines: int | None = None,
     with_changes: bool = True,
 ) -> Result:
     """Merge items into the store inside the caller's transaction; bulk writes through Arrow.
-    Pieces kept from earlier inputs that these items continue join them.
-    ``with_changes``: also refresh ``launch_change`` for the deployments written (see ``Merger.write``)."""
-    items = items + pending.relevant(con, items)
-    merger = Merger(con, items, source_id, opts, now, cursors, source_name)
+    Pieces kept from earlier inputs that these items continue join them.  ``with_changes``: also
+    refresh ``launch_change`` for the deployments written (a store merge does it once, after its
+    last batch)."""
+    kept = pending.relevant(con, items)
+    found = groups(con, items, kept) if items else []
+    res, deployments = merge_groups(
+        con,
+        items + kept,
+        found,
+        source_id=source_id,
+        opts=opts,
+        now=now,
+        source_name=source_name,
+        source_lines=source_lines,
+    )
+    sequence.refresh(con, deployments, with_changes=with_changes)
+    return res
+
+
+def merge_groups(
+    con,
+    items: list[Item],
+    found: list[tuple[list[str], list[int]]],
+    *,
+    source_id: str | None,
+    opts: Options,
+    now: datetime,
+    source_name: str | None,
+    source_lines: int | None,
+) -> tuple[Result, set[str]]:
+    """Merge the groups ``found`` (:func:`logparse.store.matching.groups`: stored ids and indexes of
+    ``items``, in order) and write them; what they did, and the deployments whose order to refresh."""
+    merger = Merger(con, items, source_id, opts, now, source_name)
     if not items:
-        return merger.res
-    found = groups(con, items)
+        return merger.res, set()
     merger.load([lid for s_ids, _ in found for lid in s_ids], source_lines)
     for s_ids, idx in found:
         merger.merge(s_ids, idx)
-    merger.write(with_changes)
-    return merger.res
+    return merger.res, merger.write()
 
 
 def _new_meta(its: list[Item], source_id: str | None, opts: Options, now: datetime) -> LaunchMeta:

@@ -278,13 +278,16 @@ class FileWatch:
         inner = Source(self.path, lambda: self.follower.reader(start, end), self.fmt, end - start, mtime)
         window = {} if start == 0 else {"kind": "watch", "first_line": self.win_line, "ordinal_base": self.win_ordinal}
         ps = self.writer.parse(inner, keep_unrecognized_after=self.done_lines, **window)
-        if not final and young(ps):
-            return None
-        written = self.writer.commit(ps)
-        self.fmt = self.fmt or inner.fmt
-        self.done_lines += self.follower.count_lines(self.done, end)
-        self.done = end
-        self._advance(ps, end)
+        try:
+            if not final and young(ps):
+                return None
+            written = self.writer.commit(ps)
+            self.fmt = self.fmt or inner.fmt
+            self.done_lines += self.follower.count_lines(self.done, end)
+            self.done = end
+            self._advance(ps, end)
+        finally:
+            ps.close()
         written.lines_so_far = self.done_lines
         return written
 
@@ -383,9 +386,12 @@ class JournalWatch:
         data = b"".join(self.entries)
         inner = text_source(self.follower.name, data, input_format="journal-export")
         ps = self.writer.parse(inner, kind="journal", first_line=self.read_lines + 1)
-        if not final and not self.full and young(ps):
-            return None
-        written = self.writer.commit(ps)  # waits while the store is busy: the entries stay pending till then
+        try:
+            if not final and not self.full and young(ps):
+                return None
+            written = self.writer.commit(ps)  # waits while the store is busy: the entries stay pending till then
+        finally:
+            ps.close()
         self.entries, self.size = [], 0
         self.read_lines += data.count(b"\n")
         if written.outcome.status == "skipped":  # the same bytes twice (cannot happen with cursors)
