@@ -696,7 +696,6 @@ def runtime_labels_spelled(mod: str) -> list[str]:
 KNOWN_RUNTIME_LABELS: dict[str, str] = {
     "logparse.store.watch": "_RUNTIME_LINE spells SGLang's batch words (vLLM's stats line not yet runtime-only)",
     "logparse.engines.vllm.prefix": "the stats line's start in BARE_MESSAGE_STARTS (rank -1: below the decoder)",
-    "logparse.engines.vllm.line_runtime": "the Transformer's _STATS_FIELDS regexps",
 }
 
 

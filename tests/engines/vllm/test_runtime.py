@@ -123,3 +123,28 @@ def test_an_aggregate_without_a_distribution_merges():
     agg.merge({"batch_lines": 3, "peak_token_usage": 0.5, "first_runtime_at": "2026-01-01T00:00:00"})
     d = agg.to_dict()
     assert d["batch_lines"] == 3 and d["peak_token_usage"] == 0.5 and "gen_throughput_p50" not in d
+
+
+def test_the_transformer_reads_every_wording_by_the_spec_labels():
+    """The fields of a statistics line are read by the labels of ``grammars/vllm/runtime.toml``: the
+    first one too (the grammar's head), V0's ``Pending`` as the queue, a field only some wordings
+    print (``Preemptions``), and the device 0.30.0+ names in place of ``GPU`` (the field's ``reads``)."""
+    from logparse.engines.vllm.line import parse_line
+
+    head = "(APIServer pid=900) INFO 05-12 08:01:00 [loggers.py:257] "
+    _, _, (kind, f, form) = parse_line(
+        head + "Engine 001: Avg prompt throughput: 12.5 tokens/s, Avg generation throughput: 77.0 tokens/s, "
+        "Running: 5 reqs, Waiting: 2 reqs, Preemptions: 4, XPU KV cache usage: 61.2%, Prefix cache hit rate: 3.0%"
+    )
+    assert (kind, form) == ("vllm_stats", "engine")
+    assert f == {
+        "prompt_throughput": 12.5,
+        "gen_throughput": 77.0,
+        "running": 5,
+        "waiting": 2,
+        "preemptions": 4,
+        "kv_usage_pct": 61.2,
+        "prefix_hit_pct": 3.0,
+    }
+    _, _, (_, f, form) = parse_line(V0_TEXT.splitlines()[-2])
+    assert form == "v0" and f["waiting"] == 9 and f["kv_usage_pct"] == 97.6 and f["cpu_kv_usage_pct"] == 1.5
