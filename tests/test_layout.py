@@ -695,7 +695,6 @@ def runtime_labels_spelled(mod: str) -> list[str]:
 #: Modules that still spell a runtime label (issue 34 item 2): removed as each one asks the decoder.
 KNOWN_RUNTIME_LABELS: dict[str, str] = {
     "logparse.store.watch": "_RUNTIME_LINE spells SGLang's batch words (vLLM's stats line not yet runtime-only)",
-    "logparse.engines.vllm.prefix": "the stats line's start in BARE_MESSAGE_STARTS (rank -1: below the decoder)",
 }
 
 

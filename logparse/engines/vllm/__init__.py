@@ -57,8 +57,10 @@ class VLLM(Engine):
 
     def line_start_patterns(self) -> tuple[str, ...]:
         from logparse.engines.vllm import prefix
+        from logparse.grammar import runtime_decoder
 
-        return (prefix.PROC_TAG, prefix.RANK_PREFIX, prefix.LOG_PREFIX, prefix.BARE_MESSAGE)
+        bare = prefix.bare_message(runtime_decoder.family_starts(self.name))  # its runtime lines' start: their spec's
+        return (prefix.PROC_TAG, prefix.RANK_PREFIX, prefix.LOG_PREFIX, bare)
 
     def owns_process_tag(self, name: str) -> bool:
         from logparse.engines.vllm import prefix
