@@ -692,10 +692,8 @@ def runtime_labels_spelled(mod: str) -> list[str]:
     return found
 
 
-#: Modules that still spell a runtime label (issue 34 item 2): removed as each one asks the decoder.
-KNOWN_RUNTIME_LABELS: dict[str, str] = {
-    "logparse.store.watch": "_RUNTIME_LINE spells SGLang's batch words (vLLM's stats line not yet runtime-only)",
-}
+#: Modules that still spell a runtime label (none since issue 34 item 2: each asks the decoder).
+KNOWN_RUNTIME_LABELS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("module", _cases(KNOWN_RUNTIME_LABELS))
