@@ -627,3 +627,20 @@ def test_fuzz_lines(lines):
     for r in recs:
         assert r.text is None or isinstance(r.text, str)
         assert r.text is not None or r.problem
+
+
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\r", b"\n")), max_size=12),
+    st.integers(min_value=1, max_value=40),
+)
+@settings(max_examples=300, deadline=None)
+def test_line_blocks_cut_only_at_newlines_and_lose_nothing(chunks, size):
+    """The fast stage's blocks: joined with the newlines they were cut at, they are the input (its
+    one trailing newline aside); every block but the last is at least ``size`` bytes of chunks."""
+    from logparse.sources.streams import line_blocks
+
+    text = b"".join(chunks)
+    blocks = list(line_blocks(chunks, size))
+    assert b"\n".join(blocks) == (text[:-1] if text.endswith(b"\n") else text)
+    assert bool(blocks) == bool(text)
+    assert all(isinstance(b, bytes) for b in blocks)

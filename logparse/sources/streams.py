@@ -197,6 +197,34 @@ def decompressed_chunks(dec, chunk_size: int, on_corrupt: Callable[[int], None])
         yield chunk
 
 
+def line_blocks(chunks: Iterable[bytes], size: int) -> Iterator[bytes]:
+    """The chunks cut into blocks of whole lines of at least ``size`` bytes where lines allow
+    (each without its final newline; the last holds what is left, its one trailing newline
+    dropped, and comes unless nothing is left).  Each byte is copied once, into its block: the
+    chunks are joined up to the last newline, and only the piece of a line after it is carried."""
+    pending: list[bytes] = []
+    fresh = 0  # bytes gathered since the last cut was tried (what :func:`gathered` would join)
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        fresh += len(chunk)
+        if fresh < size:
+            continue
+        fresh = 0
+        k, cut = len(pending) - 1, -1
+        while k >= 0 and (cut := pending[k].rfind(b"\n")) < 0:
+            k -= 1
+        if k < 0:
+            continue  # a line longer than a block: gather on
+        block = b"".join([*pending[:k], memoryview(pending[k])[:cut]])
+        pending = [pending[k][cut + 1 :], *pending[k + 1 :]]
+        yield block
+    data = b"".join(pending)
+    if data:  # the rest after the last cut; "\n" alone is one empty line, as the record path reads it
+        yield data[:-1] if data.endswith(b"\n") else data
+
+
 def gathered(chunks: Iterable[bytes], size: int) -> Iterator[tuple[bytes, bool]]:
     """The chunks joined into pieces of at least ``size`` bytes, each with whether it is the last
     (the last one, holding whatever is left, may be shorter or empty; it always comes)."""

@@ -51,9 +51,8 @@ def _span_json(span: BatchSpan) -> str | None:
     counts = span.ts_counts
     stamps: dict[str, int] | None = None
     if isinstance(counts, StampFrame):
-        grouped = counts.frame.group_by("ts").len()
-        if grouped.height <= MAX_STAMPS:
-            stamps = dict(zip(grouped.get_column("ts").to_list(), grouped.get_column("len").to_list()))
+        if counts.stamps() <= MAX_STAMPS:
+            stamps = counts.per_stamp()
     elif counts is not None and len(counts) <= MAX_STAMPS:
         stamps = {str(k): int(v) for k, v in counts.items() if k}
     return to_json(

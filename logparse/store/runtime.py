@@ -189,43 +189,71 @@ def _count_at(counts: Counter | StampFrame | None, ts: str | None) -> int | None
 
 
 class StampFrame:
-    """Batch lines per stamp held by polars: a frame with the stamp (``ts``) of each line, one row
-    a line (what the bulk path keeps: a stamp every second or so of a long log is too many for a
-    dict, and only a few counts are ever asked of them)."""
+    """Batch lines per stamp as the bulk path counts them: the distinct ISO stamps, sorted (numpy
+    byte strings), and the lines of each (a stamp every second or so of a long log is too many for
+    a dict, and only a few counts are ever asked of them)."""
 
-    def __init__(self, frame) -> None:
-        import polars as pl
+    def __init__(self, ts, n) -> None:
+        import numpy as np
 
-        self.frame = frame
-        self._ts = pl.col("ts")
-        stamps = frame.get_column("ts")
-        self.first: str | None = stamps.min()  # type: ignore[assignment]
-        self.last: str | None = stamps.max()  # type: ignore[assignment]
+        if len(ts) > 1 and bool((ts[1:] >= ts[:-1]).all()):  # in time order, as a log's lines come: no sort
+            first = np.flatnonzero(np.concatenate(([True], ts[1:] != ts[:-1])))
+            self.ts, self.n = ts[first], np.add.reduceat(np.asarray(n, np.int64), first) if len(first) else n
+        else:
+            self.ts, at = np.unique(ts, return_inverse=True)
+            self.n = np.bincount(at.ravel(), weights=n, minlength=len(self.ts)).astype(np.int64)
+        self._below = np.concatenate(([0], np.cumsum(self.n)))  # lines of the stamps before each
+        self.first: str | None = self.ts[0].decode() if len(self.ts) else None
+        self.last: str | None = self.ts[-1].decode() if len(self.ts) else None
 
     def get(self, ts: str | None) -> int | None:
         """The lines of stamp ``ts`` (None when it has none)."""
-        if ts is None:
+        if ts is None or not len(self.ts):
             return None
-        n = self.frame.filter(self._ts == ts).height
-        return n or None
+        k = int(self.ts.searchsorted(ts.encode()))
+        return int(self.n[k]) if k < len(self.ts) and self.ts[k] == ts.encode() else None
 
     def outside(self, first: str, last: str) -> int:
         """The lines whose stamp lies before ``first`` or after ``last``."""
-        return self.frame.filter((self._ts < first) | (self._ts > last)).height
+        lo = int(self.ts.searchsorted(first.encode(), side="left"))
+        hi = int(self.ts.searchsorted(last.encode(), side="right"))
+        return int(self._below[lo] + self._below[-1] - self._below[max(hi, lo)])
+
+    def per_stamp(self) -> dict[str, int]:
+        """Lines by stamp."""
+        return {t.decode(): int(c) for t, c in zip(self.ts.tolist(), self.n.tolist())}
+
+    def stamps(self) -> int:
+        """How many distinct stamps."""
+        return len(self.ts)
 
 
 def stamp_counts(counter: Counter | None, frames: list | None) -> Counter | StampFrame | None:
-    """The batch lines per stamp of a launch: counted one by one (the record path), in frames
-    (the bulk path), or both."""
+    """The batch lines per stamp of a launch: counted one by one (the record path), by the bulk
+    path (``(ts, n)`` pairs of numpy arrays, or polars frames of ``ts`` and ``n`` where polars
+    classified the lines), or both.  Lines without a stamp are not counted by stamp."""
     if not frames:
         return counter
-    import polars as pl
+    import numpy as np
 
-    parts = [f.select(pl.col("ts").cast(pl.String)) for f in frames]
+    parts = [
+        f if isinstance(f, tuple) else (f.get_column("ts").to_numpy(), f.get_column("n").to_numpy()) for f in frames
+    ]
     if counter:
-        stamps = [ts for ts, n in counter.items() for _ in range(n)]
-        parts.append(pl.DataFrame({"ts": stamps}, schema={"ts": pl.String}))
-    return StampFrame(pl.concat(parts, rechunk=False))
+        parts.append((np.array(list(counter), dtype=object), np.array(list(counter.values()), np.int64)))
+    ts = np.concatenate([_stamp_bytes(t) for t, _ in parts])
+    n = np.concatenate([np.asarray(c, np.int64) for _, c in parts])
+    known = ts != b""
+    return StampFrame(ts[known], n[known])
+
+
+def _stamp_bytes(ts):
+    """Stamps as numpy byte strings (None: empty)."""
+    import numpy as np
+
+    if ts.dtype.kind == "S":
+        return ts
+    return np.array([(t or "").encode() for t in ts.tolist()], dtype="S")
 
 
 def apply(runtime: dict[str, Any], span: BatchSpan) -> dict[str, Any]:

@@ -462,6 +462,131 @@ static PyObject *headers(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* span_ints(data, starts, ends, out)
+ *
+ * bulk_export.ExportBlock.pids: the value of each span of 1 to 10 ASCII digits (0 for any other
+ * span, an absent one, start -1, included). */
+static PyObject *span_ints(PyObject *self, PyObject *args) {
+    PyObject *bufs[4];
+    if (!PyArg_UnpackTuple(args, "span_ints", 4, 4, &bufs[0], &bufs[1], &bufs[2], &bufs[3])) return NULL;
+    Held h[4] = {0};
+    int nh = 0;
+    for (; nh < 4; nh++)
+        if (hold(bufs[nh], &h[nh], nh == 3) < 0) break;
+    Py_ssize_t n = nh == 4 ? h[1].view.len / 8 : 0;
+    if (nh < 4 || h[2].view.len / 8 != n || h[3].view.len / 8 != n) {
+        if (nh == 4) PyErr_SetString(PyExc_ValueError, "span_ints: buffers of the wrong size");
+        release(h, nh);
+        return NULL;
+    }
+    Buf b = {(const unsigned char *)h[0].view.buf, h[0].view.len};
+    const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    int64_t *out = h[3].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t w = en[i] - st[i], v = 0;
+        int ok = st[i] >= 0 && w >= 1 && w <= 10;
+        for (int64_t k = 0; ok && k < w; k++) {
+            unsigned char c = at(&b, st[i] + k);
+            ok = is_digit(c);
+            v = v * 10 + (c - '0');
+        }
+        out[i] = ok ? v : 0;
+    }
+    Py_END_ALLOW_THREADS
+    release(h, nh);
+    Py_RETURN_NONE;
+}
+
+/* same_spans(data, starts, ends, k, out)
+ *
+ * bulk_export._same_span: which spans hold the same bytes as span k (absent spans, start -1,
+ * equal each other and nothing else). */
+static PyObject *same_spans(PyObject *self, PyObject *args) {
+    PyObject *bufs[4];
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "OOOnO", &bufs[0], &bufs[1], &bufs[2], &k, &bufs[3])) return NULL;
+    Held h[4] = {0};
+    int nh = 0;
+    for (; nh < 4; nh++)
+        if (hold(bufs[nh], &h[nh], nh == 3) < 0) break;
+    Py_ssize_t n = nh == 4 ? h[1].view.len / 8 : 0;
+    if (nh < 4 || h[2].view.len / 8 != n || h[3].view.len < n || k < 0 || k >= n) {
+        if (nh == 4) PyErr_SetString(PyExc_ValueError, "same_spans: buffers of the wrong size");
+        release(h, nh);
+        return NULL;
+    }
+    const unsigned char *d = h[0].view.buf;
+    Py_ssize_t size = h[0].view.len;
+    const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    int8_t *out = h[3].view.buf;
+    int64_t ks = st[k], kw = en[k] - st[k];
+    int k_ok = ks >= 0 && en[k] <= size;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t w = en[i] - st[i];
+        if ((st[i] >= 0) != (ks >= 0) || w != kw) out[i] = 0;
+        else if (ks < 0 || kw <= 0) out[i] = 1;
+        else out[i] = k_ok && en[i] <= size && memcmp(d + st[i], d + ks, (size_t)kw) == 0;
+    }
+    Py_END_ALLOW_THREADS
+    release(h, nh);
+    Py_RETURN_NONE;
+}
+
+/* newlines(data): how many newlines a block holds (memchr: bytes.count is a byte at a time). */
+static PyObject *newlines(PyObject *self, PyObject *arg) {
+    Held h = {0};
+    if (hold(arg, &h, 0) < 0) return NULL;
+    const char *p = h.view.buf, *stop = p + h.view.len;
+    Py_ssize_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (const char *nl; (nl = memchr(p, '\n', (size_t)(stop - p))) != NULL; p = nl + 1) n++;
+    Py_END_ALLOW_THREADS
+    release(&h, 1);
+    return PyLong_FromSsize_t(n);
+}
+
+/* lines(data, starts, ends)
+ *
+ * Where each line of a block starts and ends (its newline's offset; the last line ends at the
+ * block's end): one per newline plus the last, as bulk_template.Bytes.lines, found with memchr.
+ * starts and ends hold as many int64 as the block has newlines plus one. */
+static PyObject *lines(PyObject *self, PyObject *args) {
+    PyObject *bufs[3];
+    if (!PyArg_UnpackTuple(args, "lines", 3, 3, &bufs[0], &bufs[1], &bufs[2])) return NULL;
+    Held h[3] = {0};
+    int nh = 0;
+    for (; nh < 3; nh++)
+        if (hold(bufs[nh], &h[nh], nh >= 1) < 0) break;
+    if (nh < 3) {
+        release(h, nh);
+        return NULL;
+    }
+    const char *d = h[0].view.buf;
+    Py_ssize_t size = h[0].view.len, cap = h[1].view.len / 8, n = 0;
+    if (h[2].view.len / 8 != cap || cap < 1) {
+        release(h, nh);
+        PyErr_SetString(PyExc_ValueError, "lines: buffers of the wrong size");
+        return NULL;
+    }
+    int64_t *st = h[1].view.buf, *en = h[2].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    const char *p = d, *stop = d + size;
+    st[0] = 0;
+    while (n + 1 < cap) {
+        const char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (!nl) break;
+        en[n] = nl - d;
+        st[++n] = nl - d + 1;
+        p = nl + 1;
+    }
+    en[n] = size;
+    Py_END_ALLOW_THREADS
+    release(h, nh);
+    return PyLong_FromSsize_t(n + 1);
+}
+
 /* fields(block, names, starts, ends, ids, first_eq)
  *
  * bulk_export._key_ids for the lines of a block of export entries (its length in starts, one per
@@ -658,6 +783,10 @@ static PyObject *json(PyObject *self, PyObject *args) {
 
 static PyMethodDef METHODS[] = {
     {"batch", batch, METH_VARARGS, "Prove batch and access rows (see the module's source)."},
+    {"span_ints", span_ints, METH_VARARGS, "The value of each span of 1 to 10 digits (see the module's source)."},
+    {"same_spans", same_spans, METH_VARARGS, "Which spans hold the same bytes as one (see the module's source)."},
+    {"newlines", newlines, METH_O, "How many newlines a block holds."},
+    {"lines", lines, METH_VARARGS, "Where each line of a block starts and ends (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
     {"json", json, METH_VARARGS, "MESSAGE and _PID of -o json lines (see the module's source)."},
     {"fields", fields, METH_VARARGS, "The field of each line of export entries (see the module's source)."},

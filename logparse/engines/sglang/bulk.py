@@ -36,7 +36,7 @@ from logparse.engines.sglang.bulk_blocks import BlockResult, block_bytes_for, cl
 from logparse.grammar.fast import GAP, Counted, RuntimeSlice
 from logparse.sources.formats.journal_export import ExportReader
 from logparse.sources.lines import LineParser
-from logparse.sources.streams import gathered
+from logparse.sources.streams import line_blocks
 
 #: Formats the bulk path reads; everything else goes record by record.
 BULK_FORMATS = frozenset({"plain", "journal-short-iso", "journal-short-iso-precise", "journal-json", "journal-export"})
@@ -140,21 +140,7 @@ class BulkReader:
     # ------------------------------------------------------------------ reading
     def _blocks(self, chunks):
         """The input cut into blocks of whole lines (without the final newline)."""
-        carry = b""
-        for piece, final in gathered(chunks, self.block_bytes):
-            data = carry + piece
-            if final:
-                if data.endswith(b"\n"):
-                    data = data[:-1]
-                if data:
-                    yield data
-                return
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                carry = data
-                continue
-            yield data[:cut]
-            carry = data[cut + 1 :]
+        return line_blocks(chunks, self.block_bytes)
 
     def items(self, workers: int | None = None) -> Iterator[Any]:
         """Classify blocks (in worker processes for large inputs); their items, in input order."""

@@ -132,10 +132,8 @@ def _classify_proven(data: bytes, fmt: str, stamps: bool) -> BlockResult | None:
     only the others classified by polars; None when no row of the block can be proven."""
     import numpy as np
 
-    from logparse.engines.sglang import bulk_template
-
-    b = bulk_template.Bytes(data)
-    starts, ends = b.lines()
+    b = scanner().block_bytes(data)
+    starts, ends = scanner().lines(b)
     rows = _message_rows(b, data, starts, ends, fmt)
     if rows is None:
         return None
@@ -184,6 +182,8 @@ def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool, b):
     (None: the proven row's own)."""
     import numpy as np
 
+    from logparse.engines.sglang.bulk_template import distinct_ints
+
     decode, prefill, access = proven
     counts, agg, pids, samples = rest
     python_rows = np.asarray(py_rows, dtype=np.int64)
@@ -191,7 +191,7 @@ def _with_proven(proven, py_rows: list, rest, with_pid: bool, stamps: bool, b):
     n_batch = len(decode.row) + len(prefill.row)
     pid_set = set(pids["pid"].to_list()) if pids is not None else set()
     for r in (decode, prefill, access):
-        pid_set |= set(np.unique(r.cols["pid"]).tolist()) if with_pid else set()
+        pid_set |= set(distinct_ints(r.cols["pid"])) if with_pid else set()
     if one is not None:
         aggs, first = one[0], {pid: (i, None) for pid, i in one[1].items()}
     else:
@@ -306,7 +306,7 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
 
     ms, me = eb.value_spans("MESSAGE")
     entries = np.flatnonzero(simple)
-    b = bulk_template.Bytes(data)
+    b = scanner().block_bytes(data)
     rows = bulk_template.Rows(entries, ms[entries], me[entries], {"pid": pid[entries]})
     decode, prefill, access = scanner().batch_rows(b, rows)
     if not len(decode.row) and not len(prefill.row):

@@ -284,6 +284,8 @@ class ExportBlock:
         import numpy as np
 
         s, e = self.value_spans("_PID")
+        if bulk_native.available():
+            return bulk_native.span_ints(self.block, s, e)
         width = e - s
         ok = (width >= 1) & (width <= 10)
         a = np.frombuffer(self.block + b"\x00" * 16, np.uint8)
@@ -320,7 +322,7 @@ class ExportBlock:
         out = []
         while remaining.any():
             k = int(np.flatnonzero(remaining)[-1])
-            same = remaining & _same_span(a, hs, he, k) & _same_span(a, us, ue, k)
+            same = remaining & _same_span(blk, a, hs, he, k) & _same_span(blk, a, us, ue, k)
             host = blk[hs[k] : he[k]].decode("utf-8", "replace") if hs[k] >= 0 else None
             unit = blk[us[k] : ue[k]].decode("utf-8", "replace") if us[k] >= 0 else None
             out.append((k, (host, unit), blk[cs[k] : ce[k]].decode("utf-8", "replace")))
@@ -343,10 +345,12 @@ class ExportBlock:
         )
 
 
-def _same_span(a, s, e, k: int):
+def _same_span(blk: bytes, a, s, e, k: int):
     """Which spans hold the same bytes as span ``k`` (absent spans, -1, equal each other)."""
     import numpy as np
 
+    if bulk_native.available():
+        return bulk_native.same_spans(blk, s, e, k)
     length = e - s
     same = (length == length[k]) & ((s >= 0) == (s[k] >= 0))
     width = int(length[k])

@@ -38,6 +38,20 @@ def available() -> bool:
     return _templates is not None and os.environ.get("LOGPARSE_NATIVE", "1") != "0"
 
 
+def block_bytes(data: bytes) -> bulk_template.Bytes:
+    """A block as the C scanner reads it: in place, not padded (it checks every offset)."""
+    return bulk_template.Bytes(data, pad=False)
+
+
+def lines(b: bulk_template.Bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`.bulk_template.Bytes.lines`, found with memchr."""
+    data = b.arr[: b.size]
+    n = _templates.newlines(data)
+    starts, ends = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
+    _templates.lines(data, starts, ends)
+    return starts, ends
+
+
 @cache
 def columns() -> tuple[tuple[str, ...], bytes]:
     """The figure columns the templates keep (:data:`.bulk_template.COLUMNS`), and for each whether
@@ -122,7 +136,7 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
     def family(code: int, filled: tuple[frozenset, ...]) -> bulk_template.Rows:
         sel = np.flatnonzero(kind == code)
         cols = {c: v[sel] for c, v in base.items()}
-        used = [filled[t] for t in np.unique(tmpl[sel]).tolist()] if filled else []
+        used = [filled[t] for t in bulk_template.distinct_ints(tmpl[sel])] if filled else []
         if used:  # as bulk_template._family: the columns every template that proved a row fills
             for c in sorted(frozenset.intersection(*used), key=names.index):
                 j = names.index(c)
@@ -132,10 +146,26 @@ def batch_rows(b: bulk_template.Bytes, rows: bulk_template.Rows) -> tuple:
     return family(1, decode_cols), family(2, prefill_cols), family(3, ())
 
 
+def span_ints(block: bytes, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """:meth:`.bulk_export.ExportBlock.pids` scanned in C: the value of each span of 1 to 10 digits, else 0."""
+    s, e = np.ascontiguousarray(s, np.int64), np.ascontiguousarray(e, np.int64)
+    out = np.empty(len(s), np.int64)
+    _templates.span_ints(block, s, e, out)
+    return out
+
+
+def same_spans(block: bytes, s: np.ndarray, e: np.ndarray, k: int) -> np.ndarray:
+    """:func:`.bulk_export._same_span` in C (memcmp): which spans hold the same bytes as span ``k``."""
+    s, e = np.ascontiguousarray(s, np.int64), np.ascontiguousarray(e, np.int64)
+    out = np.empty(len(s), np.int8)
+    _templates.same_spans(block, s, e, k, out)
+    return out.view(bool)
+
+
 def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`.bulk_export._key_ids` with the lines found, scanned in C: each line's start, end,
     field (the index in ``names``; -1 another line, -2 a blank one) and first ``=``."""
-    n = block.count(b"\n") + 1
+    n = _templates.newlines(block) + 1  # memchr: bytes.count reads a byte at a time
     starts, ends, ids, first_eq = (np.empty(n, np.int64) for _ in range(4))
     _templates.fields(block, names, starts, ends, ids, first_eq)
     return starts, ends, ids, first_eq
@@ -152,4 +182,4 @@ def json_rows(b: bulk_template.Bytes, starts: np.ndarray, ends: np.ndarray) -> t
     st, en = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
     used = _templates.json(b.arr, st, en, ok, pid, ms, me, out)
     rows = np.flatnonzero(ok)
-    return bulk_template.Bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})
+    return block_bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})

@@ -166,17 +166,18 @@ def merged_histograms(parts: list):
 
 
 def stamp_counts(rows):
-    """The ISO stamp of each batch row, by segment and pid: kept as frames, one row a line (a
-    journal has a stamp every second or so, too many for Python dicts; counting them is left
-    to the few questions asked of them, :class:`logparse.store.runtime.StampFrame`)."""
+    """The batch rows per ISO stamp, by segment and pid: kept as frames of ``ts`` and ``n`` (a
+    journal has a stamp every second or so, too many for Python dicts; the few questions asked of
+    them are :class:`logparse.store.runtime.StampFrame`'s)."""
     import polars as pl
 
-    return rows.select("seg", "pid", pl.col("ts").str.replace(" ", "T", literal=True))
+    ts = pl.col("ts").str.replace(" ", "T", literal=True)
+    return rows.group_by("seg", "pid", ts).agg(pl.len().cast(pl.Int64).alias("n"))
 
 
 def aggregates_by_segment(agg) -> dict[int, list[tuple[Any, dict]]]:
     """``{segment: [(pid, aggregate), ...]}`` with ISO times; with stamps counted
-    (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts``, one row a line."""
+    (:func:`stamp_counts`), each aggregate's ``stamps`` is its frame of ``ts`` and ``n``."""
     agg, stamps, hist = agg
     parts = stamps.partition_by("seg", "pid", as_dict=True, include_key=False) if stamps is not None else None
     hists = hist.sort("bucket").partition_by("seg", "pid", as_dict=True, include_key=False) if hist is not None else {}
@@ -206,18 +207,17 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
     rows = np.concatenate([r.row for r, _ in parts])
     seg = np.searchsorted(python_rows, rows, side="right") - 1
     pid = np.concatenate([r.cols["pid"] for r, _ in parts]) if with_pid else np.zeros(len(rows), np.int64)
-    pids, pid_at = np.unique(pid, return_inverse=True)
-    keys, which = np.unique(seg * len(pids) + pid_at.ravel(), return_inverse=True)
-    which = which.ravel()
-    groups = np.stack([keys // len(pids), pids[keys % len(pids)]])
-    order = np.argsort(which, kind="stable")  # each group's rows together, decode rows first as they came
-    cuts = np.searchsorted(which[order], np.arange(len(keys) + 1))
+    groups, order, cuts = _groups(seg, pid)
     cols = {
-        c: np.concatenate([r.cols[c] for r, _ in parts])[order] for c in ("running", "usage", "queue", "ts", "ts_at")
+        c: _in_order(np.concatenate([r.cols[c] for r, _ in parts]), order)
+        for c in ("running", "usage", "queue", "ts", "ts_at")
     }
-    is_decode = np.concatenate([np.full(len(r.row), d) for r, d in parts])[order]
-    tokens = np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts])[order]
-    gen = np.concatenate([r.cols["gen"] if d else np.zeros(len(r.row)) for r, d in parts])[order]
+    is_decode = _in_order(np.concatenate([np.full(len(r.row), d) for r, d in parts]), order)
+    tokens = _in_order(
+        np.concatenate([r.cols["tokens"] if d else np.zeros(len(r.row), np.int64) for r, d in parts]), order
+    )
+    gen = _in_order(np.concatenate([r.cols["gen"] if d else np.zeros(len(r.row)) for r, d in parts]), order)
+    rows_in_order = _in_order(rows, order)
     out: dict[int, list] = {}
     first: dict = {}
     for g in range(groups.shape[1]):
@@ -238,8 +238,37 @@ def one_group(decode, prefill, python_rows, with_pid: bool, stamps: bool, b=None
             agg["stamps"] = _stamp_frame(ts, [cols["ts_at"][lo:hi]], b)
         key = int(groups[1, g]) if with_pid else None
         out.setdefault(int(groups[0, g]), []).append((key, agg))
-        first[key] = min(first.get(key, rows.max()), int(rows[order[lo:hi]].min()))
+        first[key] = min(first.get(key, rows.max()), int(rows_in_order[lo:hi].min()))
     return out, first
+
+
+def _groups(seg, pid) -> tuple:
+    """The (segment, pid) groups of rows: ``(groups, order, cuts)``, a 2×G array of each group's
+    segment and pid, the rows in group order (each group's rows together, decode rows first as they
+    came; None: as they are) and where each group's rows begin in it.  One group (a block of one
+    launch's runtime lines, the common case) costs no sort and no gather."""
+    import numpy as np
+
+    n = len(seg)
+    if n and seg.min() == seg.max() and pid.min() == pid.max():
+        return np.array([[seg[0]], [pid[0]]]), None, np.array([0, n])
+    from logparse.engines.sglang.bulk_template import distinct_ints
+
+    pids = np.asarray(distinct_ints(pid), np.int64)
+    key = (seg + 1) * len(pids) + np.searchsorted(pids, pid)  # segment -1: the rows before any Python row
+    counts = np.bincount(key)
+    keys = np.flatnonzero(counts)
+    # a stable sort of keys that fit 16 bits is numpy's radix sort: no comparison sort of a block
+    order = np.argsort(key.astype(np.uint16) if keys[-1] < 1 << 16 else key, kind="stable")
+    return (
+        np.stack([keys // len(pids) - 1, pids[keys % len(pids)]]),
+        order,
+        np.concatenate([[0], np.cumsum(counts[keys])]),
+    )
+
+
+def _in_order(a, order):
+    return a if order is None else a[order]
 
 
 def _gen_figures(gen) -> dict[str, Any]:
@@ -250,36 +279,34 @@ def _gen_figures(gen) -> dict[str, Any]:
     gen = gen[(gen >= 0) & (gen <= MAX_THROUGHPUT)]
     if not len(gen):
         return {}
-    buckets, counts = np.unique(
-        np.searchsorted(THROUGHPUT_EDGES, gen, side="right") + THROUGHPUT_ZERO, return_counts=True
-    )
+    counts = np.bincount(np.searchsorted(THROUGHPUT_EDGES, gen, side="right"))  # no sort: a bucket per edge
+    buckets = np.flatnonzero(counts)
     return {
-        "gen_throughput_hist": [[int(b), int(n)] for b, n in zip(buckets, counts)],
+        "gen_throughput_hist": [[int(b) + THROUGHPUT_ZERO, int(counts[b])] for b in buckets],
         "gen_throughput_min": float(gen.min()),
         "gen_throughput_max": float(gen.max()),
     }
 
 
 def _stamp_frame(ts, at: list, b):
-    """The ISO stamp of each row (:func:`stamp_counts`' frame): copied from the block when all have
-    one width (an Arrow array over one buffer), else written from :mod:`.bulk_template`'s stamp
-    numbers, each distinct one once."""
+    """The rows per ISO stamp (the ``(ts, n)`` pair :func:`logparse.store.runtime.stamp_counts`
+    takes: numpy byte strings and counts), one entry a run of rows of one stamp (a log's rows come
+    in time order: a run a second, not an entry a line); the texts copied from the block when all
+    have one width, else written from :mod:`.bulk_template`'s stamp numbers.  No polars: a stream
+    read whole by the C scanner never imports it."""
     import numpy as np
-    import polars as pl
-    import pyarrow as pa
 
     from logparse.engines.sglang import bulk_template
 
-    milli = ts % 10000 > 0
+    first = np.flatnonzero(np.concatenate(([True], ts[1:] != ts[:-1])))
+    n = np.diff(np.append(first, len(ts))).astype(np.int64)
+    codes = ts[first]
+    milli = codes % 10000 > 0
     if not milli.any() or milli.all():
         width = 23 if milli.any() else 19
-        buf = bulk_template.stamp_texts(b, np.concatenate(at), width)
-        offsets = np.arange(len(ts) + 1, dtype=np.int64) * width
-        arr = pa.LargeStringArray.from_buffers(len(ts), pa.py_buffer(offsets), pa.py_buffer(buf))
-        return pl.DataFrame({"ts": pl.from_arrow(arr)})
-    distinct, which = np.unique(ts, return_inverse=True)
-    texts = pl.DataFrame({"c": distinct}).select(_stamp_text(pl.col("c"), "T")).to_series()
-    return pl.DataFrame({"ts": texts.gather(which.ravel())})
+        texts = bulk_template.stamp_texts(b, np.concatenate(at)[first], width)
+        return np.ascontiguousarray(texts).view(f"S{width}"), n
+    return np.array([bulk_template.stamp_text(c) for c in codes.tolist()], dtype="S23"), n
 
 
 def proven_frame(decode, prefill, python_rows, with_pid: bool):
@@ -351,7 +378,11 @@ def merged_aggregates(agg, frame, stamps: bool):
         *_gen_extremes(),
     )
     hist = merged_histograms([rest_hist, histogram(frame)])
-    mine_stamps = frame.select("seg", "pid", _stamp_text(ts, "T").alias("ts")) if stamps else None
+    mine_stamps = (
+        frame.group_by("seg", "pid", _stamp_text(ts, "T").alias("ts")).agg(pl.len().cast(pl.Int64).alias("n"))
+        if stamps
+        else None
+    )
     if rest is None:
         return mine, mine_stamps, hist
     both = (

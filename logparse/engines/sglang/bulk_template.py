@@ -78,12 +78,14 @@ _POW10 = np.array([10**k for k in range(19)], dtype=np.int64)
 class Bytes:
     """A block's bytes as numpy arrays: single bytes, and the 8 bytes at every offset (little-endian)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, pad: bool = True) -> None:
         self.size = len(data)
-        buf = data + bytes(_PAD)
+        # numpy's steps read past a line's end (the padding's zeros never match); the C scanner
+        # checks every offset and reads the block in place (``pad=False``: no copy of 4 MB a block)
+        buf = data + bytes(_PAD) if pad else data
         self.arr = np.frombuffer(buf, np.uint8)
         # overlapping unaligned words: word k is bytes k..k+7
-        self.w8 = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+        self.w8 = np.ndarray((max(len(buf) - 7, 0),), dtype="<u8", buffer=buf, strides=(1,))
 
     def lines(self) -> tuple[np.ndarray, np.ndarray]:
         """Start and end (the newline's offset) of each line: one per newline, plus the last."""
@@ -153,6 +155,30 @@ class Bytes:
         y1 = self.w8[pos + 8] ^ _ZEROS
         n1 = np.where(long, _leading_digits(y1), 0)
         return v0 * _POW10[n1] + _swar_value(y1, n1), n0 + n1
+
+
+def block_bytes(data: bytes) -> Bytes:
+    """A block as numpy's templates read it (:func:`.bulk_native.block_bytes` is the C scanner's)."""
+    return Bytes(data)
+
+
+def lines(b: Bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Bytes.lines` (:func:`.bulk_native.lines` is the C scanner's)."""
+    return b.lines()
+
+
+def distinct_ints(a: np.ndarray) -> list[int]:
+    """The distinct values of an integer array, in order: without np.unique's sort where they span
+    a short range (a block's pids, templates, throughput buckets: one or a few values over a million
+    rows), which also spares np.unique's import of numpy.ma on the first call."""
+    if not len(a):
+        return []
+    lo, hi = int(a.min()), int(a.max())
+    if lo == hi:
+        return [lo]
+    if hi - lo < 1 << 16:
+        return (np.flatnonzero(np.bincount(a - lo)) + lo).tolist()
+    return np.unique(a).tolist()
 
 
 def _non_digits(word: np.ndarray) -> np.ndarray:

@@ -453,21 +453,34 @@ def test_no_anchor_fits_in_a_proven_access_line():
 
 @pytest.mark.parametrize("millis", ["none", "all", "some"])
 def test_stamps_of_proven_rows_are_their_iso_stamps(millis):
-    """The stamps a stream keeps per batch line: copied from the block (one width) or written from
-    the stamp numbers (mixed widths), the line's own stamp in ISO form either way."""
+    """The stamps a stream keeps of its batch lines: runs of lines of one stamp, copied from the
+    block (one width) or written from the stamp numbers (mixed widths), the lines' own stamp in
+    ISO form either way, and as many lines as there are."""
     import numpy as np
 
     from logparse.engines.sglang import bulk_runtime, bulk_template
+    from logparse.store.runtime import StampFrame
 
     stamps = [f"2026-11-29 08:{i // 60:02d}:{i % 60:02d}" for i in range(0, 300, 7)]
     if millis != "none":
         stamps = [s + f".{i * 37 % 1000:03d}" if millis == "all" or i % 2 else s for i, s in enumerate(stamps)]
-    data = "\n".join(_decode(i, stamp=s) for i, s in enumerate(stamps)).encode()
+    lines = [s for i, s in enumerate(stamps) for _ in range(1 + i % 3)]  # runs of 1 to 3 lines a stamp
+    lines += stamps[:2]  # a stamp seen again later: a run of its own, counted with the first
+    data = "\n".join(_decode(i, stamp=s) for i, s in enumerate(lines)).encode()
     b = bulk_template.Bytes(data)
     starts, ends = b.lines()
     decode, _, _ = bulk_template.batch_rows(b, bulk_template.Rows(np.arange(len(starts)), starts.copy(), ends, {}))
-    frame = bulk_runtime._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
-    assert frame["ts"].to_list() == [s.replace(" ", "T") for s in stamps]
+    ts, n = bulk_runtime._stamp_frame(decode.cols["ts"], [decode.cols["ts_at"]], b)
+    runs = [t for i, t in enumerate(lines) if not i or t != lines[i - 1]]
+    assert [t.decode() for t in ts.tolist()] == [t.replace(" ", "T") for t in runs]
+    assert int(n.sum()) == len(lines)
+    counted = StampFrame(ts, n)
+    assert counted.per_stamp() == {t.replace(" ", "T"): lines.count(t) for t in stamps}
+    assert counted.first == min(counted.per_stamp()) and counted.last == max(counted.per_stamp())
+    assert counted.outside(stamps[1].replace(" ", "T"), stamps[-2].replace(" ", "T")) == (
+        lines.count(stamps[0]) + lines.count(stamps[-1])
+    )
+    assert counted.get("2026-11-29T09:00:00") is None
 
 
 @pytest.mark.parametrize("fmt", ["short-iso", "export"])

@@ -235,3 +235,42 @@ def test_json_messages_are_the_decoded_strings(drawn):
         assert messages.arr[pos:end].tobytes().decode() == entry["MESSAGE"]
         assert messages.arr[end] == 10
         assert str(pid) == entry["_PID"]
+
+
+@st.composite
+def spans(draw):
+    """A block and spans of it: absent ones (-1, -1), empty ones, digits and not."""
+    block = draw(st.binary(min_size=1, max_size=80).map(lambda b: b.translate(bytes(48 + c % 12 for c in range(256)))))
+    n = draw(st.integers(1, 30))
+    s, e = [], []
+    for _ in range(n):
+        if draw(st.booleans()) and draw(st.booleans()):
+            s.append(-1)
+            e.append(-1)
+            continue
+        a = draw(st.integers(0, len(block)))
+        s.append(a)
+        e.append(min(len(block), a + draw(st.integers(0, 12))))
+    return block, np.array(s, np.int64), np.array(e, np.int64), draw(st.integers(0, n - 1))
+
+
+@given(spans())
+@settings(max_examples=300, deadline=None)
+def test_export_pids_and_streams_are_read_alike(drawn):
+    """ExportBlock's pids (span_ints) and its streams' last cursors (same_spans) in C and in numpy."""
+    from logparse.engines.sglang import bulk_export
+
+    block, s, e, k = drawn
+    eb = bulk_export.ExportBlock.__new__(bulk_export.ExportBlock)
+    eb.block = block
+    eb.value_spans = lambda name: (s, e)
+    a = np.frombuffer(block, np.uint8)
+    c_pids, c_same = eb.pids(), bulk_export._same_span(block, a, s, e, k)
+    before = os.environ.get("LOGPARSE_NATIVE")
+    os.environ["LOGPARSE_NATIVE"] = "0"
+    try:
+        np_pids, np_same = eb.pids(), bulk_export._same_span(block, a, s, e, k)
+    finally:
+        os.environ.pop("LOGPARSE_NATIVE") if before is None else os.environ.update(LOGPARSE_NATIVE=before)
+    assert c_pids.tolist() == np_pids.tolist()
+    assert c_same.tolist() == np_same.tolist()
