@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from logparse.engines.base import Engine
+from logparse.engines.base import Engine, RuntimeTerms
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
@@ -26,6 +26,8 @@ class VLLM(Engine):
     fp8_kv_dtype = "fp8"
     args_name = "engine-argument"
     logger_names = ("vllm",)
+    #: its statistics lines every few seconds; its scheduler preempts a request for want of KV cache
+    runtime_terms = RuntimeTerms(line="statistics line", retraction="preemption", retracted="preempted")
 
     def event_kinds(self) -> Any:
         from logparse.engines.vllm.kinds import Kind

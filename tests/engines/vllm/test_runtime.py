@@ -4,6 +4,7 @@ they are counted as parsed lines and kept as no event."""
 
 from __future__ import annotations
 
+import json
 import random
 
 from helpers import SAMPLES, cli, write
@@ -77,9 +78,57 @@ def test_same_keys_as_sglang():
 def test_explain_shows_peak_kv_usage(tmp_path):
     path = write(tmp_path, "vllm-stats.log", V1_TEXT)
     out = cli("explain", str(path)).out
-    assert "peak token usage 42%" in out
+    assert "peak KV cache usage 42%" in out
     assert "peak 14 running request(s)" in out and "queue peak 3" in out
-    assert "5 batch line(s)" in out and "generation throughput median" in out
+    assert "5 statistics line(s)" in out and "generation throughput median" in out
+
+
+def _evidence(path) -> str:
+    return json.loads(cli("explain", str(path), "--json").out)["runtime_verdict"]["evidence"]
+
+
+def test_the_reports_word_a_vllm_run_in_vllms_terms(tmp_path):
+    """explain, parse and show say a vLLM launch's runtime figures in vLLM's words (its statistics
+    lines, KV cache usage, preemptions), from the engine's ``runtime_terms``, not SGLang's."""
+    v1, v0 = write(tmp_path, "v1.log", V1_TEXT), write(tmp_path, "v0.log", V0_TEXT)
+    evidence = _evidence(v1)
+    assert evidence.startswith(
+        "the pool never limited it (peak KV cache usage 42%, 0 preemption(s), queue peak 3, peak 14 running "
+        "request(s), generation throughput median "
+    )
+    assert evidence.endswith(", max 301.2 tokens/s; 5 statistics line(s))")
+    assert _evidence(v0).startswith("vLLM preempted 1 request(s): the pool ran out (peak KV cache usage 98%, ")
+    assert _evidence(v0).endswith("; 2 statistics line(s))")
+    parsed = cli("parse", str(v0)).out
+    assert "runtime: peak running requests 31, peak KV cache usage 0.98, peak waiting requests 9, preemptions 1" in (
+        parsed
+    )
+    shown = cli("show", f"{v0}#-1", "--wide").out
+    assert "requests were preempted" in shown
+    header = next(line for line in shown.splitlines() if "peak running requests" in line and "first" in line)
+    assert [c.strip() for c in header.split("┃")][:6] == [
+        "statistics lines", "peak running requests", "peak KV cache usage", "peak tokens",
+        "peak waiting requests", "preemptions",
+    ]  # fmt: skip
+    for out in (parsed, shown):
+        assert "token usage" not in out and "#running-req" not in out and "batch line" not in out
+
+
+def test_sglangs_words_are_unchanged():
+    """SGLang's terms reproduce the reports' wording from before the terms (byte for byte)."""
+    path = SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log"
+    assert _evidence(path) == (
+        "the pool never limited it (peak token usage 1%, 0 retraction(s), queue peak 0, peak 3 running request(s), "
+        "generation throughput median 401.5, p90 401.5, max 401.5 tokens/s; 6 batch line(s))"
+    )
+    assert "  runtime: peak #running-req 3, peak token usage 0.01, peak #queue-req 0, retractions 0\n" in (
+        cli("parse", str(path)).out
+    )
+    shown = cli("show", f"{path}#-1", "--wide").out
+    header = next(line for line in shown.splitlines() if "peak #running-req" in line and "first" in line)
+    assert [c.strip() for c in header.split("┃")][:6] == [
+        "batch lines", "peak #running-req", "peak token usage", "peak #token", "peak #queue-req", "retractions",
+    ]  # fmt: skip
 
 
 def test_launches_and_metrics_carry_the_peak(tmp_path):
