@@ -4,6 +4,7 @@ they are counted as parsed lines and kept as no event."""
 
 from __future__ import annotations
 
+import html
 import json
 import random
 
@@ -145,6 +146,22 @@ def test_launches_and_metrics_carry_the_peak(tmp_path):
         line.startswith("logparse_peak_waiting_requests{") and line.endswith(" 3.0") for line in metrics.splitlines()
     )
     assert "logparse_generation_throughput_max_tokens_per_second{" in metrics
+
+
+def test_history_and_the_report_carry_the_peak(tmp_path):
+    """``history`` and the HTML report carry a vLLM launch's peak KV usage as they do SGLang's: the
+    history's ``peak_token_usage`` metric, the report's verdict on the run (explain's, in vLLM's words)."""
+    db = tmp_path / "s.duckdb"
+    sglang = SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log"
+    for path in (write(tmp_path, "vllm-stats.log", V1_TEXT), sglang):
+        assert cli("ingest", str(path), db=db).code == 0
+    points = json.loads(cli("history", "--metric", "peak_token_usage", "--json", db=db).out)
+    assert {p["engine"]: p["peak_token_usage"] for p in points} == {"vllm": 0.42, "sglang": 0.01}
+    page = tmp_path / "report.html"
+    assert cli("report", "--html", str(page), "-q", db=db).code == 0
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    assert "This run: the pool never limited it (peak KV cache usage 42%, 0 preemption(s), queue peak 3," in text
+    assert "This run: the pool never limited it (peak token usage 1%, 0 retraction(s), queue peak 0," in text
 
 
 def test_histogram_merge_is_exact_and_bounded():
