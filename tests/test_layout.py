@@ -693,12 +693,8 @@ def runtime_labels_spelled(mod: str) -> list[str]:
     return found
 
 
-#: Modules that still spell a runtime label (issue 34 item 2): removed as each one asks the decoder.
-KNOWN_RUNTIME_LABELS: dict[str, str] = {
-    "logparse.store.watch": "_RUNTIME_LINE spells SGLang's batch words (vLLM's stats line not yet runtime-only)",
-    "logparse.engines.vllm.prefix": "the stats line's start in BARE_MESSAGE_STARTS (rank -1: below the decoder)",
-    "logparse.engines.vllm.line_runtime": "the Transformer's _STATS_FIELDS regexps",
-}
+#: Modules that still spell a runtime label (none since issue 34 item 2: each asks the decoder).
+KNOWN_RUNTIME_LABELS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("module", _cases(KNOWN_RUNTIME_LABELS))

@@ -427,7 +427,8 @@ _BARE_KINDS = {
 def test_every_vllm_variant_pasted_without_its_prefix_reads_as_the_same_event():
     """A variant's message with vLLM's layers cut: when its first words say it is vLLM's, it reads as the
     same event (the start never misleads); the kinds a launch is made of are all readable bare."""
-    from logparse.engines.vllm.prefix import BARE_MESSAGE_RE, split_head
+    from logparse.engines.vllm.classify import BARE_MESSAGE_RE
+    from logparse.engines.vllm.prefix import split_head
     from logparse.engines.vllm.variants import VARIANTS
 
     read = set()

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -437,6 +438,37 @@ def test_watch_journal_numbers_a_large_batch_as_ingest_does(tmp_path):
     assert res.returncode == 0, res.stderr
     assert line_references(db) == line_references(plain)
     assert differences(store_state(db, line_numbers=False), store_state(plain, line_numbers=False)) == []
+
+
+#: vLLM's statistics lines in its wordings (V1 with its engine index and process tag, V0), our own figures.
+VLLM_STATS = [
+    b"(APIServer pid=900) INFO 05-12 08:01:10 [loggers.py:257] Engine 000: Avg prompt throughput: 30.0 tokens/s, "
+    b"Avg generation throughput: 250.5 tokens/s, Running: 7 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, "
+    b"Prefix cache hit rate: 20.0%",
+    b"INFO 01-15 12:31:02 metrics.py:467] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 140.3 "
+    b"tokens/s, Running: 31 reqs, Swapped: 2 reqs, Pending: 9 reqs, GPU KV cache usage: 97.6%, CPU KV cache usage: 1.5%.",
+]
+
+
+def test_watch_counts_every_engines_runtime_lines_as_runtime_only():
+    """What only feeds runtime aggregates may wait for ``runtime_interval``: SGLang's batch lines,
+    vLLM's statistics lines (the words of every engine's spec), access lines; a startup line may not."""
+    from logparse.store.watch import JournalWatch, runtime_only
+
+    startup = b"(APIServer pid=900) INFO 05-12 08:01:11 [api_server.py:1900] Starting vLLM API server 0 on http://0.0.0.0:8000"
+    access = b'(APIServer pid=900) INFO:     10.0.0.4:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    runtime = [*VLLM_STATS, SAME_SECOND[0].encode(), access]
+    assert runtime_only(b"\n".join(runtime) + b"\n")
+    assert not runtime_only(b"\n".join([*runtime, startup]))
+    entries = [
+        Entry(1_779_095_527_000_000 + i, BOOT, "gpu-7", "vllm.service", "vllm", 900, m) for i, m in enumerate(runtime)
+    ]
+    batch = JournalWatch(SimpleNamespace())  # type: ignore[arg-type]  # its batch alone: no store, no journalctl
+    for e in entries:
+        batch.take(export_stream([e]))
+    assert batch.pending_is_runtime_only()
+    batch.take(export_stream([replace(entries[0], message=startup)]))
+    assert not batch.pending_is_runtime_only()
 
 
 class _Pending:

@@ -267,10 +267,11 @@ def print_launch(console: Console, launch: Launch, budget: dict[str, Any] | None
         )
     rt = launch.runtime
     if rt.get("batch_lines"):
+        words = engines.of(launch).runtime_terms
         console.print(
-            f"  runtime: peak #running-req {_fmt(rt.get('peak_running_req'))}, peak token usage "
-            f"{_fmt(rt.get('peak_token_usage'))}, peak #queue-req {_fmt(rt.get('peak_queue_req'))}, "
-            f"retractions {rt.get('retractions', 0)}"
+            f"  runtime: peak {words.running} {_fmt(rt.get('peak_running_req'))}, peak {words.usage} "
+            f"{_fmt(rt.get('peak_token_usage'))}, peak {words.queue} {_fmt(rt.get('peak_queue_req'))}, "
+            f"{words.retraction}s {rt.get('retractions', 0)}"
         )
     if launch.error:
         console.print(Text("  error: " + launch.error, style="red"))

@@ -5,7 +5,7 @@ config checked, runtime KV pressure, the timeline of its events).
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -15,6 +15,9 @@ from logparse.cli.cells import for_terminal
 from logparse.cli.output import DOCUMENT_FORMATS, Output, output_options
 from logparse.cli.store_options import db_option, store_errors
 from logparse.grammar.bounds import OUT_OF_RANGE
+
+if TYPE_CHECKING:
+    from logparse.engines.base import RuntimeTerms
 
 _TIMELINE_SKIP = frozenset({"decode_batch", "prefill_batch"})
 
@@ -93,12 +96,12 @@ def _render_show(launch, doc: dict[str, Any], events: str, console) -> None:
         console.print(
             f"  server_args: {len(launch.server_args)} argument(s) ({launch.server_args_form} form)", style="dim"
         )
-    _render_runtime(launch.runtime or {}, console)
+    _render_runtime(launch.runtime or {}, engines.of(launch).runtime_terms, console)
     if events != "none" and launch.events:
         _render_timeline(launch, events, console)
 
 
-def _render_runtime(rt: dict[str, Any], console) -> None:
+def _render_runtime(rt: dict[str, Any], words: RuntimeTerms, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -109,12 +112,12 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
         return
     kv = Table(title="runtime KV pressure", title_justify="left", show_edge=False, pad_edge=False)
     for c in (
-        "batch lines",
-        "peak #running-req",
-        "peak token usage",
-        "peak #token",
-        "peak #queue-req",
-        "retractions",
+        f"{words.line}s",
+        f"peak {words.running}",
+        f"peak {words.usage}",
+        f"peak {words.tokens}",
+        f"peak {words.queue}",
+        f"{words.retraction}s",
         "first",
         "last",
     ):
@@ -133,7 +136,10 @@ def _render_runtime(rt: dict[str, Any], console) -> None:
     print_rich_table(console, kv)
     if rt.get("retractions"):
         console.print(
-            Text(f"  the KV cache pool filled up {rt['retractions']} time(s): requests were retracted", style="yellow")
+            Text(
+                f"  the KV cache pool filled up {rt['retractions']} time(s): requests were {words.retracted}",
+                style="yellow",
+            )
         )
 
 
@@ -162,4 +168,5 @@ def _render_timeline(launch, events: str, console) -> None:
         tl.add_row(*for_terminal(cells))
     print_rich_table(console, tl)
     if skipped:
-        console.print(f"  … and {skipped} runtime batch line(s) (--events all to list them)", style="dim")
+        line = engines.of(launch).runtime_terms.line
+        console.print(f"  … and {skipped} runtime {line}(s) (--events all to list them)", style="dim")

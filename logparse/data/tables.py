@@ -62,6 +62,11 @@ def table(filename: str) -> dict[str, Any]:
     return parsed
 
 
+def has(filename: str) -> bool:
+    """Is there a file ``grammars/<filename>`` (an engine's optional table: a toy engine has none)?"""
+    return resources.files("logparse.grammars").joinpath(*filename.split("/")).is_file()
+
+
 @cache
 def sql(name: str) -> str:
     """The text of ``grammars/sql/<name>.sql``, byte for byte (a released migration's statement is frozen)."""

@@ -52,6 +52,25 @@ class Claim:
     opens: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeTerms:
+    """What an engine's runtime lines call the figures every engine's runtime aggregate has
+    (:class:`logparse.launches.runtime.RuntimeAgg`), for the reports: a launch's runtime reads in its
+    own engine's words (SGLang's ``#running-req``, vLLM's preemptions).  The defaults are plain words."""
+
+    #: one runtime line (``batch line``); a count says ``{line}(s)``, a heading ``{line}s``
+    line: str = "runtime line"
+    running: str = "running requests"
+    queue: str = "waiting requests"
+    #: the share of the KV cache in use
+    usage: str = "KV cache usage"
+    #: the tokens in the pool
+    tokens: str = "tokens"
+    #: a request the engine took back for want of KV cache, and the verb
+    retraction: str = "retraction"
+    retracted: str = "retracted"
+
+
 #: How sure an engine is that a bare line (no engine's layers in front) is its own, strongest last:
 #: a near miss, a near miss of a line that starts with the engine's own first words, a parse into a
 #: kind any Python program prints (an exception), a parse of a line that starts with the engine's first
@@ -248,6 +267,8 @@ class Engine:
     args_name: ClassVar[str] = "argument"
     #: The kinds of the engine's runtime lines (they repeat; not part of a launch's identity).
     runtime_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: What its runtime lines call their figures, for the reports.
+    runtime_terms: ClassVar[RuntimeTerms] = RuntimeTerms()
     #: The kinds of line a start of the engine begins with: a stored piece of lines holding none of them
     #: continues a launch that began before it.
     opening_kinds: ClassVar[frozenset[str]] = frozenset()

@@ -12,7 +12,11 @@ shape into code:
   them at the separator and cutting each piece's label and unit (measured: several times faster
   than capture groups, ``str.extract_groups``), and :func:`holds_expr`, whether every figure is
   within its bound (:func:`logparse.grammar.bounds.bound_of`);
-* :meth:`Shape.render`: a message of the shape from values (the property tests draw them).
+* :meth:`Shape.render`: a message of the shape from values (the property tests draw them);
+* for the other stages, what they need of the lines' words: :func:`readers` (the regexps an
+  engine's Transformer finds each field's value with, in a message of any wording),
+  :func:`family_word` and :func:`family_start` (what a line of a family starts with: a cheap
+  pre-filter, a bare message's start), :func:`label`.
 
 A line no shape proves, or whose figures are out of their bounds, is the grammar's to read
 (``grammars/<engine>/line.lark``): the grammar reads every wording, the decoder only the common
@@ -40,6 +44,10 @@ VALUE = {
 }
 #: What the value regexps above guarantee of a number: ``0 <= value < LIMIT``.
 LIMIT = 10**12
+#: The value of each field type as the grammar reads it (:func:`readers`), captured: looser than
+#: :data:`VALUE` (any digits, any length: the grammar reads every line, and the bounds of
+#: :mod:`logparse.grammar.bounds` then set an odd figure aside).
+READ = {"int": r"(\d+)", "float": r"([\d.]+)", "percent": r"([\d.]+)%", "bool": "(True|False)"}
 
 
 @dataclass(frozen=True)
@@ -50,9 +58,16 @@ class Field:
     label: str
     type: str
     unit: str = ""
+    #: the label as every wording prints it, a regexp (the grammar's reading), where wordings differ
+    #: in a word the fast stage does not prove (``[A-Z]+ KV cache usage: ``: the device, vLLM 0.30.0+)
+    reads: str = ""
 
     def pattern(self) -> str:
         return re.escape(self.label) + VALUE[self.type] + re.escape(self.unit)
+
+    def read_label(self) -> str:
+        """The regexp of the label the grammar reads (:attr:`reads`, else the label itself)."""
+        return self.reads or re.escape(self.label)
 
     def bound(self) -> bounds.Bound | None:
         """The bound a value must be checked against (None: the value's regexp implies it)."""
@@ -94,6 +109,10 @@ class Shape:
             parts.append(f"{f.label}{text}{f.unit}")
         return lead + self.head + self.sep.join(parts) + self.tail
 
+    def field(self, name: str) -> Field:
+        """The field called ``name``."""
+        return next(f for f in self.fields if f.name == name)
+
     def literal(self) -> str:
         """The longest text every line of the shape holds at a fixed place after its lead: a cheap
         pre-filter (``str.contains(literal=True)``) before the regexp."""
@@ -101,7 +120,9 @@ class Shape:
 
 
 def _shape(engine: str, entry: dict[str, Any]) -> Shape:
-    fields = tuple(Field(f["name"], f["label"], f["type"], f.get("unit", "")) for f in entry["fields"])
+    fields = tuple(
+        Field(f["name"], f["label"], f["type"], f.get("unit", ""), f.get("reads", "")) for f in entry["fields"]
+    )
     shape = Shape(
         engine,
         entry["family"],
@@ -123,8 +144,17 @@ def _shape(engine: str, entry: dict[str, Any]) -> Shape:
 
 @cache
 def shapes(engine: str) -> tuple[Shape, ...]:
-    """The runtime shapes of an engine (``grammars/<engine>/runtime.toml``), in the file's order."""
-    return tuple(_shape(engine, e) for e in tables.entries(f"{engine}/runtime.toml", "shape"))
+    """The runtime shapes of an engine (``grammars/<engine>/runtime.toml``), in the file's order
+    (none for an engine without the file: it has no runtime lines, or none the stages read)."""
+    filename = f"{engine}/runtime.toml"
+    if not tables.has(filename):
+        return ()
+    return tuple(_shape(engine, e) for e in tables.entries(filename, "shape"))
+
+
+def shape(engine: str, name: str) -> Shape:
+    """The shape called ``name`` of an engine."""
+    return next(s for s in shapes(engine) if s.name == name)
 
 
 def families(engine: str) -> dict[str, tuple[Shape, ...]]:
@@ -188,15 +218,57 @@ def holds_expr(values: dict[str, Any], shape: Shape):
     return ok
 
 
-def family_word(engine: str, family: str) -> str:
-    """What every line of a family holds first after its lead (the common start of its shapes'
-    heads and first labels, to the end of a word): ``Decode batch``, ``Avg prompt throughput:``."""
-    starts = [s.head + s.fields[0].label for s in families(engine)[family]]
+def _common_start(family: tuple[Shape, ...]) -> str:
+    """The common start of a family's shapes' heads and first labels (after their leads)."""
+    starts = [s.head + s.fields[0].label for s in family]
     common = starts[0]
     for s in starts[1:]:
         while not s.startswith(common):
             common = common[:-1]
-    return common.rstrip(" ,.")
+    return common
+
+
+def family_word(engine: str, family: str) -> str:
+    """What every line of a family holds first after its lead (the common start of its shapes'
+    heads and first labels, to the end of a word): ``Decode batch``, ``Avg prompt throughput:``."""
+    return _common_start(families(engine)[family]).rstrip(" ,.")
+
+
+def family_start(engine: str, family: str) -> str:
+    """The regexp of what a message of a family starts with: one of its shapes' leads (optional
+    where a shape has none), then the common start of its heads and first labels
+    (``(?:Engine [0-9]{3}: )?Avg\\ prompt\\ throughput:\\ ``; no capture group)."""
+    shapes_ = families(engine)[family]
+    leads = sorted({s.lead for s in shapes_ if s.lead})
+    lead = ""
+    if leads:
+        lead = "(?:" + "|".join(leads) + ")" + ("?" if any(not s.lead for s in shapes_) else "")
+    return lead + re.escape(_common_start(shapes_))
+
+
+def family_starts(engine: str) -> tuple[str, ...]:
+    """:func:`family_start` of each family of an engine, in the spec's order."""
+    return tuple(family_start(engine, f) for f in families(engine))
+
+
+@cache
+def readers(engine: str, family: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """How the grammar reads the fields of a family's lines, whatever their wording: per field name
+    (in the order the shapes first give it), a regexp that finds its value anywhere in a message
+    (any label the shapes give the name, :data:`READ`'s value, the unit), group 1 the value's text.
+    A field a line does not hold is not found: each wording holds its own subset."""
+    labels: dict[str, list[str]] = {}
+    first: dict[str, Field] = {}
+    for s in families(engine)[family]:
+        for f in s.fields:
+            known = first.setdefault(f.name, f)
+            if (known.type, known.unit) != (f.type, f.unit):
+                raise ValueError(f"runtime field {engine}/{f.name}: two types or units in {family}")
+            found = labels.setdefault(f.name, [])
+            if f.read_label() not in found:
+                found.append(f.read_label())
+    value = {name: READ[f.type] + re.escape(f.unit) for name, f in first.items()}
+    return tuple((name, re.compile("(?:" + "|".join(alts) + ")" + value[name])) for name, alts in labels.items())
 
 
 def label(engine: str, name: str) -> str:

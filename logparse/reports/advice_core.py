@@ -152,28 +152,30 @@ def runtime_verdict(launch: Launch) -> dict[str, Any]:
         "batch_lines": rt.get("batch_lines") or 0,
         "pool_limited": None,
     }
+    engine = engines.of(launch)
+    words = engine.runtime_terms
     if not rt.get("batch_lines") and not retract:
         out["evidence"] = "no runtime lines with KV usage in the log: whether the pool ever limited it is not known"
         return out
     if retract:
         out["pool_limited"], why = (
             True,
-            f"{engines.of(launch).label} retracted {retract:,} request(s): the pool ran out",
+            f"{engine.label} {words.retracted} {retract:,} request(s): the pool ran out",
         )
     elif usage is not None and usage >= FULL_USAGE:
-        out["pool_limited"], why = True, f"the pool filled (peak token usage {usage:.0%})"
+        out["pool_limited"], why = True, f"the pool filled (peak {words.usage} {usage:.0%})"
     elif usage is not None and usage >= ROOMY_USAGE and queue:
         out["pool_limited"], why = True, f"requests queued ({queue:,}) while the pool was {usage:.0%} full"
     else:
         out["pool_limited"], why = False, "the pool never limited it"
-    bits = [f"peak token usage {usage:.0%}" if usage is not None else "token usage not printed"]
-    bits += [f"{retract:,} retraction(s)", f"queue peak {queue if queue is not None else '?'}"]
+    bits = [f"peak {words.usage} {usage:.0%}" if usage is not None else f"{words.usage} not printed"]
+    bits += [f"{retract:,} {words.retraction}(s)", f"queue peak {queue if queue is not None else '?'}"]
     if running is not None:
         bits.append(f"peak {running:g} running request(s)")
     if rt.get("gen_throughput_p50") is not None:
         p50, p90, top = (rt.get(f"gen_throughput_{q}") for q in ("p50", "p90", "max"))
         bits.append(f"generation throughput median {p50:,.1f}, p90 {p90 or 0:,.1f}, max {top or 0:,.1f} tokens/s")
-    out["evidence"] = f"{why} ({', '.join(bits)}; {out['batch_lines']:,} batch line(s))"
+    out["evidence"] = f"{why} ({', '.join(bits)}; {out['batch_lines']:,} {words.line}(s))"
     out["tokens_per_request"] = int(tokens / running) if tokens and running else None
     return out
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from logparse import engines
+from logparse.grammar import runtime_decoder
 from logparse.launches.identity import CONTENT_LINES
 from logparse.sources import Source, text_source
 from logparse.sources.follow import ENDED, FileFollower, Growth, JournalFollower
@@ -42,8 +43,8 @@ from logparse.store.ingest_types import IngestOptions, SourceOutcome
 from logparse.store.journal_cursors import journal_scope
 
 FINISHED = ("ready", "failed")
-#: Lines that only feed runtime aggregates: a write of nothing else can wait (``runtime_interval``).
-_RUNTIME_LINE = re.compile(rb"Decode batch|Prefill batch|HTTP/1\.[01]\" \d{3}")
+#: An access-log line (uvicorn's ``"GET /v1/models HTTP/1.1" 200``): it changes no launch either.
+_ACCESS_LINE = rb'HTTP/1\.[01]" \d{3}'
 #: At most this much journal held in memory before it is written.
 MAX_BATCH_BYTES = 8 << 20
 #: Pending file bytes larger than this are written at once (not classified first).
@@ -83,9 +84,23 @@ class Policy:
     young_wait_s: float = 5.0
 
 
+@engines.derived
+def runtime_line() -> re.Pattern[bytes]:
+    """Lines that only feed runtime aggregates, so that a write of nothing else can wait
+    (``runtime_interval``): every engine's runtime lines, by the first words their spec gives each
+    family (``Decode batch``, ``Avg prompt throughput:``), and access-log lines."""
+    words = [
+        re.escape(runtime_decoder.family_word(e.name, family)).encode()
+        for e in engines.all()
+        for family in runtime_decoder.families(e.name)
+    ]
+    return re.compile(b"|".join([*words, _ACCESS_LINE]))
+
+
 def runtime_only(data: bytes) -> bool:
-    """Every line is a batch line or an access-log line (nothing that changes a launch's outcome)."""
-    return all(not ln.strip() or _RUNTIME_LINE.search(ln) for ln in data.split(b"\n"))
+    """Every line is a runtime line or an access-log line (nothing that changes a launch's outcome)."""
+    found = runtime_line().search
+    return all(not ln.strip() or found(ln) for ln in data.split(b"\n"))
 
 
 # ------------------------------------------------------------------------------- one write
@@ -377,7 +392,8 @@ class JournalWatch:
         return self.size >= MAX_BATCH_BYTES
 
     def pending_is_runtime_only(self) -> bool:
-        return all(_RUNTIME_LINE.search(e) for e in self.entries)
+        found = runtime_line().search
+        return all(found(e) for e in self.entries)
 
     def write(self, *, final: bool = True) -> Written | None:
         """Write the pending entries; unless ``final``, not while a launch in them is :func:`young`."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from logparse.engines.base import Engine
+from logparse.engines.base import Engine, RuntimeTerms
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
@@ -28,6 +28,9 @@ class SGLang(Engine):
     fp8_kv_dtype = "fp8_e4m3"
     args_name = "ServerArgs"
     runtime_kinds = frozenset({"decode_batch", "prefill_batch", "retract"})
+    runtime_terms = RuntimeTerms(
+        line="batch line", running="#running-req", queue="#queue-req", usage="token usage", tokens="#token"
+    )
     opening_kinds = frozenset({"server_args", "init_begin", "launch_dp"})
     start_args_kinds = frozenset({"server_args"})
 

@@ -63,8 +63,9 @@ class RuntimeLines:
         return self._batch("prefill_batch", c)
 
     def decode_batch_v01(self, c):
-        # 0.1.3-0.1.16: "#running-req: 1, #token: 25, token usage: 0.00, #queue-req: 0"
-        kind, f, _ = self._batch("decode_batch", [[("#running-req", str(c[0]))], c[1]])
+        # 0.1.3-0.1.16: "#running-req: 1, #token: 25, token usage: 0.00, #queue-req: 0"; the grammar
+        # read the first label (its value is c[0]): the field by its name, not by the label again
+        kind, f, _ = self._batch("decode_batch", [[("running_req", str(c[0]))], c[1]])
         return (kind, f, "v01")
 
     def prefill_batch_v01(self, c):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from logparse.engines.base import Engine
+from logparse.engines.base import Engine, RuntimeTerms
 
 if TYPE_CHECKING:
     from logparse.budget.model import Budget
@@ -26,6 +26,8 @@ class VLLM(Engine):
     fp8_kv_dtype = "fp8"
     args_name = "engine-argument"
     logger_names = ("vllm",)
+    #: its statistics lines every few seconds; its scheduler preempts a request for want of KV cache
+    runtime_terms = RuntimeTerms(line="statistics line", retraction="preemption", retracted="preempted")
 
     def event_kinds(self) -> Any:
         from logparse.engines.vllm.kinds import Kind
@@ -57,8 +59,10 @@ class VLLM(Engine):
 
     def line_start_patterns(self) -> tuple[str, ...]:
         from logparse.engines.vllm import prefix
+        from logparse.grammar import runtime_decoder
 
-        return (prefix.PROC_TAG, prefix.RANK_PREFIX, prefix.LOG_PREFIX, prefix.BARE_MESSAGE)
+        bare = prefix.bare_message(runtime_decoder.family_starts(self.name))  # its runtime lines' start: their spec's
+        return (prefix.PROC_TAG, prefix.RANK_PREFIX, prefix.LOG_PREFIX, bare)
 
     def owns_process_tag(self, name: str) -> bool:
         from logparse.engines.vllm import prefix

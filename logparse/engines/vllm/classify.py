@@ -6,7 +6,8 @@ a process tag ``(Worker_TP1 pid=77)``, torch's ``[rank0]:``, or vLLM's log prefi
 bare tracebacks no state is kept: a tagged traceback frame is noise by its own shape.
 
 A bare message (the prefix cut: a paste from a notebook, a trimmed log) is vLLM's when it starts with
-one of vLLM's own first words (:data:`logparse.engines.vllm.prefix.BARE_MESSAGE_STARTS`): :func:`classify_bare_vllm`.
+one of vLLM's own first words (:data:`logparse.engines.vllm.prefix.BARE_MESSAGE_STARTS`, and its runtime
+lines' start from their spec, :data:`BARE_MESSAGE_RE`): :func:`classify_bare_vllm`.
 
 Only lines that mention a vLLM anchor (:data:`VLLM_ANCHORS`) reach the vLLM grammar; one that then
 does not parse is a near miss (vLLM may print a wording we do not know).  Bare lines (no layer) stay
@@ -23,12 +24,16 @@ from typing import Any, NamedTuple
 from logparse.data import tables
 from logparse.engines.base import STRENGTH, Claim
 from logparse.engines.vllm.line import VllmLineParseError, parse_line
-from logparse.engines.vllm.prefix import BARE_MESSAGE_RE, LOG_PREFIX_SEARCH_RE, split_head
+from logparse.engines.vllm.prefix import LOG_PREFIX_SEARCH_RE, bare_message, split_head
+from logparse.grammar import runtime_decoder
 from logparse.grammar.noise import bare_noise
 
 #: Substrings of the vLLM lines we extract figures or an outcome from (case-sensitive), in the
 #: order of ``grammars/<engine>/anchors.toml``.
 VLLM_ANCHORS: tuple[str, ...] = tuple(tables.table("vllm/anchors.toml")["anchors"])
+#: A bare vLLM message at the start of a text (the same pattern the engine gives the sources stage,
+#: :meth:`logparse.engines.vllm.VLLM.line_start_patterns`).
+BARE_MESSAGE_RE = re.compile(bare_message(runtime_decoder.family_starts("vllm")))
 
 
 class _Patterns(NamedTuple):

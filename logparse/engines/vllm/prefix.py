@@ -96,6 +96,8 @@ def split_head(text: str) -> tuple[list[tuple[str | None, int, str | None]], int
 #: paste of the messages alone, from a notebook or a trimmed log): start-anchored, so a line that only
 #: mentions one of them somewhere is not taken.  Each is the start of a line the vLLM grammar reads
 #: (catalogue §2); ``weak`` ones are generic enough to join a vLLM launch but are no evidence on their own.
+#: The runtime lines' starts are their spec's (``grammars/vllm/runtime.toml``, read a stage above this
+#: one): :func:`bare_message` takes them.
 BARE_MESSAGE_STARTS = (
     r"Loading model weights took ",
     r"Model loading took ",
@@ -144,7 +146,6 @@ BARE_MESSAGE_STARTS = (
     r"Hybrid KV cache manager is disabled",
     r"rank [0-9]+ in world size [0-9]+ is assigned as ",
     r"Sequence group [^\s]+ is preempted by ",
-    r"(?:Engine [0-9]{3}: )?Avg prompt throughput: ",
     r"Multiplying the GPU KV cache size by ",
     r"In v0\.[0-9]+, CUDA graph memory profiling ",
     r"Failed to load model - ",
@@ -155,8 +156,11 @@ BARE_MESSAGE_STARTS = (
     r"Freed [0-9.]+ GiB before KV cache sizing",
 )
 WEAK_BARE_MESSAGE_STARTS = (r"Available routes are:", r"Route: ", r"Using V2 Model Runner")
-#: A bare vLLM message at the start of a text (group ``weak`` set for a weak one).
-BARE_MESSAGE = (
-    r"[ \t]*(?:(?:" + "|".join(BARE_MESSAGE_STARTS) + r")|(?P<weak>" + "|".join(WEAK_BARE_MESSAGE_STARTS) + "))"
-)
-BARE_MESSAGE_RE = re.compile(BARE_MESSAGE)
+
+
+def bare_message(runtime_starts: tuple[str, ...]) -> str:
+    """The regexp of a bare vLLM message at the start of a text (group ``weak`` set for a weak one):
+    :data:`BARE_MESSAGE_STARTS`, and ``runtime_starts``, where its runtime lines start
+    (:func:`logparse.grammar.runtime_decoder.family_starts`)."""
+    strong = "|".join(BARE_MESSAGE_STARTS + runtime_starts)
+    return r"[ \t]*(?:(?:" + strong + r")|(?P<weak>" + "|".join(WEAK_BARE_MESSAGE_STARTS) + "))"

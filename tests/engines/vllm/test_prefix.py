@@ -68,3 +68,19 @@ def test_vllm_process_names_are_not_ray_actors():
     assert vllm_prefix.is_vllm_process_name("EngineCore_DP0")
     assert not vllm_prefix.is_vllm_process_name("RayWorkerWrapper")
     assert not vllm_prefix.is_vllm_process_name("Scheduler")
+
+
+def test_a_bare_statistics_line_starts_as_its_spec_says():
+    """The bare start of the runtime lines comes from ``grammars/vllm/runtime.toml``: every shape's
+    sample, bare, is a vLLM message (with and without its engine index), one word off it is not, and
+    the classifier and the sources stage (the engine's ``line_start_patterns``) use the one pattern."""
+    from logparse import engines
+    from logparse.engines.vllm.classify import BARE_MESSAGE_RE, classify_bare_vllm
+    from logparse.grammar import runtime_decoder
+
+    assert engines.get("vllm").line_start_patterns()[-1] == BARE_MESSAGE_RE.pattern
+    for shape in runtime_decoder.shapes("vllm"):
+        res = classify_bare_vllm(shape.sample)
+        assert res is not None and res[:2] == ("parsed", "vllm_stats"), shape.name
+    assert BARE_MESSAGE_RE.match("Engine 000: Avg prompt throughput: 1.0 tokens/s")
+    assert not BARE_MESSAGE_RE.match("Avg prompt throughputs: 1.0 tokens/s")

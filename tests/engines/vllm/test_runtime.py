@@ -4,6 +4,8 @@ they are counted as parsed lines and kept as no event."""
 
 from __future__ import annotations
 
+import html
+import json
 import random
 
 from helpers import SAMPLES, cli, write
@@ -77,9 +79,57 @@ def test_same_keys_as_sglang():
 def test_explain_shows_peak_kv_usage(tmp_path):
     path = write(tmp_path, "vllm-stats.log", V1_TEXT)
     out = cli("explain", str(path)).out
-    assert "peak token usage 42%" in out
+    assert "peak KV cache usage 42%" in out
     assert "peak 14 running request(s)" in out and "queue peak 3" in out
-    assert "5 batch line(s)" in out and "generation throughput median" in out
+    assert "5 statistics line(s)" in out and "generation throughput median" in out
+
+
+def _evidence(path) -> str:
+    return json.loads(cli("explain", str(path), "--json").out)["runtime_verdict"]["evidence"]
+
+
+def test_the_reports_word_a_vllm_run_in_vllms_terms(tmp_path):
+    """explain, parse and show say a vLLM launch's runtime figures in vLLM's words (its statistics
+    lines, KV cache usage, preemptions), from the engine's ``runtime_terms``, not SGLang's."""
+    v1, v0 = write(tmp_path, "v1.log", V1_TEXT), write(tmp_path, "v0.log", V0_TEXT)
+    evidence = _evidence(v1)
+    assert evidence.startswith(
+        "the pool never limited it (peak KV cache usage 42%, 0 preemption(s), queue peak 3, peak 14 running "
+        "request(s), generation throughput median "
+    )
+    assert evidence.endswith(", max 301.2 tokens/s; 5 statistics line(s))")
+    assert _evidence(v0).startswith("vLLM preempted 1 request(s): the pool ran out (peak KV cache usage 98%, ")
+    assert _evidence(v0).endswith("; 2 statistics line(s))")
+    parsed = cli("parse", str(v0)).out
+    assert "runtime: peak running requests 31, peak KV cache usage 0.98, peak waiting requests 9, preemptions 1" in (
+        parsed
+    )
+    shown = cli("show", f"{v0}#-1", "--wide").out
+    assert "requests were preempted" in shown
+    header = next(line for line in shown.splitlines() if "peak running requests" in line and "first" in line)
+    assert [c.strip() for c in header.split("┃")][:6] == [
+        "statistics lines", "peak running requests", "peak KV cache usage", "peak tokens",
+        "peak waiting requests", "preemptions",
+    ]  # fmt: skip
+    for out in (parsed, shown):
+        assert "token usage" not in out and "#running-req" not in out and "batch line" not in out
+
+
+def test_sglangs_words_are_unchanged():
+    """SGLang's terms reproduce the reports' wording from before the terms (byte for byte)."""
+    path = SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log"
+    assert _evidence(path) == (
+        "the pool never limited it (peak token usage 1%, 0 retraction(s), queue peak 0, peak 3 running request(s), "
+        "generation throughput median 401.5, p90 401.5, max 401.5 tokens/s; 6 batch line(s))"
+    )
+    assert "  runtime: peak #running-req 3, peak token usage 0.01, peak #queue-req 0, retractions 0\n" in (
+        cli("parse", str(path)).out
+    )
+    shown = cli("show", f"{path}#-1", "--wide").out
+    header = next(line for line in shown.splitlines() if "peak #running-req" in line and "first" in line)
+    assert [c.strip() for c in header.split("┃")][:6] == [
+        "batch lines", "peak #running-req", "peak token usage", "peak #token", "peak #queue-req", "retractions",
+    ]  # fmt: skip
 
 
 def test_launches_and_metrics_carry_the_peak(tmp_path):
@@ -96,6 +146,22 @@ def test_launches_and_metrics_carry_the_peak(tmp_path):
         line.startswith("logparse_peak_waiting_requests{") and line.endswith(" 3.0") for line in metrics.splitlines()
     )
     assert "logparse_generation_throughput_max_tokens_per_second{" in metrics
+
+
+def test_history_and_the_report_carry_the_peak(tmp_path):
+    """``history`` and the HTML report carry a vLLM launch's peak KV usage as they do SGLang's: the
+    history's ``peak_token_usage`` metric, the report's verdict on the run (explain's, in vLLM's words)."""
+    db = tmp_path / "s.duckdb"
+    sglang = SAMPLES / "sglang-0.5/llama-0.5.9-dataclass.log"
+    for path in (write(tmp_path, "vllm-stats.log", V1_TEXT), sglang):
+        assert cli("ingest", str(path), db=db).code == 0
+    points = json.loads(cli("history", "--metric", "peak_token_usage", "--json", db=db).out)
+    assert {p["engine"]: p["peak_token_usage"] for p in points} == {"vllm": 0.42, "sglang": 0.01}
+    page = tmp_path / "report.html"
+    assert cli("report", "--html", str(page), "-q", db=db).code == 0
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    assert "This run: the pool never limited it (peak KV cache usage 42%, 0 preemption(s), queue peak 3," in text
+    assert "This run: the pool never limited it (peak token usage 1%, 0 retraction(s), queue peak 0," in text
 
 
 def test_histogram_merge_is_exact_and_bounded():
@@ -123,3 +189,28 @@ def test_an_aggregate_without_a_distribution_merges():
     agg.merge({"batch_lines": 3, "peak_token_usage": 0.5, "first_runtime_at": "2026-01-01T00:00:00"})
     d = agg.to_dict()
     assert d["batch_lines"] == 3 and d["peak_token_usage"] == 0.5 and "gen_throughput_p50" not in d
+
+
+def test_the_transformer_reads_every_wording_by_the_spec_labels():
+    """The fields of a statistics line are read by the labels of ``grammars/vllm/runtime.toml``: the
+    first one too (the grammar's head), V0's ``Pending`` as the queue, a field only some wordings
+    print (``Preemptions``), and the device 0.30.0+ names in place of ``GPU`` (the field's ``reads``)."""
+    from logparse.engines.vllm.line import parse_line
+
+    head = "(APIServer pid=900) INFO 05-12 08:01:00 [loggers.py:257] "
+    _, _, (kind, f, form) = parse_line(
+        head + "Engine 001: Avg prompt throughput: 12.5 tokens/s, Avg generation throughput: 77.0 tokens/s, "
+        "Running: 5 reqs, Waiting: 2 reqs, Preemptions: 4, XPU KV cache usage: 61.2%, Prefix cache hit rate: 3.0%"
+    )
+    assert (kind, form) == ("vllm_stats", "engine")
+    assert f == {
+        "prompt_throughput": 12.5,
+        "gen_throughput": 77.0,
+        "running": 5,
+        "waiting": 2,
+        "preemptions": 4,
+        "kv_usage_pct": 61.2,
+        "prefix_hit_pct": 3.0,
+    }
+    _, _, (_, f, form) = parse_line(V0_TEXT.splitlines()[-2])
+    assert form == "v0" and f["waiting"] == 9 and f["kv_usage_pct"] == 97.6 and f["cpu_kv_usage_pct"] == 1.5
