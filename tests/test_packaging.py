@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import IN_CI
 
+from logparse.store.schema import SCHEMA_VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMARS = {"pyliteral.lark"}
 #: The declarative tables every engine shares (``logparse.data.tables`` reads them).
@@ -44,6 +46,8 @@ SQL = {
     "pending_pieces_v10.sql",
     "launch_summary.sql",
     "history.sql",
+    # the current version's tables, built from the migrations (the previous version's file goes)
+    f"store_v{SCHEMA_VERSION}.sql",
 }
 
 

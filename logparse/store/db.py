@@ -214,8 +214,16 @@ def migrate(con, to: int | None = None) -> int:
             "this DuckDB database is not a logparse store (it has other tables and no "
             "schema_version); it was left untouched"
         )
-    # A new store is created in one transaction (a commit is a write of DuckDB's log: 15 of them
-    # were a fifth of a second before a first ingest); an existing one moves a version at a time.
+    if current == 0 and target == schema.SCHEMA_VERSION:
+        # A new store of the current version: its tables in one step (schema.create_current), one commit
+        with transaction(con):
+            schema.create_current(con)
+            now = datetime.now()
+            for v in range(1, target + 1):
+                con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [v, now, __version__])
+        return target
+    # An older version (tests build them) a migration at a time, in one transaction when the store is
+    # new (a commit is a write of DuckDB's log); an existing store moves a version at a time.
     steps = (
         [range(current + 1, target + 1)] if current == 0 else [range(v, v + 1) for v in range(current + 1, target + 1)]
     )
