@@ -92,6 +92,15 @@ RESIDENT_LAUNCHES = 64
 FAST_MIN_BYTES = 2 << 20
 
 
+class _Assemblies(dict):
+    """Engine name -> its :class:`Assembly`, each made on first use (an input of one engine does not
+    import the other engines' assembly modules)."""
+
+    def __missing__(self, name: str) -> Assembly:
+        self[name] = assembly = engines.get(name).assembly()
+        return assembly
+
+
 class StreamParser:
     """Parses the records of one source; keeps per-stream state (classifier, open launches).
 
@@ -109,8 +118,9 @@ class StreamParser:
         self.unrecognized: list[Unrecognized] = []
         self.warnings: list[str] = []
         self._classifiers: dict[tuple, LineClassifier] = {}
-        #: each engine's assembly (how its events become launches), by name
-        self._assembly: dict[str, Assembly] = {e.name: e.assembly() for e in engines.all()}
+        #: each engine's assembly (how its events become launches), by name: made when a line of the
+        #: engine first needs it (an engine without one has no open launch and holds no line)
+        self._assembly: dict[str, Assembly] = _Assemblies()
         self._default = engines.default().name
         #: every assembler not yet handed out, open or closed, by its order (the oldest in a file
         #: when the hooks take the launches); the order of the one open per (engine, stream)
