@@ -734,38 +734,79 @@ static int64_t last_key(const unsigned char *d, int64_t s, int64_t e) {
     return -1;
 }
 
-/* json(data, starts, ends, ok, pid, msg, msg_end, out)
+/* The first ``"_PID":`` within [s, e), found by its 'P' (journalctl's keys hold few: memmem's setup
+ * costs more than the two or three candidates it checks). */
+static int64_t pid_key(const unsigned char *d, int64_t s, int64_t e) {
+    if (e - s < 7) return -1;
+    const unsigned char *p = d + s + 2, *last = d + e - 5;
+    while (p <= last) {
+        const unsigned char *m = memchr(p, 'P', (size_t)(last - p + 1));
+        if (!m) return -1;
+        if (memcmp(m - 2, "\"_PID\":", 7) == 0) return (int64_t)(m - 2 - d);
+        p = m + 1;
+    }
+    return -1;
+}
+
+/* The JSON string at p (its opening quote read) up to its closing quote, copied to out with its
+ * escapes \" \\ \/ decoded; returns where the closing quote is, -1 where the string holds another
+ * escape or does not end before e.  A run without a backslash is copied whole (memchr, memcpy). */
+static int64_t plain_string(const unsigned char *d, int64_t p, int64_t e, unsigned char *out, int64_t *w) {
+    while (p < e) {
+        const unsigned char *q = memchr(d + p, '"', (size_t)(e - p));
+        if (!q) return -1;
+        const unsigned char *bs = memchr(d + p, '\\', (size_t)(q - d - p));
+        int64_t stop = bs ? (int64_t)(bs - d) : (int64_t)(q - d);
+        memcpy(out + *w, d + p, (size_t)(stop - p));
+        *w += stop - p;
+        if (!bs) return stop;
+        unsigned char x = stop + 1 < e ? d[stop + 1] : 0;
+        if (x != '"' && x != '\\' && x != '/') return -1;
+        out[(*w)++] = x;
+        p = stop + 2;
+    }
+    return -1;
+}
+
+/* json(data, starts, ends, ok, pid, msg, msg_end) -> bytes
  *
  * The MESSAGE and _PID of ``-o json`` lines: the string after the last ``"MESSAGE":`` (then
- * ``"`` or `` "``) up to its closing quote, copied into ``out`` with its escapes ``\"``, ``\\`` and
- * ``\/`` decoded (msg/msg_end: where it lies there); the digits of the first ``"_PID":``, written
- * ``"_PID": "N"``.  ok[i] is 0 wherever either is not so plain (another escape: a control
- * character, a \u sequence; a MESSAGE that is no string): the line is left to polars and the
- * record path, which read it as they always did.  Inside a string a key's quotes are escaped, so
- * ``"MESSAGE":`` is always a key; journalctl writes each key once. */
+ * ``"`` or `` "``) up to its closing quote, copied into the bytes returned with its escapes
+ * ``\"``, ``\\`` and ``\/`` decoded, each message followed by a newline (msg/msg_end: where it
+ * lies there); the digits of the first ``"_PID":``, written ``"_PID": "N"``.  ok[i] is 0 wherever
+ * either is not so plain (another escape: a control character, a \u sequence; a MESSAGE that is no
+ * string): the line is left to polars and the record path, which read it as they always did.
+ * Inside a string a key's quotes are escaped, so ``"MESSAGE":`` is always a key; journalctl writes
+ * each key once. */
 static PyObject *json(PyObject *self, PyObject *args) {
-    PyObject *o[8];
-    if (!PyArg_UnpackTuple(args, "json", 8, 8, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return NULL;
-    Held h[8] = {0};
+    PyObject *o[7];
+    if (!PyArg_UnpackTuple(args, "json", 7, 7, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6])) return NULL;
+    Held h[7] = {0};
     int nh = 0;
-    for (; nh < 8; nh++)
+    for (; nh < 7; nh++)
         if (hold(o[nh], &h[nh], nh >= 3) < 0) break;
-    if (nh < 8) {
+    if (nh < 7) {
         release(h, nh);
         return NULL;
     }
     Py_ssize_t n = h[1].view.len / 8;
     if (h[2].view.len / 8 != n || h[3].view.len < n || h[4].view.len / 8 < n || h[5].view.len / 8 < n ||
-        h[6].view.len / 8 < n || h[7].view.len < h[0].view.len) {
+        h[6].view.len / 8 < n) {
         release(h, nh);
         PyErr_SetString(PyExc_ValueError, "json: buffers of the wrong size");
+        return NULL;
+    }
+    /* a message and its newline are never longer than its line and the line's newline */
+    PyObject *result = PyBytes_FromStringAndSize(NULL, h[0].view.len + 1);
+    if (!result) {
+        release(h, nh);
         return NULL;
     }
     const unsigned char *d = h[0].view.buf;
     const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
     int8_t *ok = h[3].view.buf;
     int64_t *pid = h[4].view.buf, *ms = h[5].view.buf, *me = h[6].view.buf;
-    unsigned char *out = h[7].view.buf;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
     int64_t used = 0;
 
     Py_BEGIN_ALLOW_THREADS
@@ -778,30 +819,14 @@ static PyObject *json(PyObject *self, PyObject *args) {
         if (at < e && d[at] == '"') at += 1;
         else if (at + 1 < e && d[at] == ' ' && d[at + 1] == '"') at += 2;
         else continue;
-        int64_t w = used, p = at;
-        int good = 0;
-        while (p < e) {
-            unsigned char c = d[p];
-            if (c == '"') {
-                good = 1;
-                break;
-            }
-            if (c == '\\') {
-                unsigned char x = p + 1 < e ? d[p + 1] : 0;
-                if (x != '"' && x != '\\' && x != '/') break;
-                out[w++] = x;
-                p += 2;
-                continue;
-            }
-            out[w++] = c;
-            p++;
-        }
-        if (!good) continue;
+        int64_t w = used;
+        int64_t p = plain_string(d, at, e, out, &w);
+        if (p < 0) continue;
         /* the pid's key among the other fields: before MESSAGE's, else after its string */
-        const unsigned char *pk = memmem(d + s, (size_t)(key - s), "\"_PID\":", 7);
-        if (!pk) pk = memmem(d + p, (size_t)(e - p), "\"_PID\":", 7);
-        if (!pk) continue;
-        int64_t q = (int64_t)(pk - d) + 7;
+        int64_t pk = pid_key(d, s, key);
+        if (pk < 0) pk = pid_key(d, p, e);
+        if (pk < 0) continue;
+        int64_t q = pk + 7;
         while (q < e && d[q] == ' ') q++;
         if (q >= e || d[q] != '"') continue;
         q++;
@@ -822,7 +847,8 @@ static PyObject *json(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
 
     release(h, nh);
-    return PyLong_FromLongLong((long long)used);
+    if (_PyBytes_Resize(&result, (Py_ssize_t)used) < 0) return NULL;
+    return result;
 }
 
 static PyMethodDef METHODS[] = {
