@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 from logparse.engines.sglang import bulk_native
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
-from logparse.sources.streams import gathered
 
 
 @dataclass(slots=True)
@@ -83,10 +82,52 @@ def _binary_end(buf: bytes, pos: int, name_len: int) -> int:
 
 
 def segments(chunks: Iterable[bytes], block_bytes: int) -> Iterator[Clean | Raw]:
-    """The stream cut where entries end: clean blocks of about ``block_bytes`` and raw entries."""
-    buf = b""
-    for data, final in gathered(chunks, block_bytes):
-        buf = yield from _cut(buf + data, final=final)
+    """The stream cut where entries end: clean blocks of about ``block_bytes`` and raw entries.
+
+    The pieces are those :func:`_cut` makes of each :func:`~logparse.sources.streams.gathered`
+    piece after the rest of the one before; where no NUL is held (every block of a text-only
+    stream) the cut is found in the chunks themselves and only the clean block is joined: one
+    fresh buffer a block, not three (the join, the rest put before it, the block sliced out),
+    each paid in page faults and held under the GIL the classifying thread waits for."""
+    pending: list[bytes] = []
+    held = 0  # bytes of chunks since the last cut was tried (the rest before them not counted)
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        held += len(chunk)
+        if held < block_bytes:
+            continue
+        held = 0
+        if any(b"\x00" in piece for piece in pending):
+            pending = [(yield from _cut(b"".join(pending), final=False))]
+            continue
+        at = _last_end(pending)
+        if at is not None:
+            k, end = at
+            yield Clean(b"".join([*pending[:k], memoryview(pending[k])[: end + 1]]))
+            pending = _after(pending, k, end + 2)
+    yield from _cut(b"".join(pending), final=True)
+
+
+def _last_end(pieces: list[bytes]) -> tuple[int, int] | None:
+    """Where the last ``\n\n`` of the pieces joined starts: (piece, offset in it), None: nowhere."""
+    for k in range(len(pieces) - 1, -1, -1):
+        piece = pieces[k]
+        if k + 1 < len(pieces) and piece.endswith(b"\n") and pieces[k + 1].startswith(b"\n"):
+            return k, len(piece) - 1  # across two pieces: later than any within this one
+        at = piece.rfind(b"\n\n")
+        if at >= 0:
+            return k, at
+    return None
+
+
+def _after(pieces: list[bytes], k: int, start: int) -> list[bytes]:
+    """The pieces from offset ``start`` of piece ``k`` on (``start`` may run into the next piece)."""
+    while k < len(pieces) and start >= len(pieces[k]):
+        start -= len(pieces[k])
+        k += 1
+    return [pieces[k][start:], *pieces[k + 1 :]] if k < len(pieces) else []
 
 
 def _cut(buf: bytes, final: bool):
