@@ -283,9 +283,12 @@ class ExportBlock:
         else:
             first_line, keep, simple, spans = self._numpy(block)
         self.kept = np.flatnonzero(keep)
-        self.rows = first_line[self.kept]
-        self.simple = simple[self.kept]
-        self._spans = {name: (s[self.kept], e[self.kept]) for name, (s, e) in spans.items()}
+        # every entry but a trailing blank line's is kept, mostly: views then, not 25 gathers
+        whole = len(self.kept) and self.kept[-1] == len(self.kept) - 1
+        take = slice(0, len(self.kept)) if whole else self.kept
+        self.rows = first_line[take]
+        self.simple = simple[take]
+        self._spans = {name: (s[take], e[take]) for name, (s, e) in spans.items()}
 
     def _numpy(self, block: bytes):
         """Per entry: its first line, kept, simple, and ``{field: (start, end)}`` of its value,
