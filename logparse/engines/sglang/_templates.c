@@ -19,6 +19,7 @@
 #define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { OP_LIT = 0, OP_INT = 1, OP_FLT = 2, OP_BOOL = 3 };
@@ -587,92 +588,135 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(n + 1);
 }
 
-/* fields(block, names, starts, ends, ids, first_eq)
+/* entries(block, names, slots, n_once)
  *
- * bulk_export._key_ids for the lines of a block of export entries (its length in starts, one per
- * newline plus the last): where each line starts and ends, the index in ``names`` of its field
- * (its name: the bytes before the first '=' among its first 32), -1 for any other line, -2 for a
- * blank one; and where that '=' is (start + 33 where there is none). */
-static PyObject *fields(PyObject *self, PyObject *args) {
-    PyObject *block, *names_obj, *outs[4];
-    if (!PyArg_ParseTuple(args, "OOOOOO", &block, &names_obj, &outs[0], &outs[1], &outs[2], &outs[3])) return NULL;
+ * bulk_export.ExportBlock in one pass over a block of export entries (entries end at a blank line,
+ * which belongs to the entry it ends): numpy needs a pass per field over every line's name, here
+ * each line is read once.  A line's field is its name (the bytes before the first '=' among its
+ * first 32) looked up in ``names``; slots[k] is the watched field that name k is (0 ..
+ * len(slots's watched) - 1, the first n_once given at most once in an entry the vectorized path
+ * takes, the others fields that must be absent), 255 for a name not watched.  Returns (lines,
+ * table): the block's count of lines (newlines plus one) and, as int64 bytes, one row per entry:
+ * its first line, where it starts, flags (1: it has a line that is not blank; 2: the vectorized
+ * path takes it: no unknown line, each once-field at most once, no other watched field, MESSAGE
+ * (slot 0) and _PID (slot 1) there) and for each once-field the (start, end) of its value, the
+ * last one where it repeats, (-1, -1) where it is absent. */
+#define MAX_WATCHED 32
+static int entry_row(int64_t **rows, Py_ssize_t *cap, Py_ssize_t n, int width) {
+    if (n < *cap) return 0;
+    Py_ssize_t more = *cap ? *cap * 2 : 1024;
+    int64_t *grown = realloc(*rows, (size_t)more * (size_t)width * sizeof(int64_t));
+    if (!grown) return -1;
+    *rows = grown;
+    *cap = more;
+    return 0;
+}
+
+static PyObject *entries(PyObject *self, PyObject *args) {
+    PyObject *block, *names_obj;
+    const unsigned char *slots;
+    Py_ssize_t nslots;
+    int n_watched, n_once;
+    if (!PyArg_ParseTuple(args, "OOy#ii", &block, &names_obj, &slots, &nslots, &n_watched, &n_once)) return NULL;
     PyObject *names = PySequence_Fast(names_obj, "names");
     if (!names) return NULL;
     Py_ssize_t nn = PySequence_Fast_GET_SIZE(names);
-    if (nn > 1024) {
+    if (nn > 1024 || nslots != nn || n_watched > MAX_WATCHED || n_once > n_watched || n_once < 2) {
         Py_DECREF(names);
-        PyErr_SetString(PyExc_ValueError, "at most 1024 field names");
+        PyErr_SetString(PyExc_ValueError, "entries: at most 1024 names, a slot each, at most 32 watched");
         return NULL;
     }
     /* the names of each length (1..32), for an exact compare */
     int by_len[33][64];
     int count[33] = {0};
+    const unsigned char *texts[1024];
     for (Py_ssize_t k = 0; k < nn; k++) {
         PyObject *name = PySequence_Fast_GET_ITEM(names, k);
         Py_ssize_t len = PyBytes_Check(name) ? PyBytes_GET_SIZE(name) : 0;
-        if (len < 1 || len > 32 || count[len] >= 64) {
+        if (len < 1 || len > 32 || count[len] >= 64 || (slots[k] != 255 && slots[k] >= n_watched)) {
             Py_DECREF(names);
-            PyErr_SetString(PyExc_ValueError, "a field name is bytes of 1 to 32");
+            PyErr_SetString(PyExc_ValueError, "entries: a field name is bytes of 1 to 32, its slot a watched one");
             return NULL;
         }
         by_len[len][count[len]++] = (int)k;
+        texts[k] = (const unsigned char *)PyBytes_AS_STRING(name);
     }
-    Held h[5] = {0};
-    PyObject *bufs[5] = {block, outs[0], outs[1], outs[2], outs[3]};
-    int nh = 0;
-    for (; nh < 5; nh++)
-        if (hold(bufs[nh], &h[nh], nh >= 1) < 0) break;
-    if (nh < 5) {
-        release(h, nh);
+    Held h = {0};
+    if (hold(block, &h, 0) < 0) {
         Py_DECREF(names);
         return NULL;
     }
-    const unsigned char *d = h[0].view.buf;
-    Py_ssize_t size = h[0].view.len, n = h[1].view.len / 8;
-    if (h[2].view.len / 8 != n || h[3].view.len / 8 != n || h[4].view.len / 8 != n) {
-        release(h, nh);
-        Py_DECREF(names);
-        PyErr_SetString(PyExc_ValueError, "fields: buffers of the wrong size");
-        return NULL;
-    }
-    int64_t *starts = h[1].view.buf, *ends = h[2].view.buf, *ids = h[3].view.buf, *first_eq = h[4].view.buf;
-    const unsigned char *texts[1024];
-    for (Py_ssize_t k = 0; k < nn; k++) texts[k] = (const unsigned char *)PyBytes_AS_STRING(PySequence_Fast_GET_ITEM(names, k));
-    Py_ssize_t line = 0;
+    const unsigned char *d = h.view.buf;
+    int64_t size = h.view.len;
+    int width = 3 + 2 * n_once;
+    int64_t *rows = NULL, lines = 0;
+    Py_ssize_t cap = 0, n = 0;
+    int failed = 0;
 
     Py_BEGIN_ALLOW_THREADS
-    int64_t start = 0;
-    while (line < n) {
+    int seen[MAX_WATCHED];
+    int64_t vs[MAX_WATCHED], ve[MAX_WATCHED];
+    int unknown = 0, nonblank = 0;
+    int64_t first = 0, entry_start = 0, start = 0;
+    for (int k = 0; k < n_watched; k++) seen[k] = 0, vs[k] = ve[k] = -1;
+    for (;;) {
         const unsigned char *nl = start < size ? memchr(d + start, '\n', (size_t)(size - start)) : NULL;
         int64_t end = nl ? (int64_t)(nl - d) : size;
-        if (!nl && line != n - 1) break; /* fewer newlines than the caller counted */
-        int64_t limit = start + 32 < size ? start + 32 : size;
-        const unsigned char *eq = start < limit ? memchr(d + start, '=', (size_t)(limit - start)) : NULL;
-        int64_t klen = eq ? (int64_t)(eq - d) - start : 33;
-        int64_t id = -1;
-        if (eq && start + klen < end && klen > 0) {
-            for (int c = 0; c < count[klen]; c++)
-                if (memcmp(d + start, texts[by_len[klen][c]], (size_t)klen) == 0) {
-                    id = by_len[klen][c];
-                    break;
-                }
+        if (start != end) {
+            nonblank = 1;
+            int64_t limit = start + 32 < size ? start + 32 : size;
+            const unsigned char *eq = memchr(d + start, '=', (size_t)(limit - start));
+            int64_t klen = eq ? (int64_t)(eq - d) - start : 33;
+            int id = -1;
+            if (eq && start + klen < end && klen > 0)
+                for (int c = 0; c < count[klen]; c++)
+                    if (memcmp(d + start, texts[by_len[klen][c]], (size_t)klen) == 0) {
+                        id = by_len[klen][c];
+                        break;
+                    }
+            if (id < 0) unknown = 1;
+            else if (slots[id] != 255) {
+                int k = slots[id];
+                seen[k]++;
+                vs[k] = start + klen + 1;
+                ve[k] = end;
+            }
         }
-        starts[line] = start;
-        ends[line] = end;
-        ids[line] = start == end ? -2 : id;
-        first_eq[line] = start + klen;
-        line++;
+        lines++;
+        if (start == end || !nl) { /* a blank line ends its entry; the block's end ends the last one */
+            if (entry_row(&rows, &cap, n, width) < 0) {
+                failed = 1;
+                break;
+            }
+            int simple = !unknown && seen[0] == 1 && seen[1] == 1;
+            for (int k = 0; k < n_watched; k++) simple &= k < n_once ? seen[k] <= 1 : seen[k] == 0;
+            int64_t *row = rows + (size_t)n * (size_t)width;
+            row[0] = first;
+            row[1] = entry_start;
+            row[2] = nonblank | (simple << 1);
+            for (int k = 0; k < n_once; k++) row[3 + 2 * k] = vs[k], row[4 + 2 * k] = ve[k];
+            n++;
+            for (int k = 0; k < n_watched; k++) seen[k] = 0, vs[k] = ve[k] = -1;
+            unknown = nonblank = 0;
+            first = lines;
+            entry_start = end + 1;
+        }
+        if (!nl) break;
         start = end + 1;
     }
     Py_END_ALLOW_THREADS
 
-    release(h, nh);
+    release(&h, 1);
     Py_DECREF(names);
-    if (line != n) {
-        PyErr_SetString(PyExc_ValueError, "fields: the block holds another count of lines");
-        return NULL;
+    if (failed) {
+        free(rows);
+        return PyErr_NoMemory();
     }
-    Py_RETURN_NONE;
+    PyObject *table = PyBytes_FromStringAndSize((const char *)rows, (Py_ssize_t)((size_t)n * (size_t)width * sizeof(int64_t)));
+    free(rows);
+    if (!table) return NULL;
+    PyObject *out = Py_BuildValue("(LN)", (long long)lines, table);
+    return out;
 }
 
 /* Where the last ``"MESSAGE":`` of [s, e) starts, or -1: found from the end, as MESSAGE is mostly
@@ -690,38 +734,79 @@ static int64_t last_key(const unsigned char *d, int64_t s, int64_t e) {
     return -1;
 }
 
-/* json(data, starts, ends, ok, pid, msg, msg_end, out)
+/* The first ``"_PID":`` within [s, e), found by its 'P' (journalctl's keys hold few: memmem's setup
+ * costs more than the two or three candidates it checks). */
+static int64_t pid_key(const unsigned char *d, int64_t s, int64_t e) {
+    if (e - s < 7) return -1;
+    const unsigned char *p = d + s + 2, *last = d + e - 5;
+    while (p <= last) {
+        const unsigned char *m = memchr(p, 'P', (size_t)(last - p + 1));
+        if (!m) return -1;
+        if (memcmp(m - 2, "\"_PID\":", 7) == 0) return (int64_t)(m - 2 - d);
+        p = m + 1;
+    }
+    return -1;
+}
+
+/* The JSON string at p (its opening quote read) up to its closing quote, copied to out with its
+ * escapes \" \\ \/ decoded; returns where the closing quote is, -1 where the string holds another
+ * escape or does not end before e.  A run without a backslash is copied whole (memchr, memcpy). */
+static int64_t plain_string(const unsigned char *d, int64_t p, int64_t e, unsigned char *out, int64_t *w) {
+    while (p < e) {
+        const unsigned char *q = memchr(d + p, '"', (size_t)(e - p));
+        if (!q) return -1;
+        const unsigned char *bs = memchr(d + p, '\\', (size_t)(q - d - p));
+        int64_t stop = bs ? (int64_t)(bs - d) : (int64_t)(q - d);
+        memcpy(out + *w, d + p, (size_t)(stop - p));
+        *w += stop - p;
+        if (!bs) return stop;
+        unsigned char x = stop + 1 < e ? d[stop + 1] : 0;
+        if (x != '"' && x != '\\' && x != '/') return -1;
+        out[(*w)++] = x;
+        p = stop + 2;
+    }
+    return -1;
+}
+
+/* json(data, starts, ends, ok, pid, msg, msg_end) -> bytes
  *
  * The MESSAGE and _PID of ``-o json`` lines: the string after the last ``"MESSAGE":`` (then
- * ``"`` or `` "``) up to its closing quote, copied into ``out`` with its escapes ``\"``, ``\\`` and
- * ``\/`` decoded (msg/msg_end: where it lies there); the digits of the first ``"_PID":``, written
- * ``"_PID": "N"``.  ok[i] is 0 wherever either is not so plain (another escape: a control
- * character, a \u sequence; a MESSAGE that is no string): the line is left to polars and the
- * record path, which read it as they always did.  Inside a string a key's quotes are escaped, so
- * ``"MESSAGE":`` is always a key; journalctl writes each key once. */
+ * ``"`` or `` "``) up to its closing quote, copied into the bytes returned with its escapes
+ * ``\"``, ``\\`` and ``\/`` decoded, each message followed by a newline (msg/msg_end: where it
+ * lies there); the digits of the first ``"_PID":``, written ``"_PID": "N"``.  ok[i] is 0 wherever
+ * either is not so plain (another escape: a control character, a \u sequence; a MESSAGE that is no
+ * string): the line is left to polars and the record path, which read it as they always did.
+ * Inside a string a key's quotes are escaped, so ``"MESSAGE":`` is always a key; journalctl writes
+ * each key once. */
 static PyObject *json(PyObject *self, PyObject *args) {
-    PyObject *o[8];
-    if (!PyArg_UnpackTuple(args, "json", 8, 8, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7])) return NULL;
-    Held h[8] = {0};
+    PyObject *o[7];
+    if (!PyArg_UnpackTuple(args, "json", 7, 7, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6])) return NULL;
+    Held h[7] = {0};
     int nh = 0;
-    for (; nh < 8; nh++)
+    for (; nh < 7; nh++)
         if (hold(o[nh], &h[nh], nh >= 3) < 0) break;
-    if (nh < 8) {
+    if (nh < 7) {
         release(h, nh);
         return NULL;
     }
     Py_ssize_t n = h[1].view.len / 8;
     if (h[2].view.len / 8 != n || h[3].view.len < n || h[4].view.len / 8 < n || h[5].view.len / 8 < n ||
-        h[6].view.len / 8 < n || h[7].view.len < h[0].view.len) {
+        h[6].view.len / 8 < n) {
         release(h, nh);
         PyErr_SetString(PyExc_ValueError, "json: buffers of the wrong size");
+        return NULL;
+    }
+    /* a message and its newline are never longer than its line and the line's newline */
+    PyObject *result = PyBytes_FromStringAndSize(NULL, h[0].view.len + 1);
+    if (!result) {
+        release(h, nh);
         return NULL;
     }
     const unsigned char *d = h[0].view.buf;
     const int64_t *st = h[1].view.buf, *en = h[2].view.buf;
     int8_t *ok = h[3].view.buf;
     int64_t *pid = h[4].view.buf, *ms = h[5].view.buf, *me = h[6].view.buf;
-    unsigned char *out = h[7].view.buf;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
     int64_t used = 0;
 
     Py_BEGIN_ALLOW_THREADS
@@ -734,30 +819,14 @@ static PyObject *json(PyObject *self, PyObject *args) {
         if (at < e && d[at] == '"') at += 1;
         else if (at + 1 < e && d[at] == ' ' && d[at + 1] == '"') at += 2;
         else continue;
-        int64_t w = used, p = at;
-        int good = 0;
-        while (p < e) {
-            unsigned char c = d[p];
-            if (c == '"') {
-                good = 1;
-                break;
-            }
-            if (c == '\\') {
-                unsigned char x = p + 1 < e ? d[p + 1] : 0;
-                if (x != '"' && x != '\\' && x != '/') break;
-                out[w++] = x;
-                p += 2;
-                continue;
-            }
-            out[w++] = c;
-            p++;
-        }
-        if (!good) continue;
+        int64_t w = used;
+        int64_t p = plain_string(d, at, e, out, &w);
+        if (p < 0) continue;
         /* the pid's key among the other fields: before MESSAGE's, else after its string */
-        const unsigned char *pk = memmem(d + s, (size_t)(key - s), "\"_PID\":", 7);
-        if (!pk) pk = memmem(d + p, (size_t)(e - p), "\"_PID\":", 7);
-        if (!pk) continue;
-        int64_t q = (int64_t)(pk - d) + 7;
+        int64_t pk = pid_key(d, s, key);
+        if (pk < 0) pk = pid_key(d, p, e);
+        if (pk < 0) continue;
+        int64_t q = pk + 7;
         while (q < e && d[q] == ' ') q++;
         if (q >= e || d[q] != '"') continue;
         q++;
@@ -778,7 +847,8 @@ static PyObject *json(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
 
     release(h, nh);
-    return PyLong_FromLongLong((long long)used);
+    if (_PyBytes_Resize(&result, (Py_ssize_t)used) < 0) return NULL;
+    return result;
 }
 
 static PyMethodDef METHODS[] = {
@@ -789,7 +859,7 @@ static PyMethodDef METHODS[] = {
     {"lines", lines, METH_VARARGS, "Where each line of a block starts and ends (see the module's source)."},
     {"headers", headers, METH_VARARGS, "Prove short-iso journal headers (see the module's source)."},
     {"json", json, METH_VARARGS, "MESSAGE and _PID of -o json lines (see the module's source)."},
-    {"fields", fields, METH_VARARGS, "The field of each line of export entries (see the module's source)."},
+    {"entries", entries, METH_VARARGS, "The entries of a block of export entries (see the module's source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -260,7 +260,6 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
     """:func:`classify_block` of a block of whole export entries (:mod:`.bulk_export`): its rows
     are entries; python rows are their bytes, read by the record path."""
     import numpy as np
-    import polars as pl
 
     eb = bulk_export.ExportBlock(data)
     pid = eb.pids()
@@ -270,6 +269,8 @@ def _classify_export(data: bytes, stamps: bool) -> BlockResult:
         proven = _classify_export_proven(data, eb, pid, simple, stamps)
         if proven is not None:
             return proven
+    import polars as pl  # only here: an input whose blocks the templates prove needs no polars at all
+
     frame = pl.DataFrame(
         {
             "i": np.arange(n),
@@ -300,7 +301,6 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
     """:func:`_classify_export` with the entries whose MESSAGE :mod:`.bulk_template` proves read by
     numpy, the others by polars (or by the record path when few); None when none is proven."""
     import numpy as np
-    import polars as pl
 
     from logparse.engines.sglang import bulk_template
 
@@ -319,6 +319,8 @@ def _classify_export_proven(data: bytes, eb, pid, simple, stamps: bool) -> Block
     if len(rest) <= RECORD_PATH_ROWS:
         py_rows, counts, agg, pids, samples = rest.tolist(), None, None, None, None
     else:
+        import polars as pl
+
         frame = pl.DataFrame(
             {"i": rest, "msg": messages(data, eb, simple)[rest], "pid": pl.Series(np.where(simple, pid, 0)[rest])}
         ).with_columns(pl.col("pid").replace(0, None))

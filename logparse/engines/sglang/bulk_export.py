@@ -8,9 +8,10 @@ newline or control characters is written binary (``NAME\\n<le64 size><bytes>\\n`
   field (:class:`Raw`), which the record path reads as they are.  A binary field's size
   always holds NUL bytes (its upper bytes are zero) and a text field never does, so one
   ``find`` of a NUL tells a clean stretch from one that needs care.
-* :class:`ExportBlock` finds the entries of a clean block with numpy (line starts from one
-  newline scan, field names read as words at the line starts and looked up in a table of
-  the known names): per entry, its first line, whether the vectorized path can take it (one
+* :class:`ExportBlock` finds the entries of a clean block in one pass of the C scanner
+  (:func:`.bulk_native.export_entries`), or with numpy where it is not built (line starts from
+  one newline scan, field names read as words at the line starts and looked up in a table of
+  the known names, then a pass per watched field): per entry, its first line, whether the vectorized path can take it (one
   MESSAGE, a plain pid, only known fields, no stray text, no field that changes its unit),
   the spans of MESSAGE and the pid, and where each stream's cursor is after it.
 """
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 
 from logparse.engines.sglang import bulk_native
 from logparse.sources.formats.journal_export import MAX_FIELD, is_field_name
-from logparse.sources.streams import gathered
 
 
 @dataclass(slots=True)
@@ -82,10 +82,52 @@ def _binary_end(buf: bytes, pos: int, name_len: int) -> int:
 
 
 def segments(chunks: Iterable[bytes], block_bytes: int) -> Iterator[Clean | Raw]:
-    """The stream cut where entries end: clean blocks of about ``block_bytes`` and raw entries."""
-    buf = b""
-    for data, final in gathered(chunks, block_bytes):
-        buf = yield from _cut(buf + data, final=final)
+    """The stream cut where entries end: clean blocks of about ``block_bytes`` and raw entries.
+
+    The pieces are those :func:`_cut` makes of each :func:`~logparse.sources.streams.gathered`
+    piece after the rest of the one before; where no NUL is held (every block of a text-only
+    stream) the cut is found in the chunks themselves and only the clean block is joined: one
+    fresh buffer a block, not three (the join, the rest put before it, the block sliced out),
+    each paid in page faults and held under the GIL the classifying thread waits for."""
+    pending: list[bytes] = []
+    held = 0  # bytes of chunks since the last cut was tried (the rest before them not counted)
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        held += len(chunk)
+        if held < block_bytes:
+            continue
+        held = 0
+        if any(b"\x00" in piece for piece in pending):
+            pending = [(yield from _cut(b"".join(pending), final=False))]
+            continue
+        at = _last_end(pending)
+        if at is not None:
+            k, end = at
+            yield Clean(b"".join([*pending[:k], memoryview(pending[k])[: end + 1]]))
+            pending = _after(pending, k, end + 2)
+    yield from _cut(b"".join(pending), final=True)
+
+
+def _last_end(pieces: list[bytes]) -> tuple[int, int] | None:
+    """Where the last ``\n\n`` of the pieces joined starts: (piece, offset in it), None: nowhere."""
+    for k in range(len(pieces) - 1, -1, -1):
+        piece = pieces[k]
+        if k + 1 < len(pieces) and piece.endswith(b"\n") and pieces[k + 1].startswith(b"\n"):
+            return k, len(piece) - 1  # across two pieces: later than any within this one
+        at = piece.rfind(b"\n\n")
+        if at >= 0:
+            return k, at
+    return None
+
+
+def _after(pieces: list[bytes], k: int, start: int) -> list[bytes]:
+    """The pieces from offset ``start`` of piece ``k`` on (``start`` may run into the next piece)."""
+    while k < len(pieces) and start >= len(pieces[k]):
+        start -= len(pieces[k])
+        k += 1
+    return [pieces[k][start:], *pieces[k + 1 :]] if k < len(pieces) else []
 
 
 def _cut(buf: bytes, final: bool):
@@ -217,36 +259,61 @@ def _key_ids(block: bytes, padded: bytes, starts, ends):
     return np.where(starts == ends, -2, ids), first_eq
 
 
+#: Each known name's place among the watched fields (:data:`_ONCE`, then :data:`_UNIT_OVERRIDES`), 255 none.
+_SLOTS = bytes(
+    (_ONCE + _UNIT_OVERRIDES).index(name) if name in _ONCE + _UNIT_OVERRIDES else 255 for name in KNOWN_FIELDS
+)
+
+
 class ExportBlock:
-    """A clean block's entries, found with numpy: their first lines, whether the vectorized path
-    takes each, the spans of MESSAGE and the pid, and the cursor of each stream."""
+    """A clean block's entries, found in C (:func:`.bulk_native.export_entries`, one pass) or with
+    numpy: their first lines, whether the vectorized path takes each, the spans of MESSAGE and the
+    pid, and the cursor of each stream."""
 
     def __init__(self, block: bytes) -> None:
         import numpy as np
 
         self.block = block
-        n = len(block)
         if bulk_native.available():
-            starts, ends, ids, first_eq = bulk_native.export_fields(block, _FIELD_NAMES)
+            watched = len(_ONCE) + len(_UNIT_OVERRIDES)
+            self.n_lines, table = bulk_native.export_entries(block, _FIELD_NAMES, _SLOTS, watched, len(_ONCE))
+            first_line, self.entry_start, flags = table[:, 0], table[:, 1], table[:, 2]
+            keep, simple = (flags & 1) != 0, (flags & 2) != 0
+            spans = {name: (table[:, 3 + 2 * k], table[:, 4 + 2 * k]) for k, name in enumerate(_ONCE)}
         else:
-            padded = block + b"\x00" * (8 * _WORDS + 8)
-            nl = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
-            starts = np.concatenate(([0], nl + 1))
-            ends = np.concatenate((nl, [n]))
-            ids, first_eq = _key_ids(block, padded, starts, ends)
+            first_line, keep, simple, spans = self._numpy(block)
+        self.kept = np.flatnonzero(keep)
+        # every entry but a trailing blank line's is kept, mostly: views then, not 25 gathers
+        whole = len(self.kept) and self.kept[-1] == len(self.kept) - 1
+        take = slice(0, len(self.kept)) if whole else self.kept
+        self.rows = first_line[take]
+        self.simple = simple[take]
+        self._spans = {name: (s[take], e[take]) for name, (s, e) in spans.items()}
+
+    def _numpy(self, block: bytes):
+        """Per entry: its first line, kept, simple, and ``{field: (start, end)}`` of its value,
+        from each line's field (:func:`_key_ids`); sets :attr:`n_lines` and :attr:`entry_start`."""
+        import numpy as np
+
+        padded = block + b"\x00" * (8 * _WORDS + 8)
+        nl = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+        starts = np.concatenate(([0], nl + 1))
+        ends = np.concatenate((nl, [len(block)]))
+        ids, first_eq = _key_ids(block, padded, starts, ends)
         self.n_lines = len(starts)
         blank = ids == -2
         grp = np.cumsum(blank) - blank
         ngrp = int(grp[-1]) + 1
         keep = np.bincount(grp, weights=~blank, minlength=ngrp) > 0
         first_line = np.searchsorted(grp, np.arange(ngrp))
-        self._lines = (starts, ends, first_eq, ids, grp, ngrp)
-        simple, where = self._simple(ids, grp, ngrp)
-        self.kept = np.flatnonzero(keep)
-        self.rows = first_line[self.kept]
         self.entry_start = starts[first_line]
-        self.simple = simple[self.kept]
-        self.where = {k: v[self.kept] for k, v in where.items()}
+        simple, where = self._simple(ids, grp, ngrp)
+        spans = {}
+        for name, at in where.items():
+            has = at >= 0
+            safe = np.where(has, at, 0)
+            spans[name] = (np.where(has, first_eq[safe] + 1, -1), np.where(has, ends[safe], -1))
+        return first_line, keep, simple, spans
 
     def _simple(self, ids, grp, ngrp):
         """Per entry: the vectorized path takes it; and the line of each field in :data:`_ONCE`."""
@@ -271,13 +338,7 @@ class ExportBlock:
 
     def value_spans(self, name: str):
         """(start, end) of the value of field ``name`` in each kept entry (-1, -1 where absent)."""
-        import numpy as np
-
-        _, ends, first_eq, _, _, _ = self._lines
-        at = self.where[name]
-        has = at >= 0
-        safe = np.where(has, at, 0)
-        return np.where(has, first_eq[safe] + 1, -1), np.where(has, ends[safe], -1)
+        return self._spans[name]
 
     def pids(self):
         """The pid of each kept entry (0 where it is not a plain positive number)."""

@@ -162,13 +162,12 @@ def same_spans(block: bytes, s: np.ndarray, e: np.ndarray, k: int) -> np.ndarray
     return out.view(bool)
 
 
-def export_fields(block: bytes, names: tuple[bytes, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`.bulk_export._key_ids` with the lines found, scanned in C: each line's start, end,
-    field (the index in ``names``; -1 another line, -2 a blank one) and first ``=``."""
-    n = _templates.newlines(block) + 1  # memchr: bytes.count reads a byte at a time
-    starts, ends, ids, first_eq = (np.empty(n, np.int64) for _ in range(4))
-    _templates.fields(block, names, starts, ends, ids, first_eq)
-    return starts, ends, ids, first_eq
+def export_entries(block: bytes, names: tuple[bytes, ...], slots: bytes, n_watched: int, n_once: int):
+    """:class:`.bulk_export.ExportBlock`'s entries, found in one pass in C: the block's count of lines
+    and per entry (a row) its first line, start, flags (1 kept, 2 simple) and the value span of each
+    of the first ``n_once`` watched fields (``slots``: each name's watched field, 255 none)."""
+    n_lines, table = _templates.entries(block, names, slots, n_watched, n_once)
+    return n_lines, np.frombuffer(table, np.int64).reshape(-1, 3 + 2 * n_once)
 
 
 def json_rows(b: bulk_template.Bytes, starts: np.ndarray, ends: np.ndarray) -> tuple:
@@ -178,8 +177,7 @@ def json_rows(b: bulk_template.Bytes, starts: np.ndarray, ends: np.ndarray) -> t
     n = len(starts)
     ok = np.zeros(n, np.int8)
     pid, ms, me = (np.empty(n, np.int64) for _ in range(3))
-    out = bytearray(len(b.arr))
     st, en = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64)
-    used = _templates.json(b.arr, st, en, ok, pid, ms, me, out)
+    messages = _templates.json(b.arr, st, en, ok, pid, ms, me)
     rows = np.flatnonzero(ok)
-    return block_bytes(bytes(out[:used])), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})
+    return block_bytes(messages), bulk_template.Rows(rows, ms[rows], me[rows], {"pid": pid[rows]})

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from logparse.engines.sglang import bulk_native, bulk_template
@@ -158,29 +158,59 @@ def test_the_scanner_is_built():
 
 
 _NAMES = ("MESSAGE", "_PID", "PRIORITY", "_SYSTEMD_UNIT", "__CURSOR", "SYSLOG_IDENTIFIER", "MESSAGE_ID", "X", "=", "")
+_NAMES += ("_HOSTNAME", "_COMM", "UNIT", "CONTAINER_NAME", "_BOOT_ID", "__REALTIME_TIMESTAMP")
 _EXPORT_LINE = st.one_of(
     st.tuples(st.sampled_from(_NAMES), st.sampled_from(["=", "==", "", "\n"]), st.text("ab=1 \x00", max_size=40)).map(
         "".join
     ),
+    st.tuples(st.just("_PID="), st.sampled_from(["40334", "0", "12345678901", "", "4x"])).map("".join),
     st.just("A" * 31 + "=x"),
     st.just("A" * 32 + "=x"),
     st.just("MESSAGE"),  # a binary field's name line
+    st.just(""),  # the blank line that ends an entry
 )
 
 
+_KNOWN_LINE = st.tuples(
+    st.sampled_from(["MESSAGE=", "_PID=", "__CURSOR=", "_HOSTNAME=", "_SYSTEMD_UNIT=", "_COMM=", "PRIORITY="]),
+    st.sampled_from(["", "40334", "s=1;i=2", "gpu-node-7", "a=b"]),
+).map("".join)
+#: Entries mostly of known fields (each once, or repeated, or with one line of another kind), so
+#: that both ways take some and leave others; blocks that end with or without the blank line.
+_EXPORT_BLOCK = st.tuples(
+    st.lists(
+        st.lists(st.one_of(_KNOWN_LINE, _KNOWN_LINE, _KNOWN_LINE, _EXPORT_LINE), max_size=8), min_size=1, max_size=6
+    ),
+    st.sampled_from(["", "\n", "\n\n"]),
+).map(lambda d: "\n\n".join("\n".join(e) for e in d[0]) + d[1])
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_EXPORT_LINE, min_size=1, max_size=40))
-def test_export_fields_are_found_alike(drawn):
+@given(st.one_of(_EXPORT_BLOCK, st.lists(_EXPORT_LINE, min_size=1, max_size=40).map("\n".join)))
+@example("MESSAGE=a\n_PID=1\n_HOSTNAME=x\n\nMESSAGE=b\n_PID=2\n_HOSTNAME=x\n_HOSTNAME=y\n")  # a field twice
+@example("MESSAGE=a\n_PID=1\nUNIT=u.service\n\nMESSAGE=b\n_PID=2=3\nX=1\n\n\n")  # another unit; unknown
+@example("_PID=1\nMESSAGE=a\nMESSAGE=b\n\n_PID=12345678901\nMESSAGE=\n")  # MESSAGE twice; a long pid
+@example("\n")
+def test_export_entries_are_found_alike(text):
+    """ExportBlock's entries found by the C scanner's one pass (bulk_native.export_entries) and by
+    numpy: the same lines, entries, first lines, starts, takes, value spans, pids and texts."""
     from logparse.engines.sglang import bulk_export
 
-    block = "\n".join(drawn).encode()
-    starts, ends, ids, first_eq = bulk_native.export_fields(block, bulk_export._FIELD_NAMES)
-    nl = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
-    assert starts.tolist() == [0, *(nl + 1).tolist()] and ends.tolist() == [*nl.tolist(), len(block)]
-    want_ids, want_eq = bulk_export._key_ids(block, block + bytes(40), starts, ends)
-    assert ids.tolist() == want_ids.tolist()
-    known = ids >= 0  # where the '=' is read (other lines' values are never looked at)
-    assert first_eq[known].tolist() == want_eq[known].tolist()
+    block = text.encode()
+
+    def read() -> dict:
+        eb = bulk_export.ExportBlock(block)
+        spans = {name: [a.tolist() for a in eb.value_spans(name)] for name in bulk_export._ONCE}
+        seen = (eb.n_lines, eb.entry_start.tolist(), eb.kept.tolist(), eb.rows.tolist(), eb.simple.tolist())
+        return {"seen": seen, "spans": spans, "pids": eb.pids().tolist(), "texts": eb.texts(range(len(eb.kept)))}
+
+    c = read()
+    before = os.environ.get("LOGPARSE_NATIVE")
+    os.environ["LOGPARSE_NATIVE"] = "0"
+    try:
+        assert read() == c
+    finally:
+        os.environ.pop("LOGPARSE_NATIVE") if before is None else os.environ.update(LOGPARSE_NATIVE=before)
 
 
 _JSON_TEXT = st.one_of(
